@@ -1,0 +1,35 @@
+# Each target makes its own .venv on first use. torch/torchvision are pinned to the builds on this machine's disk.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+DEMO_DIR ?= demo-output
+
+.PHONY: setup demo test check bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q "torch==2.14.1" "torchvision==0.29.1"
+	$(PIP) install -q -e ".[all,dev]"
+	touch $@
+
+demo: setup
+	$(VENV)/bin/culturekb demo --out $(DEMO_DIR)
+
+test: setup
+	$(PY) -m pytest -q
+
+check: setup
+	$(VENV)/bin/ruff check culturekb tests benchmarks
+	$(VENV)/bin/mypy
+
+bench: setup
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) $(DEMO_DIR) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,65 @@
+"""Contracts of the build steps (paper steps 1, 3 and 4): concept extraction, rationales, judges."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from culturekb.kb.schema import JudgeVerdict, Sample
+
+__all__ = ["ConceptExtractor", "RationaleRequest", "RationaleGenerator", "JudgeInput", "Judge"]
+
+
+@runtime_checkable
+class ConceptExtractor(Protocol):
+    """Lists the salient, normalised concepts of each sample (step 1)."""
+
+    id: str
+
+    def extract(self, samples: Sequence[Sample]) -> list[list[str]]:
+        """One list of normalised concepts per sample, in input order."""
+        ...
+
+
+@dataclass(frozen=True)
+class RationaleRequest:
+    """Input of rationale generation (step 3, Eq. 2): a concept, a culture and its emotion distribution."""
+
+    concept: str
+    culture: str
+    label: str
+    distribution: dict[str, float]
+    support: int
+    evidence: tuple[str, ...] = field(default_factory=tuple)
+    """Real training explanations of this culture for images with this concept and this label."""
+
+
+@runtime_checkable
+class RationaleGenerator(Protocol):
+    id: str
+
+    def generate(self, requests: Sequence[RationaleRequest]) -> list[list[str]]:
+        """Short rationales per request, in input order (may be empty when nothing supports the label)."""
+        ...
+
+
+@dataclass(frozen=True)
+class JudgeInput:
+    """What a judge sees (only the rationales) and the label it is checked against."""
+
+    concept: str
+    culture: str
+    rationales: tuple[str, ...]
+    label: str
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Infers the emotion from rationales alone (step 4, reverse validation)."""
+
+    id: str
+
+    def judge(self, items: Sequence[JudgeInput]) -> list[JudgeVerdict]:
+        """One verdict per item; `agrees` is True when the inferred label equals `item.label`."""
+        ...

@@ -1,0 +1,25 @@
+"""The knowledge itself: schema, cultures, label schemes, the KB store, stats and graph views."""
+
+from culturekb.kb.cultures import Culture, CultureRegistry, default_registry, resolve_culture
+from culturekb.kb.schema import SCHEMA_VERSION, JudgeVerdict, KnowledgeTuple, Manifest, Sample
+from culturekb.kb.schemes import EmotionScheme, get_scheme, list_schemes, load_scheme, map_distribution, scheme_from_labels
+from culturekb.kb.store import KnowledgeBase
+
+__all__ = [
+    "Culture",
+    "CultureRegistry",
+    "default_registry",
+    "resolve_culture",
+    "SCHEMA_VERSION",
+    "JudgeVerdict",
+    "KnowledgeTuple",
+    "Manifest",
+    "Sample",
+    "EmotionScheme",
+    "get_scheme",
+    "list_schemes",
+    "load_scheme",
+    "map_distribution",
+    "scheme_from_labels",
+    "KnowledgeBase",
+]

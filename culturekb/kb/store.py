@@ -1,0 +1,162 @@
+"""`KnowledgeBase`: a directory with `manifest.json` and `tuples.jsonl`, saved atomically and versioned by content."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from culturekb._io import atomic_dir, atomic_write_json, stable_hash, write_jsonl
+from culturekb.errors import DataError, SchemaError
+from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
+from culturekb.kb.schemes import EmotionScheme, get_scheme
+
+__all__ = ["KnowledgeBase", "MANIFEST", "TUPLES"]
+
+MANIFEST = "manifest.json"
+TUPLES = "tuples.jsonl"
+
+
+def _version() -> str:
+    from culturekb import __version__
+
+    return __version__
+
+
+class KnowledgeBase:
+    """The tuples of one KB, with its label scheme and build metadata."""
+
+    def __init__(
+        self,
+        tuples: Iterable[KnowledgeTuple],
+        scheme: EmotionScheme | str = "artemis9",
+        build_config: dict[str, Any] | None = None,
+        embedder: str | None = None,
+        extra_counts: dict[str, Any] | None = None,
+    ) -> None:
+        self.scheme = get_scheme(scheme)
+        self.tuples: list[KnowledgeTuple] = sorted(tuples, key=lambda t: (t.culture, t.concept))
+        self.build_config = dict(build_config or {})
+        self.embedder = embedder
+        self.extra_counts = dict(extra_counts or {})
+        seen: set[str] = set()
+        for t in self.tuples:
+            if t.id in seen:
+                raise DataError(f"duplicate tuple for concept {t.concept!r} in culture {t.culture!r}")
+            seen.add(t.id)
+            if t.label not in self.scheme.labels:
+                raise DataError(f"tuple {t.id}: label {t.label!r} is not in scheme {self.scheme.name!r}")
+        self._by_key = {(t.culture, t.concept): t for t in self.tuples}
+        self.path: Path | None = None
+
+    # -- identity ----------------------------------------------------------------------------------------
+    @property
+    def version(self) -> str:
+        """Content hash of the tuples and the label scheme (first 16 hex digits)."""
+        return stable_hash({"scheme": self.scheme.to_dict(), "tuples": [t.model_dump(mode="json") for t in self.tuples]})[:16]
+
+    @property
+    def cultures(self) -> list[str]:
+        return sorted({t.culture for t in self.tuples} | set(self.build_config.get("cultures", [])))
+
+    def __len__(self) -> int:
+        return len(self.tuples)
+
+    def __iter__(self) -> Iterator[KnowledgeTuple]:
+        return iter(self.tuples)
+
+    def get(self, concept: str, culture: str) -> KnowledgeTuple | None:
+        return self._by_key.get((culture, concept))
+
+    def for_culture(self, culture: str) -> list[KnowledgeTuple]:
+        return [t for t in self.tuples if t.culture == culture]
+
+    def counts(self) -> dict[str, Any]:
+        per = Counter(t.culture for t in self.tuples)
+        return {
+            "tuples": len(self.tuples),
+            "rationales": sum(len(t.rationales) for t in self.tuples),
+            "flagged": sum(t.flagged for t in self.tuples),
+            "pending": sum(t.status == "pending" for t in self.tuples),
+            "per_culture": dict(sorted(per.items())),
+            **self.extra_counts,
+        }
+
+    def manifest(self) -> Manifest:
+        return Manifest(
+            schema_version=SCHEMA_VERSION,
+            kb_version=self.version,
+            label_scheme=self.scheme.name,
+            labels=list(self.scheme.labels),
+            scheme=self.scheme.to_dict(),
+            cultures=self.cultures,
+            embedder=self.embedder,
+            build_config=self.build_config,
+            counts=self.counts(),
+            created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            culturekb_version=_version(),
+        )
+
+    def replace(self, tuples: Iterable[KnowledgeTuple]) -> KnowledgeBase:
+        """A new KB with the same scheme and config but other tuples."""
+        return KnowledgeBase(tuples, self.scheme, self.build_config, self.embedder, self.extra_counts)
+
+    # -- persistence -------------------------------------------------------------------------------------
+    def save(self, directory: str | Path) -> Path:
+        """Write the KB directory atomically: a crash leaves the old directory (or none), never half a KB."""
+        directory = Path(directory)
+        with atomic_dir(directory) as tmp:
+            write_jsonl(tmp / TUPLES, (t.model_dump(mode="json") for t in self.tuples))
+            atomic_write_json(tmp / MANIFEST, self.manifest().model_dump(mode="json"))
+        self.path = directory
+        return directory
+
+    @classmethod
+    def load(cls, directory: str | Path) -> KnowledgeBase:
+        """Load and validate a KB directory; refuses a newer schema or a content hash that does not match."""
+        directory = Path(directory)
+        mpath = directory / MANIFEST
+        if not mpath.is_file():
+            raise DataError(f"{directory} is not a knowledge base: {MANIFEST} is missing. Build one with `culturekb build`.")
+        try:
+            raw = json.loads(mpath.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise DataError(f"{mpath}: manifest is not valid UTF-8 JSON ({exc}); rebuild the KB") from exc
+        sv = raw.get("schema_version")
+        if not isinstance(sv, int):
+            raise SchemaError(f"{mpath}: 'schema_version' missing or not an integer; rebuild the KB")
+        if sv > SCHEMA_VERSION:
+            raise SchemaError(
+                f"{mpath}: KB schema version {sv} is newer than this culturekb supports ({SCHEMA_VERSION}); "
+                "upgrade culturekb (pip install -U culturekb) to read it"
+            )
+        try:
+            manifest = Manifest.model_validate(raw)
+        except ValidationError as exc:
+            raise DataError(f"{mpath}: invalid manifest: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}") from exc
+        scheme = EmotionScheme.from_dict(manifest.scheme, source=str(mpath)) if manifest.scheme else get_scheme(manifest.label_scheme)
+        tpath = directory / TUPLES
+        if not tpath.is_file():
+            raise DataError(f"{directory}: {TUPLES} is missing; the KB is incomplete, rebuild it")
+        tuples: list[KnowledgeTuple] = []
+        for lineno, line in enumerate(tpath.read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                tuples.append(KnowledgeTuple.model_validate_json(line))
+            except ValidationError as exc:
+                raise DataError(f"{tpath}, line {lineno}: invalid tuple: {exc.errors()[0]['msg']}; rebuild the KB") from exc
+        kb = cls(tuples, scheme, manifest.build_config, manifest.embedder)
+        kb.extra_counts = {k: v for k, v in manifest.counts.items() if k not in kb.counts()}
+        if kb.version != manifest.kb_version:
+            raise DataError(
+                f"{directory}: tuples do not match the manifest's kb_version ({manifest.kb_version} != {kb.version}); "
+                "the files were edited or truncated. Rebuild the KB or restore it from a copy."
+            )
+        kb.path = directory
+        return kb
