@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from culturekb._io import atomic_dir, atomic_write_json, stable_hash, write_jsonl
+from culturekb._io import atomic_dir, atomic_write_json, atomic_write_text, stable_hash, write_jsonl
 from culturekb.errors import DataError, SchemaError
 from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
 from culturekb.kb.schemes import EmotionScheme, get_scheme
@@ -107,11 +107,24 @@ class KnowledgeBase:
         return KnowledgeBase(tuples, self.scheme, self.build_config, self.embedder, self.extra_counts)
 
     # -- persistence -------------------------------------------------------------------------------------
-    def save(self, directory: str | Path) -> Path:
-        """Write the KB directory atomically: a crash leaves the old directory (or none), never half a KB."""
+    def save(self, directory: str | Path, extra_files: dict[str, Any] | None = None) -> Path:
+        """Write the KB directory atomically: a crash leaves the old directory (or none), never half a KB.
+
+        `extra_files` maps file names to text (written as is) or JSON-serialisable objects (e.g. a build report).
+        """
         directory = Path(directory)
+        if directory.exists() and (not directory.is_dir() or (any(directory.iterdir()) and not (directory / MANIFEST).is_file())):
+            raise DataError(
+                f"refusing to write a KB to {directory}: it exists and is not a knowledge base "
+                "(no manifest.json); choose a new or empty directory"
+            )
         with atomic_dir(directory) as tmp:
             write_jsonl(tmp / TUPLES, (t.model_dump(mode="json") for t in self.tuples))
+            for name, content in (extra_files or {}).items():
+                if isinstance(content, str):
+                    atomic_write_text(tmp / name, content)
+                else:
+                    atomic_write_json(tmp / name, content)
             atomic_write_json(tmp / MANIFEST, self.manifest().model_dump(mode="json"))
         self.path = directory
         return directory

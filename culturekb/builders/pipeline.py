@@ -1,0 +1,361 @@
+"""The resumable build: samples -> concepts -> association -> rationales -> dual-judge validation -> KB.
+
+Every step caches its output per item, keyed by a hash of the step's inputs and the component id, in a
+`StepCache`. Work is done in chunks and each chunk is committed, so an interrupted build loses at most one
+chunk and an unchanged rebuild recomputes nothing (and so makes zero model calls).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from tqdm.auto import tqdm
+
+from culturekb._io import stable_hash
+from culturekb.builders._stepcache import StepCache
+from culturekb.builders.base import ConceptExtractor, Judge, RationaleGenerator, RationaleRequest
+from culturekb.builders.validation import POLICIES, apply_verdicts, judge_inputs
+from culturekb.errors import ConfigError, DataError
+from culturekb.kb.schema import JudgeVerdict, KnowledgeTuple, Sample
+from culturekb.kb.schemes import get_scheme
+from culturekb.kb.store import KnowledgeBase
+
+__all__ = ["BuildConfig", "BuildComponents", "BuildResult", "build_kb", "make_components"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class BuildConfig(BaseModel):
+    """Everything that decides what a build produces. Stored in the KB manifest."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scheme: str = "artemis9"
+    cultures: list[str] | None = None
+    split: str | None = Field("train", description="build from this split only; None = every sample")
+    concepts: str = Field("text", description="concept extractor: text | precomputed | vlm | clip")
+    concept_options: dict[str, Any] = Field(default_factory=dict)
+    min_support: int = 2
+    tie_break: str = "prior"
+    rationales: str = Field("extractive", description="extractive | openai:MODEL")
+    max_rationales: int = 4
+    judges: list[str] = Field(default_factory=lambda: ["lexicon", "prototype"])
+    policy: str = "pending"
+    embedder: str = "minilm"
+    base_url: str | None = None
+    max_concurrency: int = 8
+    chunk_size: int = 64
+
+    @field_validator("policy")
+    @classmethod
+    def _policy(cls, v: str) -> str:
+        if v not in POLICIES:
+            raise ValueError(f"policy must be one of {list(POLICIES)}")
+        return v
+
+    @field_validator("judges")
+    @classmethod
+    def _two_judges(cls, v: list[str]) -> list[str]:
+        if len(v) != 2:
+            raise ValueError("dual-judge validation needs exactly two judges, e.g. ['lexicon', 'prototype']")
+        return v
+
+    @field_validator("min_support", "max_rationales", "chunk_size", "max_concurrency")
+    @classmethod
+    def _positive(cls, v: int) -> int:
+        if v < 1:
+            raise ValueError("must be at least 1")
+        return v
+
+
+@dataclass
+class BuildComponents:
+    """The step backends. Built from a `BuildConfig` by `make_components`, or injected (tests, notebooks)."""
+
+    extractor: ConceptExtractor
+    generator: RationaleGenerator
+    judges: list[Judge]
+    clients: list[Any] = field(default_factory=list)
+
+    def model_calls(self) -> int:
+        return sum(int(getattr(c, "calls", 0)) for c in self.clients)
+
+
+@dataclass
+class BuildResult:
+    kb: KnowledgeBase
+    report: dict[str, Any]
+
+
+def make_components(config: BuildConfig) -> BuildComponents:
+    """Construct the backends named in the config (model clients share one response cache per spec)."""
+    from culturekb.builders.concepts import make_concept_extractor
+    from culturekb.builders.judges import make_judge
+    from culturekb.builders.rationales import ExtractiveRationaleGenerator, LLMRationaleGenerator
+    from culturekb.models.factory import make_client, make_embedder
+
+    scheme = get_scheme(config.scheme)
+    embedder = None
+    clients: dict[str, Any] = {}
+
+    def emb() -> Any:
+        nonlocal embedder
+        if embedder is None:
+            embedder = make_embedder(config.embedder)
+        return embedder
+
+    def client(spec: str) -> Any:
+        if spec not in clients:
+            clients[spec] = make_client(spec, base_url=config.base_url, max_concurrency=config.max_concurrency)
+        return clients[spec]
+
+    opts = dict(config.concept_options)
+    if config.concepts.startswith("vlm:"):
+        extractor = make_concept_extractor("vlm", client=client(config.concepts[4:]), **opts)
+    else:
+        extractor = make_concept_extractor(config.concepts, **opts)
+
+    generator: RationaleGenerator
+    if config.rationales == "extractive":
+        generator = ExtractiveRationaleGenerator(emb(), max_rationales=config.max_rationales)
+    elif ":" in config.rationales:
+        generator = LLMRationaleGenerator(client(config.rationales), scheme, max_rationales=config.max_rationales)
+    else:
+        raise ConfigError(f"unknown rationale generator {config.rationales!r}; use 'extractive' or 'openai:MODEL'")
+
+    judges: list[Judge] = []
+    for spec in config.judges:
+        if spec == "prototype":
+            judges.append(make_judge("prototype", scheme=scheme, embedder=emb()))
+        elif spec == "lexicon":
+            judges.append(make_judge("lexicon", scheme=scheme))
+        elif ":" in spec:
+            judges.append(make_judge(spec, scheme=scheme, client=client(spec)))
+        else:
+            raise ConfigError(f"unknown judge {spec!r}; use 'lexicon', 'prototype' or 'openai:MODEL'")
+    return BuildComponents(extractor, generator, judges, list(clients.values()))
+
+
+# -- the cached, chunked step runner -------------------------------------------------------------------------
+@dataclass
+class _StepStats:
+    computed: int = 0
+    cached: int = 0
+    seconds: float = 0.0
+
+
+def _run_cached(
+    cache: StepCache,
+    step: str,
+    items: Sequence[T],
+    keys: Sequence[str],
+    compute: Callable[[list[T]], list[Any]],
+    chunk_size: int,
+    stats: _StepStats,
+    progress: bool,
+) -> list[Any]:
+    t0 = time.perf_counter()
+    found = cache.get_many(step, keys)
+    todo = [i for i, k in enumerate(keys) if k not in found]
+    stats.cached += len(keys) - len(todo)
+    bar = tqdm(total=len(todo), desc=step, unit="item", disable=not progress or not todo, leave=False)
+    try:
+        for start in range(0, len(todo), chunk_size):
+            idx = todo[start : start + chunk_size]
+            outs = compute([items[i] for i in idx])
+            if len(outs) != len(idx):
+                raise DataError(f"step {step!r} returned {len(outs)} results for {len(idx)} inputs")
+            cache.put_many(step, [(keys[i], o) for i, o in zip(idx, outs, strict=True)])
+            found.update((keys[i], o) for i, o in zip(idx, outs, strict=True))
+            stats.computed += len(idx)
+            bar.update(len(idx))
+    finally:
+        bar.close()
+    stats.seconds += time.perf_counter() - t0
+    return [found[k] for k in keys]
+
+
+def _sample_key(s: Sample) -> dict[str, Any]:
+    return {"id": s.id, "title": s.title, "text": s.text, "image": s.image, "concepts": s.concepts,
+            "explanations": s.explanations, "culture": s.culture}
+
+
+def _evidence(samples: Sequence[Sample], label: str) -> list[str]:
+    """Real explanations that chose `label`: per-explanation labels when the loader kept them, else the sample's."""
+    out: list[str] = []
+    for s in samples:
+        per = s.metadata.get("explanation_labels")
+        if isinstance(per, list) and len(per) == len(s.explanations):
+            out.extend(e for e, lab in zip(s.explanations, per, strict=True) if lab == label)
+        elif s.label == label:
+            out.extend(s.explanations)
+    return out
+
+
+def build_kb(
+    samples: Sequence[Sample],
+    config: BuildConfig | None = None,
+    *,
+    out: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    components: BuildComponents | None = None,
+    progress: bool = True,
+    extra_report: dict[str, Any] | None = None,
+) -> BuildResult:
+    """Build a KB from labelled samples (the training split of `config.split`); save it to `out` if given.
+
+    Nothing is written to `out` unless the whole build succeeds.
+    """
+    from culturekb.builders.association import associate
+
+    config = config or BuildConfig()
+    scheme = get_scheme(config.scheme)
+    t_start = time.perf_counter()
+    timings: dict[str, float] = {}
+
+    chosen = [s for s in samples if config.split is None or s.split == config.split]
+    if config.cultures:
+        from culturekb.kb.cultures import resolve_culture
+
+        wanted = {resolve_culture(c) for c in config.cultures}
+        chosen = [s for s in chosen if s.culture in wanted]
+    labelled = [s for s in chosen if s.label is not None]
+    if not labelled:
+        raise DataError(
+            f"no labelled samples in split {config.split!r}"
+            + (f" for cultures {config.cultures}" if config.cultures else "")
+            + f" (got {len(samples)} samples); check the split column or pass --split all"
+        )
+    for s in labelled:
+        if s.label not in scheme.labels:
+            raise DataError(f"sample {s.id}: label {s.label!r} is not in scheme {scheme.name!r}: {list(scheme.labels)}")
+
+    components = components or make_components(config)
+    calls_before = components.model_calls()
+    cache = StepCache(Path(cache_dir) / "steps.sqlite" if cache_dir else None)
+    stats: dict[str, _StepStats] = defaultdict(_StepStats)
+    try:
+        # 1. concept extraction
+        ex = components.extractor
+        concept_lists: list[list[str]] = _run_cached(
+            cache, "concepts", labelled, [stable_hash([ex.id, _sample_key(s)]) for s in labelled],
+            lambda batch: ex.extract(batch), config.chunk_size, stats["concepts"], progress,
+        )
+        # 2. frequency association, Eq. (1)
+        t0 = time.perf_counter()
+        occurrences: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        samples_by: dict[tuple[str, str], list[Sample]] = defaultdict(list)
+        for s, concepts in zip(labelled, concept_lists, strict=True):
+            for c in dict.fromkeys(concepts):
+                occurrences[s.culture].append((c, s.image_id, str(s.label)))
+                samples_by[(s.culture, c)].append(s)
+        associations = associate(occurrences, scheme, min_support=config.min_support, tie_break=config.tie_break)
+        timings["association"] = time.perf_counter() - t0
+
+        # 3. rationales
+        requests = [
+            RationaleRequest(a.concept, a.culture, a.label, dict(a.distribution), a.support,
+                             tuple(_evidence(samples_by[(a.culture, a.concept)], a.label)))
+            for a in associations
+        ]
+        gen = components.generator
+        rationales: list[list[str]] = _run_cached(
+            cache, "rationales", requests,
+            [stable_hash([gen.id, r.concept, r.culture, r.label, r.distribution, r.evidence]) for r in requests],
+            lambda batch: gen.generate(batch), config.chunk_size, stats["rationales"], progress,
+        )
+        build_id = stable_hash([config.model_dump(mode="json"), ex.id, gen.id, [j.id for j in components.judges]])[:12]
+        tuples = [
+            KnowledgeTuple(
+                concept=a.concept, culture=a.culture, label=a.label, distribution=dict(a.distribution),
+                support=a.support, rationales=list(r),
+                provenance={"split": config.split, "build_id": build_id, "extractor": ex.id, "generator": gen.id,
+                            "judges": [j.id for j in components.judges]},
+            )
+            for a, r in zip(associations, rationales, strict=True)
+        ]
+
+        # 4. dual-judge reverse validation
+        per_judge: list[list[JudgeVerdict]] = []
+        inputs = judge_inputs(tuples)
+        for j in components.judges:
+            raw = _run_cached(
+                cache, f"judge:{j.id}", inputs,
+                [stable_hash([j.id, i.concept, i.culture, list(i.rationales), i.label]) for i in inputs],
+                lambda batch, j=j: [v.model_dump(mode="json") for v in j.judge(batch)],
+                config.chunk_size, stats["judges"], progress,
+            )
+            per_judge.append([JudgeVerdict.model_validate(v) for v in raw])
+        verdicts = [[pj[i] for pj in per_judge] for i in range(len(tuples))]
+        outcome = apply_verdicts(tuples, verdicts, config.policy)
+    finally:
+        cache.close()
+
+    kb = KnowledgeBase(
+        outcome.tuples, scheme,
+        build_config={**config.model_dump(mode="json"), "cultures": sorted({s.culture for s in labelled})},
+        embedder=None,
+        extra_counts={"flagged_total": outcome.flagged, "dropped_by_policy": outcome.dropped},
+    )
+    for name, st in stats.items():
+        timings[name] = round(st.seconds, 3)
+    report = _report(kb, labelled, outcome, stats, timings, components.model_calls() - calls_before,
+                     time.perf_counter() - t_start, extra_report or {})
+    if out is not None:
+        from culturekb.builders.report import render_report_markdown
+
+        kb.save(out, extra_files={"build_report.json": report, "build_report.md": render_report_markdown(report)})
+    return BuildResult(kb, report)
+
+
+def _report(
+    kb: KnowledgeBase,
+    samples: Sequence[Sample],
+    outcome: Any,
+    stats: dict[str, _StepStats],
+    timings: dict[str, float],
+    model_calls: int,
+    wall: float,
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    per_culture: dict[str, dict[str, Any]] = {}
+    flagged = Counter(t.culture for t in kb.tuples if t.flagged)
+    samples_per = Counter(s.culture for s in samples)
+    for c in sorted({t.culture for t in kb.tuples} | set(samples_per)):
+        ts = kb.for_culture(c)
+        per_culture[c] = {
+            "samples": samples_per.get(c, 0),
+            "tuples": len(ts),
+            "rationales": sum(len(t.rationales) for t in ts),
+            "flagged": flagged.get(c, 0),
+        }
+    judged = max(outcome.judged, 1)
+    return {
+        "kb_version": kb.version,
+        "label_scheme": kb.scheme.name,
+        "samples": len(samples),
+        "tuples": len(kb),
+        "rationales": sum(len(t.rationales) for t in kb.tuples),
+        "flagged": outcome.flagged,
+        "flagged_rate": round(outcome.flagged / judged, 4),
+        "dropped_by_policy": outcome.dropped,
+        "policy": kb.build_config.get("policy"),
+        "judge_kappa": None if outcome.kappa is None else round(outcome.kappa, 4),
+        "judges": kb.build_config.get("judges"),
+        "per_culture": per_culture,
+        "model_calls": model_calls,
+        "steps": {k: {"computed": v.computed, "cached": v.cached, "seconds": round(v.seconds, 3)}
+                  for k, v in stats.items()},
+        "timings_s": timings,
+        "wall_time_s": round(wall, 3),
+        **extra,
+    }
