@@ -55,7 +55,8 @@ class CultureRegistry:
         known = ", ".join(sorted(self._by_id))
         raise ConfigError(
             f"unknown culture {name!r}; known cultures: {known}. "
-            "Use one of these ids or aliases, or declare the culture first (CultureRegistry.declare or --declare-culture)."
+            "Use one of these ids or aliases, or declare the culture first "
+            "(CultureRegistry.declare or --declare-culture)."
         )
 
     def __contains__(self, name: object) -> bool:

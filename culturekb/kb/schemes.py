@@ -41,7 +41,15 @@ class EmotionScheme:
         for section, keys in (("synonyms", self.synonyms), ("descriptions", self.descriptions)):
             extra = set(keys) - set(self.labels)
             if extra:
-                raise ConfigError(f"label scheme {self.name!r}: {section} name labels not in the scheme: {sorted(extra)}")
+                raise ConfigError(
+                    f"label scheme {self.name!r}: {section} name labels not in the scheme: {sorted(extra)}"
+                )
+        for lang, table in self.translations.items():
+            extra = set(table) - set(self.labels)
+            if extra:
+                raise ConfigError(
+                    f"label scheme {self.name!r}: translations[{lang!r}] name labels not in the scheme: {sorted(extra)}"
+                )
         for q, labs in self.quadrants.items():
             extra = set(labs) - set(self.labels)
             if extra:
@@ -143,10 +151,14 @@ class EmotionScheme:
             name=name,
             labels=labels,
             synonyms={k: tuple(v) for k, v in (raw.get("synonyms") or {}).items()},
-            translations={lang: {k: tuple(v) for k, v in t.items()} for lang, t in (raw.get("translations") or {}).items()},
+            translations={
+                lang: {k: tuple(v) for k, v in t.items()} for lang, t in (raw.get("translations") or {}).items()
+            },
             descriptions=dict(raw.get("descriptions") or {}),
             quadrants={k: tuple(v) for k, v in (raw.get("quadrants") or {}).items()},
-            mappings={t: {s: {k: float(w) for k, w in d.items()} for s, d in tab.items()} for t, tab in mappings.items()},
+            mappings={
+                t: {s: {k: float(w) for k, w in d.items()} for s, d in tab.items()} for t, tab in mappings.items()
+            },
             description=str(raw.get("description", "")),
         )
 

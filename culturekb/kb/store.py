@@ -58,7 +58,8 @@ class KnowledgeBase:
     @property
     def version(self) -> str:
         """Content hash of the tuples and the label scheme (first 16 hex digits)."""
-        return stable_hash({"scheme": self.scheme.to_dict(), "tuples": [t.model_dump(mode="json") for t in self.tuples]})[:16]
+        content = {"scheme": self.scheme.to_dict(), "tuples": [t.model_dump(mode="json") for t in self.tuples]}
+        return stable_hash(content)[:16]
 
     @property
     def cultures(self) -> list[str]:
@@ -98,7 +99,7 @@ class KnowledgeBase:
             embedder=self.embedder,
             build_config=self.build_config,
             counts=self.counts(),
-            created_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             culturekb_version=_version(),
         )
 
@@ -113,7 +114,8 @@ class KnowledgeBase:
         `extra_files` maps file names to text (written as is) or JSON-serialisable objects (e.g. a build report).
         """
         directory = Path(directory)
-        if directory.exists() and (not directory.is_dir() or (any(directory.iterdir()) and not (directory / MANIFEST).is_file())):
+        not_a_kb = any(directory.iterdir()) and not (directory / MANIFEST).is_file() if directory.is_dir() else True
+        if directory.exists() and not_a_kb:
             raise DataError(
                 f"refusing to write a KB to {directory}: it exists and is not a knowledge base "
                 "(no manifest.json); choose a new or empty directory"
@@ -135,7 +137,9 @@ class KnowledgeBase:
         directory = Path(directory)
         mpath = directory / MANIFEST
         if not mpath.is_file():
-            raise DataError(f"{directory} is not a knowledge base: {MANIFEST} is missing. Build one with `culturekb build`.")
+            raise DataError(
+                f"{directory} is not a knowledge base: {MANIFEST} is missing. Build one with `culturekb build`."
+            )
         try:
             raw = json.loads(mpath.read_text(encoding="utf-8"))
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -152,18 +156,30 @@ class KnowledgeBase:
             manifest = Manifest.model_validate(raw)
         except ValidationError as exc:
             raise DataError(f"{mpath}: invalid manifest: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}") from exc
-        scheme = EmotionScheme.from_dict(manifest.scheme, source=str(mpath)) if manifest.scheme else get_scheme(manifest.label_scheme)
+        scheme = (
+            EmotionScheme.from_dict(manifest.scheme, source=str(mpath))
+            if manifest.scheme
+            else get_scheme(manifest.label_scheme)
+        )
         tpath = directory / TUPLES
         if not tpath.is_file():
             raise DataError(f"{directory}: {TUPLES} is missing; the KB is incomplete, rebuild it")
         tuples: list[KnowledgeTuple] = []
-        for lineno, line in enumerate(tpath.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            tuples_text = tpath.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                f"{tpath}: not valid UTF-8 at byte {exc.start}; the file is damaged, rebuild the KB"
+            ) from exc
+        for lineno, line in enumerate(tuples_text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
                 tuples.append(KnowledgeTuple.model_validate_json(line))
             except ValidationError as exc:
-                raise DataError(f"{tpath}, line {lineno}: invalid tuple: {exc.errors()[0]['msg']}; rebuild the KB") from exc
+                raise DataError(
+                    f"{tpath}, line {lineno}: invalid tuple: {exc.errors()[0]['msg']}; rebuild the KB"
+                ) from exc
         kb = cls(tuples, scheme, manifest.build_config, manifest.embedder)
         kb.extra_counts = {k: v for k, v in manifest.counts.items() if k not in kb.counts()}
         if kb.version != manifest.kb_version:
