@@ -1,0 +1,449 @@
+"""Reverse validation judges (paper step 4): infer the emotion from the rationales alone.
+
+- `LexiconJudge` (offline): counts NRC Emotion Lexicon words (Plutchik-8) and the target scheme's own emotion
+  words in the rationales.
+- `PrototypeJudge` (offline): nearest label prototype in sentence-embedding space.
+- `LLMJudge`: any chat model through a `ModelClient`, answering in JSON.
+
+A verdict `agrees` when the inferred label equals the tuple's dominant emotion; a judge that finds no evidence
+returns label None and `agrees=False`, so the tuple is flagged for review rather than silently accepted.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from culturekb._io import stable_hash
+from culturekb.builders._llm import complete_json_batch
+from culturekb.builders._prompts import PromptTemplate, load_prompt
+from culturekb.builders.base import Judge, JudgeInput
+from culturekb.builders.normalise import english_stopwords, singularise
+from culturekb.builders.rationales import culture_display_name
+from culturekb.errors import ConfigError, DataError, ModelOutputError
+from culturekb.kb.schema import JudgeVerdict
+from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
+from culturekb.models.base import Embedder, ModelClient
+
+__all__ = [
+    "LexiconJudge",
+    "PrototypeJudge",
+    "LLMJudge",
+    "make_judge",
+    "culture_language",
+    "DIRECT_HIT_WEIGHT",
+]
+
+logger = logging.getLogger(__name__)
+
+DIRECT_HIT_WEIGHT = 2.0
+"""Weight of one occurrence of a target-scheme label, synonym or translation (a lexicon word weighs 1)."""
+
+_LEXICON_FILES = {"en": "emoatlas_english.json", "zh": "emoatlas_chinese.json"}
+_NEGATORS_EN = frozenset({"not", "no", "never", "without", "hardly", "nor", "isnt", "arent", "wasnt", "dont",
+                          "doesnt", "didnt", "cannot", "cant", "wont", "neither", "nothing", "lack", "lacks"})
+_NEGATORS_ZH = ("不", "没", "没有", "无", "非", "毫无", "并不", "别")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_EN_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
+
+
+def culture_language(culture: str) -> str:
+    """The prompt/lexicon language of a culture in the packaged registry ("zh" -> "zh", "SG" -> "en")."""
+    from culturekb.kb.cultures import default_registry
+
+    return default_registry().resolve(culture).language
+
+
+def _verdict_none(judge: str, detail: str, scores: dict[str, float] | None = None) -> JudgeVerdict:
+    return JudgeVerdict(judge=judge, label=None, agrees=False, scores=scores or {}, detail=detail)
+
+
+def _argmax(scores: dict[str, float], scheme: EmotionScheme, secondary: dict[str, float] | None = None) -> str:
+    """Highest score; ties -> higher `secondary` score, then the label that comes first in the scheme."""
+    secondary = secondary or {}
+    best = max(scheme.labels, key=lambda lab: (scores.get(lab, 0.0), secondary.get(lab, 0.0), -scheme.index(lab)))
+    return best
+
+
+# ----------------------------------------------------------------------------------------------------------
+# lexicon
+# ----------------------------------------------------------------------------------------------------------
+@lru_cache(maxsize=4)
+def _lexicon(language: str) -> dict[str, tuple[str, ...]]:
+    """The packaged Plutchik-8 lexicon of `language` ("en" or "zh") as word -> emotions."""
+    name = _LEXICON_FILES[language]
+    raw = json.loads(resources.files("culturekb.data").joinpath(f"lexicons/{name}").read_text("utf-8"))
+    if not isinstance(raw, dict):
+        raise DataError(f"culturekb/data/lexicons/{name}: expected a JSON object word -> [emotions]")
+    plutchik = set(get_scheme("plutchik8").labels)
+    out: dict[str, tuple[str, ...]] = {}
+    for word, emotions in raw.items():
+        emos = tuple(e for e in emotions if e in plutchik)
+        if emos:
+            out[unicodedata.normalize("NFKC", word).lower()] = emos
+    return out
+
+
+def _en_variants(token: str) -> list[str]:
+    """The token and a few inflection-stripped forms, tried in order against the lexicon."""
+    out = [token, singularise(token)]
+    for suffix, repl in (("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("ly", ""), ("ness", ""),
+                         ("iness", "y"), ("ily", "y")):
+        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
+            out.append(token[: -len(suffix)] + repl)
+    return out
+
+
+class LexiconJudge:
+    """Infers the emotion by counting emotion words in the rationales (offline).
+
+    Evidence per item, computed from all its rationales together:
+
+    1. NRC Emotion Lexicon (Plutchik-8) words: each word occurrence adds one unit, split evenly over the
+       emotions the lexicon lists for it; the Plutchik-8 counts are then mapped onto the target scheme through the
+       scheme file's explicit mapping (`map_distribution`, plutchik8 -> artemis9 / cedar14).
+    2. Direct hits: each occurrence of a target label, synonym or translation (in the item's language) adds
+       `DIRECT_HIT_WEIGHT` (2.0) to that label, because naming the emotion is stronger evidence than an
+       associated word. Forms that are stopwords ("other", "none") are not counted.
+
+    A word right after a negation ("not sad", "不悲伤") counts nothing. Tokenising: English and other space-
+    separated languages by words (with light inflection stripping for lexicon look-up); Chinese by greedy
+    longest match over the lexicon words and the scheme's Chinese forms. The language of each item comes from
+    its culture (`language_of`, default: the packaged culture registry); "zh" uses the Chinese lexicon, every
+    other language the English one. The predicted label is the argmax of the total; ties go to the label with
+    more direct-hit evidence, then to the label listed first in the scheme. No evidence at all gives label
+    None, agrees False, detail "no lexicon evidence".
+    """
+
+    def __init__(
+        self,
+        scheme: EmotionScheme | str,
+        language: str | None = None,
+        language_of: Callable[[str], str] | None = None,
+        direct_weight: float = DIRECT_HIT_WEIGHT,
+    ) -> None:
+        self.scheme = get_scheme(scheme)
+        self.plutchik = get_scheme("plutchik8")
+        self.language = language
+        self.language_of = language_of or culture_language
+        self.direct_weight = float(direct_weight)
+        if self.scheme.name != self.plutchik.name and self.scheme.name not in self.plutchik.mappings:
+            logger.warning(
+                "LexiconJudge: no plutchik8 -> %s mapping in the scheme files; only the scheme's own label words "
+                "count as evidence. Add a mapping under 'mappings' in plutchik8.json to use the lexicon.",
+                self.scheme.name,
+            )
+        lang_part = language or "by-culture"
+        self.id = f"lexicon:emolex:{self.scheme.name}:{lang_part}:dw{self.direct_weight:g}"
+
+    def _lang(self, item: JudgeInput) -> str:
+        lang = self.language or self.language_of(item.culture)
+        return "zh" if lang.lower().startswith("zh") else lang.lower()
+
+    def _forms(self, lang: str) -> dict[str, str]:
+        stop = english_stopwords()
+        return {f: lab for f, lab in self.scheme.surface_forms(lang).items() if f not in stop}
+
+    def _evidence_en(self, text: str, forms: dict[str, str]) -> tuple[dict[str, float], dict[str, float], list[str]]:
+        lex = _lexicon("en")
+        plutchik: dict[str, float] = {}
+        direct: dict[str, float] = {}
+        hits: list[str] = []
+        norm = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
+        tokens = [t.replace("'", "") for t in _EN_TOKEN.findall(norm)]
+        multi = {f: lab for f, lab in forms.items() if " " in f}
+        consumed: set[int] = set()
+        for form, lab in multi.items():
+            parts = form.split()
+            for i in range(len(tokens) - len(parts) + 1):
+                if tokens[i : i + len(parts)] == parts and not self._negated_en(tokens, i):
+                    direct[lab] = direct.get(lab, 0.0) + self.direct_weight
+                    consumed.update(range(i, i + len(parts)))
+                    hits.append(form)
+        for i, tok in enumerate(tokens):
+            if i in consumed or self._negated_en(tokens, i):
+                continue
+            variants = _en_variants(tok)
+            found = next((forms[v] for v in variants if v in forms), None)
+            if found is not None:
+                direct[found] = direct.get(found, 0.0) + self.direct_weight
+                hits.append(tok)
+            emos = next((lex[v] for v in variants if v in lex), None)
+            if emos:
+                for e in emos:
+                    plutchik[e] = plutchik.get(e, 0.0) + 1.0 / len(emos)
+                if found is None:
+                    hits.append(tok)
+        return plutchik, direct, hits
+
+    @staticmethod
+    def _negated_en(tokens: list[str], i: int) -> bool:
+        return any(t in _NEGATORS_EN for t in tokens[max(0, i - 2) : i])
+
+    def _evidence_zh(self, text: str, forms: dict[str, str]) -> tuple[dict[str, float], dict[str, float], list[str]]:
+        lex = {w: e for w, e in _lexicon("zh").items() if _CJK.search(w)}
+        words = set(lex) | {f for f in forms if _CJK.search(f)}
+        max_len = max((len(w) for w in words), default=1)
+        plutchik: dict[str, float] = {}
+        direct: dict[str, float] = {}
+        hits: list[str] = []
+        s = re.sub(r"\s+", "", unicodedata.normalize("NFKC", text))
+        i = 0
+        while i < len(s):
+            match = next((s[i : i + n] for n in range(min(max_len, len(s) - i), 0, -1) if s[i : i + n] in words), None)
+            if match is None:
+                i += 1
+                continue
+            negated = any(s[:i].endswith(neg) for neg in _NEGATORS_ZH)
+            if not negated:
+                if match in forms:
+                    direct[forms[match]] = direct.get(forms[match], 0.0) + self.direct_weight
+                if match in lex:
+                    emos = lex[match]
+                    for e in emos:
+                        plutchik[e] = plutchik.get(e, 0.0) + 1.0 / len(emos)
+                hits.append(match)
+            i += len(match)
+        # Latin-script words inside Chinese text (rare) still count through the English path.
+        latin = " ".join(re.findall(r"[A-Za-z][A-Za-z' ]*", text))
+        if latin.strip():
+            p2, d2, h2 = self._evidence_en(latin, self._forms("en"))
+            for k, v in p2.items():
+                plutchik[k] = plutchik.get(k, 0.0) + v
+            for k, v in d2.items():
+                direct[k] = direct.get(k, 0.0) + v
+            hits.extend(h2)
+        return plutchik, direct, hits
+
+    def scores(self, item: JudgeInput) -> tuple[dict[str, float], dict[str, float], list[str]]:
+        """(total score per label, direct-hit score per label, matched words) for one item."""
+        lang = self._lang(item)
+        forms = self._forms(lang)
+        text = "\n".join(item.rationales)
+        if lang == "zh":
+            plutchik, direct, hits = self._evidence_zh(text, forms)
+        else:
+            plutchik, direct, hits = self._evidence_en(text, forms)
+        if self.scheme.name == self.plutchik.name:
+            mapped = {lab: plutchik.get(lab, 0.0) for lab in self.scheme.labels}
+        elif self.scheme.name in self.plutchik.mappings:
+            mapped = map_distribution(plutchik, self.plutchik, self.scheme)
+        else:
+            mapped = dict.fromkeys(self.scheme.labels, 0.0)
+        total = {lab: round(mapped.get(lab, 0.0) + direct.get(lab, 0.0), 6) for lab in self.scheme.labels}
+        return total, direct, hits
+
+    def judge(self, items: Sequence[JudgeInput]) -> list[JudgeVerdict]:
+        out: list[JudgeVerdict] = []
+        for item in items:
+            total, direct, hits = self.scores(item)
+            if not any(v > 0 for v in total.values()):
+                out.append(_verdict_none(self.id, "no lexicon evidence", total))
+                continue
+            label = _argmax(total, self.scheme, direct)
+            detail = "matched: " + ", ".join(sorted(set(hits))[:12])
+            out.append(JudgeVerdict(judge=self.id, label=label, agrees=label == item.label, scores=total,
+                                    detail=detail))
+        return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# prototype
+# ----------------------------------------------------------------------------------------------------------
+class PrototypeJudge:
+    """Nearest label prototype in embedding space (offline).
+
+    A label's prototype is the normalised mean of the embeddings of its description (from the scheme file) and
+    its name; for an item whose culture's language is not English, the label's translations into that language
+    (from the scheme file) are averaged in too, which helps a multilingual embedder. An item's vector is the
+    normalised mean of its rationales' embeddings. The predicted label has the highest cosine similarity (ties:
+    the label first in the scheme); `scores` holds the cosine per label. All rationales of a batch are embedded
+    in one `encode` call; prototypes once per language. With the default English MiniLM embedder, non-English
+    rationales are judged poorly: use a multilingual embedder (e.g. "use") for them.
+    """
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        scheme: EmotionScheme | str,
+        language_of: Callable[[str], str] | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.scheme = get_scheme(scheme)
+        self.language_of = language_of or culture_language
+        missing = [lab for lab in self.scheme.labels if not self.scheme.descriptions.get(lab)]
+        if missing:
+            logger.warning(
+                "PrototypeJudge: scheme %r has no description for %s; those prototypes use the label name only",
+                self.scheme.name, missing,
+            )
+        self._prototypes: dict[str, np.ndarray] = {}
+        self.id = f"prototype:{embedder.id}:{self.scheme.name}:{stable_hash(self.scheme.to_dict())[:8]}"
+
+    def _key(self, culture: str) -> str:
+        lang = self.language_of(culture).lower()
+        return lang if lang != "en" and lang in self.scheme.translations else "en"
+
+    def prototypes(self, language: str = "en") -> np.ndarray:
+        """Shape (n_labels, dim): one unit vector per label, in scheme order, for `language`."""
+        key = language if language in self.scheme.translations else "en"
+        if key not in self._prototypes:
+            texts: list[str] = []
+            owners: list[int] = []
+            for i, lab in enumerate(self.scheme.labels):
+                extra = self.scheme.translations[key].get(lab, ()) if key != "en" else ()
+                for text in (self.scheme.descriptions.get(lab), lab, *extra):
+                    if text:
+                        texts.append(text)
+                        owners.append(i)
+            vecs = np.asarray(self.embedder.encode(texts), dtype=np.float32)
+            protos = np.zeros((len(self.scheme.labels), vecs.shape[1]), dtype=np.float32)
+            np.add.at(protos, np.asarray(owners), vecs)
+            protos /= np.maximum(np.linalg.norm(protos, axis=1, keepdims=True), 1e-12)
+            self._prototypes[key] = protos
+        return self._prototypes[key]
+
+    def judge(self, items: Sequence[JudgeInput]) -> list[JudgeVerdict]:
+        texts = [r for it in items for r in it.rationales if r.strip()]
+        if not texts:
+            return [_verdict_none(self.id, "no rationales") for _ in items]
+        vecs = np.asarray(self.embedder.encode(texts), dtype=np.float32)
+        out: list[JudgeVerdict] = []
+        start = 0
+        for it in items:
+            n = sum(1 for r in it.rationales if r.strip())
+            if n == 0:
+                out.append(_verdict_none(self.id, "no rationales"))
+                continue
+            mean = vecs[start : start + n].mean(axis=0)
+            start += n
+            mean /= max(float(np.linalg.norm(mean)), 1e-12)
+            sims = self.prototypes(self._key(it.culture)) @ mean
+            scores = {lab: round(float(s), 6) for lab, s in zip(self.scheme.labels, sims, strict=True)}
+            label = self.scheme.labels[int(np.argmax(sims))]
+            out.append(JudgeVerdict(judge=self.id, label=label, agrees=label == it.label, scores=scores,
+                                    detail=f"cosine {scores[label]:.3f} to the '{label}' prototype"))
+        return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# LLM
+# ----------------------------------------------------------------------------------------------------------
+def _validate_judgement(scheme: EmotionScheme) -> Callable[[Any], tuple[str, str]]:
+    """Validator for the judge's answer {"emotion": ..., "reason": ...} -> (scheme label, reason)."""
+
+    def validate(obj: Any) -> tuple[str, str]:
+        if not isinstance(obj, dict) or not isinstance(obj.get("emotion"), str):
+            raise ValueError('expected a JSON object {"emotion": "<one emotion from the list>", "reason": "..."}')
+        raw = obj["emotion"].strip().strip("\"'.").strip()
+        label = scheme.match(raw)
+        if label is None:
+            raise ValueError(f"emotion {raw!r} is not one of {list(scheme.labels)}")
+        reason = obj.get("reason", "")
+        return label, reason.strip() if isinstance(reason, str) else str(reason)
+
+    return validate
+
+
+class LLMJudge:
+    """A chat model reads only the rationales and names the one emotion they express (JSON answer).
+
+    The prompt is a data file (`judge.<language>.txt`, or your own template path) with the placeholders
+    {rationales} and {labels}, and optionally {concept} and {culture}. The whole batch goes through
+    `client.complete_many`; an answer that is not valid JSON or names no label of the scheme is retried, then
+    raises ModelOutputError. Items without rationales are not sent and get label None.
+    """
+
+    _REQUIRED = ("rationales", "labels")
+    _ALLOWED = ("concept", "culture")
+
+    def __init__(
+        self,
+        client: ModelClient,
+        scheme: EmotionScheme | str,
+        language: str = "en",
+        prompt: str | Path = "judge",
+        retries: int = 2,
+        temperature: float = 0.0,
+        max_tokens: int = 200,
+        culture_name: Callable[[str], str] = culture_display_name,
+    ) -> None:
+        self.client = client
+        self.scheme = get_scheme(scheme)
+        self.language = language
+        self.retries = retries
+        self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
+        self.culture_name = culture_name
+        self.template: PromptTemplate = load_prompt(prompt, language, required=self._REQUIRED, allowed=self._ALLOWED)
+        self.id = f"llm-judge:{client.id}:{self.template.id}:{self.scheme.name}:{stable_hash(self.params)[:8]}"
+
+    def _label(self, label: str) -> str:
+        return self.scheme.translate(label, self.language) if self.language != "en" else label
+
+    def messages(self, item: JudgeInput) -> list[dict[str, Any]]:
+        """The chat messages sent for one item."""
+        text = self.template.fill(
+            {
+                "concept": item.concept,
+                "culture": self.culture_name(item.culture),
+                "rationales": "\n".join(f"- {r.strip()}" for r in item.rationales if r.strip()),
+                "labels": "\n".join(f"- {self._label(lab)}" for lab in self.scheme.labels),
+            }
+        )
+        return [{"role": "user", "content": text}]
+
+    def judge(self, items: Sequence[JudgeInput]) -> list[JudgeVerdict]:
+        todo = [i for i, it in enumerate(items) if any(r.strip() for r in it.rationales)]
+        out: list[JudgeVerdict] = [_verdict_none(self.id, "no rationales") for _ in items]
+        if not todo:
+            return out
+        try:
+            answers = complete_json_batch(
+                self.client,
+                [self.messages(items[i]) for i in todo],
+                _validate_judgement(self.scheme),
+                retries=self.retries,
+                **self.params,
+            )
+        except ModelOutputError as exc:
+            raise ModelOutputError(f"LLM judge {self.client.id}: {exc}") from exc
+        for i, (label, reason) in zip(todo, answers, strict=True):
+            out[i] = JudgeVerdict(judge=self.id, label=label, agrees=label == items[i].label, detail=reason)
+        return out
+
+
+# ----------------------------------------------------------------------------------------------------------
+# registry
+# ----------------------------------------------------------------------------------------------------------
+def make_judge(spec: str, scheme: EmotionScheme | str = "artemis9", **kw: Any) -> Judge:
+    """A judge by spec: "lexicon", "prototype" (embedder= or the default MiniLM), "openai:MODEL".
+
+    For "openai:MODEL", `base_url` and `client_kwargs` (a dict: cache, max_concurrency ...) go to
+    `culturekb.models.factory.make_client`, or pass a ready `client=`; the other keywords go to `LLMJudge`.
+    """
+    if spec == "lexicon":
+        return LexiconJudge(scheme, **kw)
+    if spec == "prototype":
+        embedder = kw.pop("embedder", None)
+        if embedder is None:
+            from culturekb.models.factory import make_embedder
+
+            embedder = make_embedder("minilm")
+        return PrototypeJudge(embedder, scheme, **kw)
+    if spec.startswith("openai:"):
+        from culturekb.models.factory import make_client
+
+        base_url = kw.pop("base_url", None)
+        client_kwargs = kw.pop("client_kwargs", None) or {}
+        client = kw.pop("client", None) or make_client(spec, base_url=base_url, **client_kwargs)
+        return LLMJudge(client, scheme, **kw)
+    raise ConfigError(f"unknown judge {spec!r}; use 'lexicon', 'prototype' or 'openai:<model name>'")
