@@ -1,0 +1,490 @@
+"""One `Runner` base for every benchmark: load -> predict (resumable) -> score -> report.
+
+A benchmark is a thin subclass registered by name, so the CLI can do ``culturekb eval NAME``::
+
+    @register_runner("cedar")
+    class CedarRunner(Runner):
+        def __init__(self, data: Path, predictor: Predictor, languages: Sequence[str], **kw: Any) -> None:
+            super().__init__(predictor, **kw)
+            self.data, self.languages = data, list(languages)
+
+        def load(self) -> list[Sample]:                       # Cedar JSONL -> Sample (label = gold emotion)
+            return load_cedar(self.data)
+
+        def default_settings(self) -> list[Setting]:          # orig/know x prompt language
+            return Setting.grid(["orig", "know"], self.languages)
+
+        def config(self) -> dict[str, Any]:                    # what makes old predictions stale
+            return {**super().config(), "kb_version": self.kb_version}
+
+        def score(self, samples, predictions_by_setting) -> dict[str, Any]:
+            ...  # accuracy_by_group, cross_lingual_variance, prediction_propensity, quadrant_bias ...
+
+        def tables(self, results) -> dict[str, Table]: ...    # optional: Markdown tables
+        def plots(self, results) -> list[Plot]: ...           # optional: PNGs
+
+The default `predict_chunk` hands each chunk to the `Predictor` given to the constructor as
+``predictor.predict(chunk, mode=setting.mode, prompt_language=setting.prompt_language)``. A benchmark whose
+settings are not the predictor's modes overrides `predict_chunk` only:
+
+- RICE-VL VQA: settings ``Setting("global")``, ``Setting("sea")``, ``Setting("kb-cues")``; `predict_chunk` builds
+  the framing for ``setting.mode`` and calls the model; `record_type` may be a `Prediction` subclass carrying the
+  judge's TU/CU/CI, so judge scores are checkpointed with the answers; `score` averages `sea_lave` per
+  country and category.
+- RICE-VL grounding: one setting; the raw answer (or a `Prediction` subclass with a ``box`` field) is parsed in
+  `score`, where `box_iou` gives 0 for an unparseable box, which is counted.
+
+Resuming: after every chunk its predictions are appended to ``<out_dir>/predictions.jsonl`` as
+``{"setting": key, "prediction": {...}}`` lines. A rerun into the same folder reads them back and predicts only
+the (sample_id, setting) pairs that are missing, plus failed calls (``parse_status == "error"``) unless
+``retry_errors=False``; an invalid (unparsable) answer is final and scored wrong. ``<out_dir>/checkpoint.json``
+records `config()`; a rerun with a different config (another model, another KB) refuses to mix old and new
+predictions unless ``resume=False``, which starts over. A torn last line (a crash in mid-write) is discarded.
+``<out_dir>/run.json`` records settings, counts (predicted now / resumed) and timings.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import import_module
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from pydantic import ValidationError
+from tqdm.auto import tqdm
+
+from culturekb._io import atomic_write_json, atomic_write_text
+from culturekb.errors import ConfigError, DataError, ProviderError
+from culturekb.evals.reports import Plot, ReportFiles, Table, to_jsonable, write_report
+from culturekb.inference.base import Prediction, Predictor
+from culturekb.kb.schema import Sample
+
+__all__ = [
+    "PREDICTIONS_FILE",
+    "CHECKPOINT_FILE",
+    "RunResult",
+    "Runner",
+    "Setting",
+    "get_runner",
+    "list_runners",
+    "register_runner",
+]
+
+logger = logging.getLogger(__name__)
+
+PREDICTIONS_FILE = "predictions.jsonl"
+CHECKPOINT_FILE = "checkpoint.json"
+_RUN_FILE = "run.json"
+_ENTRY_POINT_GROUP = "culturekb.runners"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configuration the whole sample list runs under: a mode (or benchmark setting) and a prompt language.
+
+    `key` names it in checkpoints and reports: ``"know"``, ``"know@zh"``, or `name` when given.
+    """
+
+    mode: str
+    prompt_language: str | None = None
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.mode or "\n" in self.mode:
+            raise ConfigError(f"setting mode {self.mode!r} is empty or has a line break; give a mode name")
+
+    @property
+    def key(self) -> str:
+        if self.name:
+            return self.name
+        return self.mode if self.prompt_language is None else f"{self.mode}@{self.prompt_language}"
+
+    @classmethod
+    def grid(cls, modes: Sequence[str], prompt_languages: Sequence[str | None]) -> list[Setting]:
+        """Every mode with every prompt language (mode-major order)."""
+        return [cls(m, lang) for m in modes for lang in prompt_languages]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "mode": self.mode, "prompt_language": self.prompt_language}
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What `Runner.run` did: the metrics, where the files are, and how long each step took."""
+
+    runner: str
+    out_dir: Path
+    settings: tuple[Setting, ...]
+    n_samples: int
+    metrics: Mapping[str, Any]
+    predictions: Mapping[str, tuple[Prediction, ...]]
+    """Per setting key, one prediction per sample in load order."""
+    timings: Mapping[str, float]
+    """Seconds: load, predict (all settings), predict:<key> per setting, score, report, total."""
+    n_predicted: Mapping[str, int]
+    """Per setting key: predictions made in this run (the rest came from the checkpoint)."""
+    n_resumed: Mapping[str, int]
+    files: tuple[Path, ...] = field(default_factory=tuple)
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-safe summary (no predictions), as written to ``run.json``."""
+        return {
+            "runner": self.runner,
+            "out_dir": str(self.out_dir),
+            "settings": [s.to_dict() for s in self.settings],
+            "n_samples": self.n_samples,
+            "timings": dict(self.timings),
+            "n_predicted": dict(self.n_predicted),
+            "n_resumed": dict(self.n_resumed),
+            "files": [str(p) for p in self.files],
+        }
+
+
+class Runner(ABC):
+    """Base of every benchmark run; see the module docstring for how to write one."""
+
+    name: ClassVar[str] = ""
+    """Set by `register_runner`; also the report's file stem."""
+    default_modes: ClassVar[tuple[str, ...]] = ("orig", "know")
+    record_type: ClassVar[type[Prediction]] = Prediction
+    """The record read back from the checkpoint; a subclass of `Prediction` may add fields (box, judge scores)."""
+
+    def __init__(
+        self,
+        predictor: Predictor | None = None,
+        *,
+        settings: Sequence[Setting] | None = None,
+        chunk_size: int = 32,
+        limit: int | None = None,
+        progress: bool = True,
+        retry_errors: bool = True,
+    ) -> None:
+        if chunk_size < 1:
+            raise ConfigError(f"chunk_size must be at least 1, got {chunk_size}")
+        if limit is not None and limit < 1:
+            raise ConfigError(f"limit must be at least 1 (or None for all samples), got {limit}")
+        self.predictor = predictor
+        self.chunk_size = chunk_size
+        self.limit = limit
+        self.progress = progress
+        self.retry_errors = retry_errors
+        self._settings = list(settings) if settings is not None else None
+
+    # -- hooks a benchmark implements or overrides ------------------------------------------------------------
+
+    @abstractmethod
+    def load(self) -> list[Sample]:
+        """The samples to evaluate, with gold labels."""
+
+    def default_settings(self) -> Sequence[Setting]:
+        """Settings when none are passed to the constructor: one per `default_modes`."""
+        return [Setting(m) for m in self.default_modes]
+
+    def settings(self) -> list[Setting]:
+        """The settings to run: those given to the constructor, else `default_settings()`."""
+        chosen = list(self._settings) if self._settings is not None else list(self.default_settings())
+        if not chosen:
+            raise ConfigError(f"runner {self.label!r} has no settings to run; pass settings=[Setting('orig'), ...]")
+        keys = [s.key for s in chosen]
+        dupes = sorted({k for k in keys if keys.count(k) > 1})
+        if dupes:
+            raise ConfigError(f"runner {self.label!r}: settings repeat the keys {dupes}; give each a distinct name")
+        return chosen
+
+    def config(self) -> dict[str, Any]:
+        """What the predictions depend on; a checkpoint made under another config is not reused."""
+        return {"runner": self.label, "predictor": getattr(self.predictor, "id", None)}
+
+    def predict_chunk(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
+        """Predictions for one chunk (one per sample, in order). Default: the constructor's `Predictor`."""
+        if self.predictor is None:
+            raise ConfigError(
+                f"runner {self.label!r} was given no predictor; pass a Predictor (such as the offline kb-prior one) "
+                "or override predict_chunk"
+            )
+        return list(self.predictor.predict(samples, mode=setting.mode, prompt_language=setting.prompt_language))
+
+    @abstractmethod
+    def score(self, samples: Sequence[Sample], predictions_by_setting: Mapping[Setting, Sequence[Prediction]]
+              ) -> dict[str, Any]:
+        """Metrics from the samples and, per setting, one prediction per sample in sample order."""
+
+    def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
+        """Markdown tables for the report (default: none)."""
+        return {}
+
+    def plots(self, results: Mapping[str, Any]) -> list[Plot]:
+        """PNG plots for the report (default: none)."""
+        return []
+
+    def report(self, results: Mapping[str, Any], out_dir: Path) -> ReportFiles:
+        """Write the report (JSON, Markdown, PNG) from `tables` and `plots`."""
+        return write_report(out_dir, self.label, results, self.tables(results), self.plots(results))
+
+    # -- the machinery ---------------------------------------------------------------------------------------------
+
+    @property
+    def label(self) -> str:
+        return self.name or type(self).__name__
+
+    def _load_checked(self) -> list[Sample]:
+        samples = list(self.load())
+        if self.limit is not None:
+            samples = samples[: self.limit]
+        if not samples:
+            raise DataError(f"runner {self.label!r} loaded no samples; check the data path and split")
+        seen: set[str] = set()
+        for s in samples:
+            if s.id in seen:
+                raise DataError(f"runner {self.label!r}: sample id {s.id!r} occurs twice; sample ids must be unique")
+            seen.add(s.id)
+        return samples
+
+    def _open_checkpoint(self, out_dir: Path, resume: bool) -> dict[tuple[str, str], Prediction]:
+        meta_path, pred_path = out_dir / CHECKPOINT_FILE, out_dir / PREDICTIONS_FILE
+        config = to_jsonable(self.config())
+        if not resume:
+            for p in (pred_path, meta_path):
+                if p.exists():
+                    p.unlink()
+        if meta_path.exists():
+            try:
+                stored = json.loads(meta_path.read_text(encoding="utf-8")).get("config")
+            except (json.JSONDecodeError, AttributeError) as exc:
+                raise DataError(f"{meta_path}: unreadable checkpoint metadata; delete it or run with resume=False"
+                                ) from exc
+            if stored != config:
+                raise ConfigError(
+                    f"{out_dir} holds predictions made under another config ({stored}) than this run ({config}); "
+                    "use another output folder, or run with resume=False to start over"
+                )
+        elif pred_path.exists():
+            raise ConfigError(f"{pred_path} exists without {CHECKPOINT_FILE}, so its config is unknown; "
+                              "use another output folder or run with resume=False")
+        atomic_write_json(meta_path, {"config": config})
+        return self._read_predictions(pred_path)
+
+    def _read_predictions(self, path: Path) -> dict[tuple[str, str], Prediction]:
+        done: dict[tuple[str, str], Prediction] = {}
+        if not path.exists():
+            return done
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for lineno, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+                pred = self.record_type.model_validate(row["prediction"])
+                key = (pred.sample_id, str(row["setting"]))
+            except (json.JSONDecodeError, KeyError, TypeError, ValidationError) as exc:
+                if lineno == len(lines):
+                    logger.warning("%s: discarding a torn last line (interrupted write); it will be predicted again",
+                                   path)
+                    atomic_write_text(path, "".join(x + "\n" for x in lines[:-1]))
+                    break
+                raise DataError(f"{path}, line {lineno}: not a checkpoint record ({exc}); "
+                                "delete the file or run with resume=False") from exc
+            done[key] = pred
+        return done
+
+    @staticmethod
+    def _append(path: Path, setting: Setting, predictions: Sequence[Prediction]) -> None:
+        text = "".join(
+            json.dumps({"setting": setting.key, "prediction": p.model_dump(mode="json")}, ensure_ascii=False) + "\n"
+            for p in predictions
+        )
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+    def _check_chunk(self, chunk: Sequence[Sample], preds: Sequence[Prediction], setting: Setting) -> None:
+        if len(preds) != len(chunk):
+            raise ProviderError(
+                f"runner {self.label!r}, setting {setting.key!r}: the predictor returned {len(preds)} predictions "
+                f"for {len(chunk)} samples; a predictor must return one per sample and record failures as invalid"
+            )
+        for s, p in zip(chunk, preds, strict=True):
+            if not isinstance(p, self.record_type):
+                raise ProviderError(f"runner {self.label!r}: predictor returned a {type(p).__name__} for sample "
+                                    f"{s.id!r}; expected {self.record_type.__name__}")
+            if p.sample_id != s.id:
+                raise ProviderError(
+                    f"runner {self.label!r}, setting {setting.key!r}: prediction for {p.sample_id!r} where "
+                    f"{s.id!r} was expected; predictions must come in input order"
+                )
+
+    def _is_done(self, prediction: Prediction | None) -> bool:
+        """A checkpointed prediction counts as done unless it is a failed call and `retry_errors` is on."""
+        if prediction is None:
+            return False
+        return not (self.retry_errors and prediction.parse_status == "error")
+
+    def predict(self, samples: Sequence[Sample], setting: Setting, out_dir: Path | None = None,
+                done: dict[tuple[str, str], Prediction] | None = None) -> list[Prediction]:
+        """One prediction per sample for `setting`, in sample order.
+
+        Samples already in `done` (read from the checkpoint) are not predicted again, except failed calls
+        (``parse_status == "error"``) when `retry_errors` is on; invalid answers count as done. The others go to
+        `predict_chunk` in chunks of `chunk_size`, each chunk appended to the checkpoint in `out_dir` (if
+        given) as soon as it returns, so an interruption loses at most one chunk.
+        """
+        done = {} if done is None else done
+        todo = [s for s in samples if not self._is_done(done.get((s.id, setting.key)))]
+        pred_path = out_dir / PREDICTIONS_FILE if out_dir is not None else None
+        bar = tqdm(total=len(samples), initial=len(samples) - len(todo), desc=f"{self.label} {setting.key}",
+                   unit="sample", disable=not self.progress, leave=False)
+        try:
+            for chunk in _chunks(todo, self.chunk_size):
+                preds = self.predict_chunk(chunk, setting)
+                self._check_chunk(chunk, preds, setting)
+                if pred_path is not None:
+                    self._append(pred_path, setting, preds)
+                for p in preds:
+                    done[(p.sample_id, setting.key)] = p
+                bar.update(len(chunk))
+        finally:
+            bar.close()
+        return [done[(s.id, setting.key)] for s in samples]
+
+    def run(self, out_dir: str | Path, *, resume: bool = True) -> RunResult:
+        """Load, predict every setting (resuming from `out_dir`), score, report; write ``run.json``."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        timings: dict[str, float] = {}
+        t_start = time.perf_counter()
+
+        t0 = time.perf_counter()
+        samples = self._load_checked()
+        settings = self.settings()
+        timings["load"] = time.perf_counter() - t0
+        logger.info("%s: %d samples x %d settings", self.label, len(samples), len(settings))
+
+        done = self._open_checkpoint(out, resume)
+        by_setting: dict[Setting, list[Prediction]] = {}
+        n_predicted: dict[str, int] = {}
+        n_resumed: dict[str, int] = {}
+        t_pred = time.perf_counter()
+        for setting in settings:
+            before = sum(1 for s in samples if self._is_done(done.get((s.id, setting.key))))
+            t0 = time.perf_counter()
+            by_setting[setting] = self.predict(samples, setting, out, done)
+            timings[f"predict:{setting.key}"] = time.perf_counter() - t0
+            n_resumed[setting.key] = before
+            n_predicted[setting.key] = len(samples) - before
+        timings["predict"] = time.perf_counter() - t_pred
+
+        t0 = time.perf_counter()
+        metrics = self.score(samples, by_setting)
+        timings["score"] = time.perf_counter() - t0
+
+        t0 = time.perf_counter()
+        files = self.report(metrics, out)
+        timings["report"] = time.perf_counter() - t0
+        timings["total"] = time.perf_counter() - t_start
+
+        result = RunResult(
+            runner=self.label,
+            out_dir=out,
+            settings=tuple(settings),
+            n_samples=len(samples),
+            metrics=metrics,
+            predictions={s.key: tuple(p) for s, p in by_setting.items()},
+            timings=timings,
+            n_predicted=n_predicted,
+            n_resumed=n_resumed,
+            files=(*files.all(), out / PREDICTIONS_FILE, out / _RUN_FILE),
+        )
+        atomic_write_json(out / _RUN_FILE, to_jsonable({**result.summary(), "config": self.config()}))
+        logger.info("%s: done in %.2fs (%s predicted, %s resumed)", self.label, timings["total"],
+                    sum(n_predicted.values()), sum(n_resumed.values()))
+        return result
+
+
+T = TypeVar("T")
+
+
+def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for i in range(0, len(items), size):
+        yield items[i: i + size]
+
+
+# -- registry -----------------------------------------------------------------------------------------------------
+
+_RUNNERS: dict[str, type[Runner] | str] = {}
+R = TypeVar("R", bound=type[Runner])
+
+
+def _check_name(name: str) -> str:
+    key = name.strip().lower()
+    if not key or any(ch in key for ch in " /\\:"):
+        raise ConfigError(f"runner name {name!r} is invalid; use a non-empty name without spaces, '/', '\\' or ':'")
+    return key
+
+
+def register_runner(name: str, target: type[Runner] | str | None = None, *, replace: bool = False
+                    ) -> Callable[[R], R]:
+    """Register a runner class under `name`, as a decorator (``@register_runner("cedar")``) or directly with a
+    class or a lazy ``"module:Class"`` string (imported on first `get_runner`). Plugins may instead declare an
+    entry point in the group ``culturekb.runners``."""
+    key = _check_name(name)
+    if target is not None:
+        _add(key, target, replace)
+
+    def decorate(cls: R) -> R:
+        _add(key, cls, replace)
+        return cls
+
+    return decorate
+
+
+def _add(key: str, target: type[Runner] | str, replace: bool) -> None:
+    if key in _RUNNERS and _RUNNERS[key] is not target and not replace:
+        raise ConfigError(f"runner {key!r} is already registered; pass replace=True to override it")
+    if isinstance(target, type):
+        if not issubclass(target, Runner):
+            raise ConfigError(f"runner {key!r}: {target.__name__} is not a subclass of culturekb.evals.Runner")
+        if not target.__dict__.get("name"):
+            target.name = key
+    elif not (isinstance(target, str) and ":" in target):
+        raise ConfigError(f"runner {key!r}: register a Runner subclass or a 'module:Class' string, got {target!r}")
+    _RUNNERS[key] = target
+
+
+def list_runners() -> list[str]:
+    """Names `get_runner` accepts (registered ones and installed entry-point plugins)."""
+    names = set(_RUNNERS)
+    names.update(ep.name for ep in entry_points(group=_ENTRY_POINT_GROUP))
+    return sorted(names)
+
+
+def get_runner(name: str) -> type[Runner]:
+    """The runner class registered under `name`; unknown names raise `ConfigError` listing the known ones."""
+    key = _check_name(name)
+    target = _RUNNERS.get(key)
+    if target is None:
+        for ep in entry_points(group=_ENTRY_POINT_GROUP, name=key):
+            logger.debug("loading runner plugin %r from %s", key, ep.value)
+            target = ep.load()
+            break
+    if target is None:
+        raise ConfigError(f"unknown benchmark runner {name!r}; choose one of: {', '.join(list_runners()) or 'none'}")
+    if isinstance(target, str):
+        module, _, attr = target.partition(":")
+        try:
+            target = getattr(import_module(module), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigError(f"runner {key!r} points to {target!r}, which cannot be imported ({exc})") from exc
+    if not (isinstance(target, type) and issubclass(target, Runner)):
+        raise ConfigError(f"runner {key!r} resolves to {target!r}, not a subclass of culturekb.evals.Runner")
+    if not target.__dict__.get("name"):
+        target.name = key
+    _RUNNERS[key] = target
+    return target

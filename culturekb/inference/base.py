@@ -1,0 +1,59 @@
+"""Records and contracts of the inference layer: prediction modes, `Prediction`, `Predictor`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from culturekb.errors import ConfigError
+from culturekb.kb.schema import Sample
+
+__all__ = ["MODES", "Mode", "ParseStatus", "Prediction", "Predictor", "check_mode"]
+
+Mode = Literal["orig", "know", "internal-know", "random-know", "cross-culture-know"]
+MODES: tuple[str, ...] = ("orig", "know", "internal-know", "random-know", "cross-culture-know")
+"""The paper's settings: zero-shot; + retrieved knowledge; chain of thought without the KB; random tuples;
+tuples retrieved for another culture."""
+
+ParseStatus = Literal["json", "text", "invalid", "error"]
+"""json: a valid JSON answer; text: found through label synonyms/translations in free text;
+invalid: no label could be read (scored wrong); error: the model call failed (scored wrong)."""
+
+
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise ConfigError(f"unknown mode {mode!r}; use one of {list(MODES)}")
+    return mode
+
+
+class Prediction(BaseModel):
+    """One model answer for one sample in one mode, with everything needed to audit it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sample_id: str
+    culture: str
+    mode: str
+    label: str | None
+    explanation: str = ""
+    tuples_used: list[str] = Field(default_factory=list)
+    raw: str = ""
+    parse_status: ParseStatus = "invalid"
+    template_id: str = ""
+    prompt_language: str = "en"
+    model: str = ""
+    cached: bool = False
+    error: str | None = None
+
+
+@runtime_checkable
+class Predictor(Protocol):
+    """Predicts labels (and explanations) for samples in a mode."""
+
+    id: str
+
+    def predict(self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None) -> list[Prediction]:
+        """One prediction per sample, in input order; failures are recorded, never dropped."""
+        ...
