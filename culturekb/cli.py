@@ -16,9 +16,11 @@ from culturekb.errors import CultureKBError
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, inspect and serve cultural knowledge bases.")
 review_app = typer.Typer(no_args_is_help=True, help="Export flagged tuples for human review; import decisions.")
 app.add_typer(review_app, name="review")
+eval_app = typer.Typer(no_args_is_help=True, help="Run a benchmark: predict, score, report (resumable).")
+app.add_typer(eval_app, name="eval")
 
-out = Console()
-err = Console(stderr=True)
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -110,6 +112,111 @@ def review_import(
 
     summary = _guard(lambda: apply_review(kb, decisions, out_dir or kb))
     out.print(f"review applied: {dict(summary)}; KB written to {out_dir or kb}")
+
+
+@app.command()
+def index(
+    kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
+    backend: Annotated[str, typer.Option(help="faiss (flat/hnsw/ivf chosen by size), faiss:hnsw, qdrant, numpy")] = "faiss",
+    embedder: Annotated[str, typer.Option(help="minilm | use | st:PATH | openai-embed:MODEL")] = "minilm",
+    url: Annotated[str | None, typer.Option(help="Qdrant server URL (backend qdrant); default: local files")] = None,
+) -> None:
+    """Build the vector index of a KB (concept vectors computed once and stored with it)."""
+    from culturekb.workflows import index_kb
+
+    kw = {"url": url} if url else {}
+    info = _guard(lambda: index_kb(kb, backend, embedder, **kw))
+    out.print(f"indexed {info['count']} concepts of KB {info['kb_version']} with {info['embedder']} ({backend})")
+
+
+@app.command()
+def lookup(
+    concepts: Annotated[list[str], typer.Argument(help="query concepts, e.g. 'full moon' 'bamboo grove'")],
+    culture: Annotated[str, typer.Option(help="target culture (id or alias)")],
+    kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
+    tau: Annotated[float | None, typer.Option(help="cosine threshold of a semantic match (default 0.70)")] = None,
+    k: Annotated[int, typer.Option(help="candidates per concept")] = 1,
+    backend: Annotated[str, typer.Option(help="index backend")] = "faiss",
+    embedder: Annotated[str, typer.Option(help="embedder the index was built with")] = "minilm",
+    cross_culture: Annotated[bool, typer.Option(help="search the other cultures instead")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Exact-then-semantic lookup of concepts in one culture's tuples."""
+    from culturekb.workflows import lookup_concepts
+
+    rows = _guard(lambda: lookup_concepts(kb, concepts, culture, tau=tau, k=k, backend=backend, embedder=embedder,
+                                          cross_culture=cross_culture))
+    if as_json:
+        out.print_json(json.dumps(rows, ensure_ascii=False))
+        return
+    for r in rows:
+        m = r["match"]
+        if m is None:
+            out.print(f"{r['query']!r}: no match in {culture}")
+        else:
+            out.print(f"{r['query']!r} -> {m['concept']!r} [{m['culture']}] {m['kind']} {m['score']:.3f}: "
+                      f"{m['label']} (support {m['support']}) {' | '.join(m['rationales'])}", markup=False)
+
+
+@app.command()
+def predict(
+    kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
+    image: Annotated[Path | None, typer.Option(help="one image to predict")] = None,
+    culture: Annotated[str | None, typer.Option(help="target culture of --image")] = None,
+    title: Annotated[str | None, typer.Option(help="title of --image (a source of concepts)")] = None,
+    concepts: Annotated[str | None, typer.Option(help="comma list of concepts of --image")] = None,
+    samples: Annotated[Path | None, typer.Option(help="a file of samples (CSV or JSONL) instead of --image")] = None,
+    model: Annotated[str, typer.Option(help="kb-prior | openai:MODEL | hf:PATH")] = "kb-prior",
+    mode: Annotated[str, typer.Option(help="orig | know | internal-know | random-know | cross-culture-know")] = "know",
+    prompt_language: Annotated[str | None, typer.Option(help="default: the target culture's language")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths of --samples are relative to")] = None,
+) -> None:
+    """Predict the emotion a culture perceives, for one image or a file of samples (JSON lines out)."""
+    from culturekb.kb.schema import Sample
+    from culturekb.workflows import load_data, predict_job
+
+    def run() -> Any:
+        from culturekb.errors import ConfigError
+
+        if samples is not None:
+            items, _ = load_data([samples], data_root=data_root)
+        elif culture is not None:
+            items = [Sample(id=str(image or "query"), culture=culture, image=str(image) if image else None,
+                            title=title, concepts=_csv(concepts))]
+        else:
+            raise ConfigError("give --image/--concepts with --culture, or --samples FILE")
+        return predict_job(kb, model, samples=items, mode=mode, prompt_language=prompt_language, base_url=base_url)
+
+    for p in _guard(run):
+        out.print(json.dumps(p.model_dump(mode="json"), ensure_ascii=False), markup=False, highlight=False)
+
+
+@eval_app.command("artemculture")
+def eval_artemculture_cmd(
+    data: Annotated[list[Path], typer.Argument(help="the data files (the same ones the KB was built from)")],
+    kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
+    model: Annotated[str, typer.Option(help="kb-prior | openai:MODEL | hf:PATH")] = "kb-prior",
+    modes: Annotated[str, typer.Option(help="comma list of modes")] = "orig,know,internal-know,random-know,cross-culture-know",
+    prompt_languages: Annotated[str | None, typer.Option(help="comma list: adds the prompt-language x culture grid")] = None,
+    judges: Annotated[str | None, typer.Option(help="two judge models for explanation alignment, comma list")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    split: Annotated[str, typer.Option(help="split to evaluate")] = "test",
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N samples")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+) -> None:
+    """ArtECulture: accuracy per culture and mode beside the majority baseline, grids, alignment; resumable."""
+    from culturekb.evals.artemculture import artemculture_tables
+    from culturekb.evals.reports import render_markdown_table
+    from culturekb.workflows import eval_artemculture
+
+    res = _guard(lambda: eval_artemculture(
+        data, kb, out_dir, model=model, modes=_csv(modes), prompt_languages=_csv(prompt_languages),
+        base_url=base_url, judges=_csv(judges) or (), split=split, limit=limit, data_root=data_root))
+    for name, table in artemculture_tables(res.metrics).items():
+        out.print(f"## {table.title}\n\n{render_markdown_table(table)}", markup=False)
+    out.print(f"reports in {out_dir}")
 
 
 @app.command()

@@ -12,7 +12,19 @@ from pydantic import ValidationError
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
 
-__all__ = ["load_data", "build_from_files", "inspect_kb", "apply_review", "run_demo", "demo_data_files"]
+__all__ = [
+    "load_data",
+    "build_from_files",
+    "inspect_kb",
+    "apply_review",
+    "run_demo",
+    "demo_data_files",
+    "index_kb",
+    "open_augmenter",
+    "lookup_concepts",
+    "predict_job",
+    "eval_artemculture",
+]
 
 
 def load_data(
@@ -121,12 +133,127 @@ def demo_data_files() -> list[Path]:
 
 
 def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> dict[str, Any]:
-    """The main job on the embedded defaults: build a KB from the shipped sample and show what it holds."""
+    """The main job on the embedded defaults: build a KB from the shipped sample, index it, show lookups,
+    and evaluate the held-out split with the offline kb-prior predictor in every mode."""
+    from culturekb.builders.report import render_report_markdown
+    from culturekb.evals.reports import render_markdown_table
+
     out = Path(out)
     kb_dir = out / "kb"
-    result = build_from_files(demo_data_files(), kb_dir, cache_dir=out / "cache", progress=progress)
-    from culturekb.builders.report import render_report_markdown
-
+    files = demo_data_files()
+    result = build_from_files(files, kb_dir, cache_dir=out / "cache", progress=progress)
     inspected = inspect_kb(kb_dir, top=8)
-    md = render_report_markdown(result.report) + "\n" + inspected["markdown"]
-    return {"kb_dir": kb_dir, "report": result.report, "markdown": md}
+    index_kb(kb_dir, "faiss")
+    examples = ["storm", "stormy sea", "portrait of a woman", "the sea", "flowers"]
+    rows = lookup_concepts(kb_dir, examples, "en")
+    lines = ["## Lookups (culture en)", "", "| query | match | kind | score | dominant emotion |", "|---|---|---|---:|---|"]
+    for r in rows:
+        m = r["match"]
+        lines.append(f"| {r['query']} | {m['concept'] if m else '-'} | {m['kind'] if m else 'none'} | "
+                     f"{m['score'] if m else ''} | {m['label'] if m else ''} |")
+    run = eval_artemculture(files, kb_dir, out / "eval", model="kb-prior", cache_dir=out / "cache", progress=progress)
+    from culturekb.evals.artemculture import artemculture_tables
+
+    table = artemculture_tables(run.metrics)["ablation"]
+    md = "\n".join([
+        render_report_markdown(result.report),
+        inspected["markdown"],
+        "\n".join(lines),
+        "",
+        "## Held-out evaluation (kb-prior, every mode) beside the majority-class baseline",
+        "",
+        render_markdown_table(table),
+        f"Reports: {out / 'eval'}",
+    ])
+    return {"kb_dir": kb_dir, "report": result.report, "markdown": md, "eval": run.metrics}
+
+
+# -- retrieval and inference jobs ------------------------------------------------------------------------------
+def index_kb(kb_dir: str | Path, backend: str = "faiss", embedder: str = "minilm", **store_kw: Any) -> dict[str, Any]:
+    """Build (or rebuild) the vector index of a KB under `<kb>/index/<backend>`."""
+    from culturekb.kb.store import KnowledgeBase
+    from culturekb.models.factory import make_embedder
+    from culturekb.retrieval.index import build_index
+
+    kb = KnowledgeBase.load(kb_dir)
+    index = build_index(kb, make_embedder(embedder), backend, **store_kw)
+    meta = index.meta
+    return {"kb_version": kb.version, "backend": backend, "embedder": getattr(meta, "embedder", None),
+            "count": getattr(meta, "count", len(kb)), "directory": str(getattr(index, "directory", ""))}
+
+
+def open_augmenter(
+    kb_dir: str | Path, backend: str = "faiss", embedder: str = "minilm", tau: float | None = None,
+    build_index: bool = True, **store_kw: Any,
+) -> Any:
+    """An Augmenter over a saved KB, its index loaded read-only (built first when missing and `build_index`)."""
+    from culturekb.inference.augmenter import Augmenter
+    from culturekb.kb.store import KnowledgeBase
+    from culturekb.models.factory import make_embedder
+    from culturekb.retrieval.retriever import DEFAULT_TAU, open_retriever
+
+    kb = KnowledgeBase.load(kb_dir)
+    retriever = open_retriever(kb, make_embedder(embedder), backend, build=build_index,
+                               tau=DEFAULT_TAU if tau is None else tau, **store_kw)
+    return Augmenter(retriever)
+
+
+def lookup_concepts(
+    kb_dir: str | Path, concepts: Sequence[str], culture: str, *, tau: float | None = None, k: int = 1,
+    backend: str = "faiss", embedder: str = "minilm", cross_culture: bool = False,
+) -> list[dict[str, Any]]:
+    """Exact-then-semantic lookup of concepts in one culture of a saved KB, as plain dicts."""
+    retriever = open_augmenter(kb_dir, backend, embedder, tau).retriever
+    rows = []
+    for query, m in zip(concepts, retriever.lookup(list(concepts), culture, tau=tau, k=k, cross_culture=cross_culture),
+                        strict=True):
+        if m is None:
+            rows.append({"query": query, "match": None})
+            continue
+        t = m.tuple
+        rows.append({"query": query, "match": {"concept": t.concept, "culture": t.culture, "label": t.label,
+                                               "kind": m.kind, "score": round(float(m.score), 4),
+                                               "support": t.support, "rationales": t.rationales[:2]}})
+    return rows
+
+
+def predict_job(
+    kb_dir: str | Path, model: str, *, samples: Sequence[Sample], mode: str = "know",
+    prompt_language: str | None = None, base_url: str | None = None, backend: str = "faiss",
+    embedder: str = "minilm", cache_dir: str | Path | None = None,
+) -> list[Any]:
+    """Predictions for samples (an image + culture, or a file of samples) with any backend."""
+    from culturekb.inference.predictors import make_predictor
+    from culturekb.models.cache import ResponseCache
+
+    augmenter = open_augmenter(kb_dir, backend, embedder)
+    kw: dict[str, Any] = {}
+    if model != "kb-prior":
+        kw["cache"] = ResponseCache(Path(cache_dir or ".culturekb-cache") / "responses.sqlite")
+    predictor = make_predictor(model, augmenter, base_url=base_url, **kw)
+    return list(predictor.predict(samples, mode=mode, prompt_language=prompt_language))
+
+
+def eval_artemculture(
+    data: Sequence[str | Path], kb_dir: str | Path, out: str | Path, *, model: str = "kb-prior",
+    modes: Sequence[str] | None = None, prompt_languages: Sequence[str] | None = None, base_url: str | None = None,
+    judges: Sequence[str] = (), split: str = "test", limit: int | None = None, data_root: str | Path | None = None,
+    backend: str = "faiss", embedder: str = "minilm", cache_dir: str | Path | None = None, progress: bool = True,
+) -> Any:
+    """The ArtECulture run on the held-out split of `data` with the KB in `kb_dir`."""
+    from culturekb.evals.artemculture import ArtECultureRunner
+    from culturekb.inference.predictors import make_predictor
+    from culturekb.models.cache import ResponseCache
+    from culturekb.models.factory import make_client
+
+    augmenter = open_augmenter(kb_dir, backend, embedder)
+    kb = augmenter.retriever.kb
+    samples, _ = load_data(data, data_root=data_root, scheme=kb.scheme.name)
+    cache = ResponseCache(Path(cache_dir or ".culturekb-cache") / "responses.sqlite")
+    kw: dict[str, Any] = {} if model == "kb-prior" else {"cache": cache}
+    predictor = make_predictor(model, augmenter, base_url=base_url, **kw)
+    judge_clients = [make_client(j, base_url=base_url, cache=cache) for j in judges]
+    runner = ArtECultureRunner(samples, predictor, kb.scheme, split=split, modes=modes,
+                               prompt_languages=prompt_languages, judges=judge_clients, kb_version=kb.version,
+                               limit=limit, progress=progress)
+    return runner.run(out)

@@ -72,15 +72,38 @@ class PromptTemplate:
         return self.render(**{k: v for k, v in values.items() if k in self.placeholders})
 
 
-def available_prompt_languages(name: str) -> list[str]:
-    """Languages for which the packaged template `name` exists."""
-    folder = resources.files("culturekb.data").joinpath(_PROMPT_DIR)
+def available_prompt_languages(name: str, override_dir: str | Path | None = None) -> list[str]:
+    """Languages for which the template `name` exists: packaged, plus those in `override_dir` if given."""
     prefix = f"{name}."
-    return sorted(
+    folders: list[Any] = [resources.files("culturekb.data").joinpath(_PROMPT_DIR)]
+    if override_dir is not None and Path(override_dir).is_dir():
+        folders.append(Path(override_dir))
+    langs = {
         p.name[len(prefix) : -len(".txt")]
+        for folder in folders
         for p in folder.iterdir()
-        if p.name.startswith(prefix) and p.name.endswith(".txt")
-    )
+        if p.name.startswith(prefix) and p.name.endswith(".txt") and "." not in p.name[len(prefix) : -len(".txt")]
+    }
+    return sorted(langs)
+
+
+def _check_override_dir(override_dir: str | Path) -> Path:
+    folder = Path(override_dir).expanduser()
+    if not folder.is_dir():
+        raise ConfigError(
+            f"prompt override directory {override_dir} does not exist or is not a directory; create it and put "
+            "templates named <name>.<language>.txt in it (e.g. predict_know.zh.txt), or drop the option"
+        )
+    return folder
+
+
+def _read_template(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"prompt template {path} is not valid UTF-8 ({exc}); re-save it as UTF-8") from exc
+    except OSError as exc:
+        raise ConfigError(f"prompt template {path} cannot be read ({exc}); check the file and its permissions") from exc
 
 
 def load_prompt(
@@ -88,18 +111,28 @@ def load_prompt(
     language: str = "en",
     required: Iterable[str] | None = None,
     allowed: Iterable[str] | None = None,
+    *,
+    override_dir: str | Path | None = None,
 ) -> PromptTemplate:
     """Load a packaged template by name and language, or a user's template file by path.
 
     `required`: placeholders the template must use; `allowed`: further placeholders the caller can fill.
     When either is given, a template missing a required one or using any other raises ConfigError; when
     neither is given, any placeholders are accepted (and `render` checks them).
+    `override_dir`: a folder whose `<name>.<language>.txt` replaces the packaged template of that name and
+    language (the id keeps the name, the hash changes, the source names the user's file).
     """
     path = Path(name)
+    folder = _check_override_dir(override_dir) if override_dir is not None else None
+    user_file = folder / f"{name}.{language}.txt" if folder is not None and not isinstance(name, Path) else None
     if path.suffix == ".txt" and path.is_file():
-        text = path.read_text(encoding="utf-8")
+        text = _read_template(path)
         source = str(path)
         tid_name = path.stem
+    elif user_file is not None and user_file.is_file():
+        text = _read_template(user_file)
+        source = str(user_file)
+        tid_name = f"{name}.{language}"
     else:
         if isinstance(name, Path) or "/" in str(name) or str(name).endswith(".txt"):
             raise ConfigError(
@@ -108,13 +141,13 @@ def load_prompt(
         rel = f"{_PROMPT_DIR}/{name}.{language}.txt"
         res = resources.files("culturekb.data").joinpath(rel)
         if not res.is_file():
-            langs = available_prompt_languages(str(name))
-            hint = (
-                f"packaged languages for {name!r}: {langs}" if langs else f"there is no packaged prompt named {name!r}"
-            )
+            langs = available_prompt_languages(str(name), override_dir=folder)
+            where = "packaged" if folder is None else f"packaged or in {folder}"
+            hint = f"{where} languages for {name!r}: {langs}" if langs else f"there is no {where} prompt named {name!r}"
+            extra = "" if folder is None else f", or add {name}.{language}.txt to {folder}"
             raise ConfigError(
-                f"no prompt template culturekb/data/{rel}; {hint}. "
-                "Pick one of those, or pass the path of your own template file."
+                f"no prompt template culturekb/data/{rel} for language {language!r}; {hint}. "
+                f"Pick one of those, or pass the path of your own template file{extra}."
             )
         text = res.read_text("utf-8")
         source = f"culturekb/data/{rel}"

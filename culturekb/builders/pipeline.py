@@ -119,6 +119,9 @@ def make_components(config: BuildConfig) -> BuildComponents:
         return clients[spec]
 
     opts = dict(config.concept_options)
+    if config.concepts == "text":
+        # training data: the annotators' explanations are the richest text; titles weigh more inside the extractor
+        opts.setdefault("fields", ("title", "explanations", "text"))
     if config.concepts.startswith("vlm:"):
         extractor = make_concept_extractor("vlm", client=client(config.concepts[4:]), **opts)
     else:
@@ -304,7 +307,13 @@ def build_kb(
         outcome.tuples, scheme,
         build_config={**config.model_dump(mode="json"), "cultures": sorted({s.culture for s in labelled})},
         embedder=None,
-        extra_counts={"flagged_total": outcome.flagged, "dropped_by_policy": outcome.dropped},
+        extra_counts={
+            "flagged_total": outcome.flagged,
+            "dropped_by_policy": outcome.dropped,
+            # the training label distribution per culture: the KB-prior predictor's fallback
+            "label_prior": {c: dict(Counter(str(s.label) for s in labelled if s.culture == c))
+                            for c in sorted({s.culture for s in labelled})},
+        },
     )
     for name, st in stats.items():
         timings[name] = round(st.seconds, 3)

@@ -57,8 +57,10 @@ class KnowledgeBase:
     # -- identity ----------------------------------------------------------------------------------------
     @property
     def version(self) -> str:
-        """Content hash of the tuples and the label scheme (first 16 hex digits)."""
+        """Content hash of the tuples, the label scheme and the training label prior (first 16 hex digits)."""
         content = {"scheme": self.scheme.to_dict(), "tuples": [t.model_dump(mode="json") for t in self.tuples]}
+        if self.extra_counts.get("label_prior"):
+            content["label_prior"] = self.extra_counts["label_prior"]
         return stable_hash(content)[:16]
 
     @property

@@ -1,0 +1,48 @@
+"""Model access: chat clients, embedders, the response cache and JSON-output helpers.
+
+Importing this package is light: the `openai` SDK, torch and sentence-transformers load on first use.
+"""
+
+from culturekb.models.base import Embedder, Message, ModelClient, ModelResponse
+from culturekb.models.cache import CacheEntry, ResponseCache
+from culturekb.models.chat import OpenAICompatClient
+from culturekb.models.embedders import (
+    OpenAIEmbedder,
+    SentenceTransformerEmbedder,
+    USEEmbedder,
+    default_minilm_path,
+    normalize_rows,
+)
+from culturekb.models.factory import (
+    client_forms,
+    embedder_forms,
+    make_client,
+    make_embedder,
+    register_client,
+    register_embedder,
+)
+from culturekb.models.json_output import acomplete_json, complete_json, extract_json
+
+__all__ = [
+    "Message",
+    "ModelResponse",
+    "ModelClient",
+    "Embedder",
+    "OpenAICompatClient",
+    "ResponseCache",
+    "CacheEntry",
+    "SentenceTransformerEmbedder",
+    "USEEmbedder",
+    "OpenAIEmbedder",
+    "default_minilm_path",
+    "normalize_rows",
+    "make_client",
+    "make_embedder",
+    "register_client",
+    "register_embedder",
+    "client_forms",
+    "embedder_forms",
+    "complete_json",
+    "acomplete_json",
+    "extract_json",
+]

@@ -39,8 +39,13 @@ class ModelClient(Protocol):
         """Synchronous form of `acomplete`."""
         ...
 
-    def complete_many(self, batch: Sequence[list[Message]], **params: Any) -> list[ModelResponse]:
-        """Many completions with bounded concurrency, answers in input order."""
+    def complete_many(
+        self, batch: Sequence[list[Message]], *, return_exceptions: bool = False, **params: Any
+    ) -> list[Any]:
+        """Many completions with bounded concurrency, answers in input order.
+
+        With `return_exceptions=True` a failed item's slot holds its CultureKBError instead of raising.
+        """
         ...
 
 

@@ -1,0 +1,223 @@
+"""The ArtECulture run: culture-conditioned emotion prediction on the held-out split, every ablation mode.
+
+Metrics: accuracy per culture and overall, Western / non-Western split (when the data says), the ablation table
+over modes beside the majority-class baseline, the prompt-language x culture grid, and, with two judge models,
+explanation alignment scored 1-5 with the judges' Spearman agreement on the ranking of settings.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from culturekb.errors import ConfigError
+from culturekb.evals.metrics import (
+    accuracy,
+    accuracy_by_group,
+    align_predictions,
+    confusion_matrix,
+    majority_baseline_accuracy,
+    spearman_agreement,
+    western_group,
+)
+from culturekb.evals.reports import BarPlot, HeatmapPlot, Plot, Table
+from culturekb.evals.runner import Runner, Setting, register_runner
+from culturekb.inference.base import MODES, Prediction, Predictor
+from culturekb.kb.schema import Sample
+from culturekb.kb.schemes import EmotionScheme
+
+__all__ = ["ArtECultureRunner", "artemculture_tables", "artemculture_plots", "score_alignment", "run_artemculture"]
+
+log = logging.getLogger(__name__)
+
+
+def score_alignment(judge: Any, samples_by_id: Mapping[str, Sample], preds: Sequence[Prediction],
+                    culture_name: Any = str) -> list[float | None]:
+    """1-5 alignment of each explanation with its predicted emotion, by one judge model (None: no explanation)."""
+    from culturekb.builders._prompts import load_prompt
+    from culturekb.models.json_output import complete_json
+
+    template = load_prompt("explanation_alignment", "en", required=("culture", "emotion", "explanation"))
+
+    def valid(obj: Any) -> int:
+        score = obj.get("score") if isinstance(obj, dict) else None
+        if not isinstance(score, int | float) or not 1 <= score <= 5:
+            raise ValueError('expected {"score": 1-5}')
+        return int(round(score))
+
+    out: list[float | None] = []
+    for p in preds:
+        if p.label is None or not p.explanation.strip():
+            out.append(None)
+            continue
+        text = template.render(culture=culture_name(p.culture), emotion=p.label, explanation=p.explanation)
+        out.append(float(complete_json(judge, [{"role": "user", "content": text}], valid, temperature=0.0,
+                                       max_tokens=100)))
+    return out
+
+
+@register_runner("artemculture")
+class ArtECultureRunner(Runner):
+    """Held-out split of ArtEmis/ArtELingo-style data, predicted in each mode (and prompt language)."""
+
+    default_modes = MODES
+
+    def __init__(
+        self,
+        samples: Sequence[Sample],
+        predictor: Predictor,
+        scheme: EmotionScheme,
+        *,
+        split: str = "test",
+        prompt_languages: Sequence[str] | None = None,
+        grid_mode: str = "know",
+        modes: Sequence[str] | None = None,
+        judges: Sequence[Any] = (),
+        kb_version: str = "",
+        **kw: Any,
+    ) -> None:
+        self.all_samples = list(samples)
+        self.split = split
+        self.scheme = scheme
+        self.modes = list(modes or MODES)
+        for m in self.modes:
+            if m not in MODES:
+                raise ConfigError(f"unknown mode {m!r}; use any of {list(MODES)}")
+        self.prompt_languages = list(prompt_languages or [])
+        self.grid_mode = grid_mode
+        self.judges = list(judges)
+        if self.judges and len(self.judges) != 2:
+            raise ConfigError("explanation alignment needs exactly two judge models (or none)")
+        self.kb_version = kb_version
+        super().__init__(predictor, **kw)
+
+    def load(self) -> list[Sample]:
+        test = [s for s in self.all_samples if s.split == self.split and s.label is not None]
+        if not test:
+            raise ConfigError(f"no labelled samples in split {self.split!r}; check the data's split column")
+        return test
+
+    def default_settings(self) -> list[Setting]:
+        settings = [Setting(m) for m in self.modes]
+        settings += [Setting(self.grid_mode, lang) for lang in self.prompt_languages]
+        return settings
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "kb_version": self.kb_version, "split": self.split}
+
+    # -- scoring -------------------------------------------------------------------------------------------------
+    def score(self, samples: Sequence[Sample], predictions_by_setting: Mapping[Setting, Sequence[Prediction]]
+              ) -> dict[str, Any]:
+        train = [s for s in self.all_samples if s.split == "train" and s.label is not None]
+        order = list(self.scheme.labels)
+        cultures = [s.culture for s in samples]
+        baseline = {
+            "overall": majority_baseline_accuracy([s.label for s in train], [s.culture for s in train],
+                                                  [s.label for s in samples], cultures, order=order),
+            **{c: majority_baseline_accuracy([s.label for s in train], [s.culture for s in train],
+                                             [s.label for s in samples if s.culture == c],
+                                             [c] * sum(1 for x in cultures if x == c), order=order)
+               for c in sorted(set(cultures))},
+        }
+        per_setting: dict[str, Any] = {}
+        for setting, preds in predictions_by_setting.items():
+            golds, labels = align_predictions(samples, preds, where=f"artemculture/{setting.key}")
+            cm = confusion_matrix(labels, golds, order)
+            per_setting[setting.key] = {
+                "mode": setting.mode,
+                "prompt_language": setting.prompt_language,
+                "accuracy": accuracy(labels, golds),
+                "per_culture": accuracy_by_group(labels, golds, cultures),
+                "western": accuracy_by_group(labels, golds, [western_group(s) for s in samples]),
+                "invalid": sum(p.parse_status == "invalid" for p in preds),
+                "errors": sum(p.parse_status == "error" for p in preds),
+                "with_knowledge": sum(bool(p.tuples_used) for p in preds),
+                "confusion": cm.to_dict(),
+            }
+        results: dict[str, Any] = {
+            "split": self.split,
+            "n_samples": len(samples),
+            "per_culture_n": {c: cultures.count(c) for c in sorted(set(cultures))},
+            "grid_mode": self.grid_mode,
+            "majority_baseline": baseline,
+            "settings": per_setting,
+        }
+        if self.judges:
+            results["explanation_alignment"] = self._alignment(samples, predictions_by_setting)
+        return results
+
+    def _alignment(self, samples: Sequence[Sample], by_setting: Mapping[Setting, Sequence[Prediction]]
+                   ) -> dict[str, Any]:
+        from culturekb.inference.prompts import culture_display_name
+
+        by_id = {s.id: s for s in samples}
+        means: list[dict[str, float]] = []
+        for judge in self.judges:
+            per: dict[str, float] = {}
+            for setting, preds in by_setting.items():
+                scores = [x for x in score_alignment(judge, by_id, preds, culture_display_name) if x is not None]
+                per[setting.key] = sum(scores) / len(scores) if scores else math.nan
+            means.append(per)
+        return {
+            "judges": [getattr(j, "id", str(j)) for j in self.judges],
+            "mean_score": {getattr(j, "id", str(j)): m for j, m in zip(self.judges, means, strict=True)},
+            "spearman": spearman_agreement(means[0], means[1]) if len(means[0]) >= 2 else math.nan,
+        }
+
+    # -- report --------------------------------------------------------------------------------------------------
+    def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
+        return artemculture_tables(results)
+
+    def plots(self, results: Mapping[str, Any]) -> list[Plot]:
+        return artemculture_plots(results)
+
+
+def artemculture_tables(results: Mapping[str, Any]) -> dict[str, Table]:
+    """The report's tables: ablation over modes beside the baseline, Western split, language grid, alignment."""
+    settings = results["settings"]
+    cultures = list(results["per_culture_n"])
+    mode_rows = {k: v for k, v in settings.items() if v["prompt_language"] is None}
+    ablation = {"majority baseline": {**{c: results["majority_baseline"][c] for c in cultures},
+                                      "overall": results["majority_baseline"]["overall"]}}
+    for key, v in mode_rows.items():
+        ablation[key] = {**{c: v["per_culture"].get(c) for c in cultures}, "overall": v["accuracy"],
+                         "invalid": v["invalid"], "errors": v["errors"], "with knowledge": v["with_knowledge"]}
+    tables = {"ablation": Table.from_nested("Accuracy per culture and mode", ablation, row_label="mode",
+                                            note=f"{results['n_samples']} samples of split {results['split']}")}
+    west = {k: v["western"] for k, v in mode_rows.items() if v["western"]}
+    if west:
+        tables["western"] = Table.from_nested("Accuracy, Western vs non-Western", west, row_label="mode")
+    grid = {v["prompt_language"]: v["per_culture"] for v in settings.values() if v["prompt_language"]}
+    if grid:
+        tables["grid"] = Table.from_nested(f"Prompt language x culture ({results.get('grid_mode', 'know')})", grid,
+                                           row_label="prompt language", columns=cultures)
+    if "explanation_alignment" in results:
+        ea = results["explanation_alignment"]
+        tables["alignment"] = Table.from_nested("Explanation alignment (1-5)", ea["mean_score"],
+                                                row_label="judge", note=f"Spearman {ea['spearman']:.3f}")
+    return tables
+
+
+def artemculture_plots(results: Mapping[str, Any]) -> list[Plot]:
+    """Accuracy per culture per mode, and the confusion matrices of orig and know."""
+    settings = results["settings"]
+    nested = {k: v["per_culture"] for k, v in settings.items() if v["prompt_language"] is None}
+    plots: list[Plot] = [BarPlot.from_nested("accuracy", "Accuracy per culture per mode", nested,
+                                             ylabel="accuracy", ylim=(0.0, 1.0))]
+    from culturekb.evals.metrics import ConfusionMatrix
+
+    for key, v in settings.items():
+        if v["prompt_language"] is None and key in ("orig", "know"):
+            cm = v["confusion"]
+            plots.append(HeatmapPlot.from_confusion(
+                f"confusion-{key}", f"Confusion ({key})",
+                ConfusionMatrix(tuple(cm["labels"]), tuple(tuple(r) for r in cm["counts"]))))
+    return plots
+
+
+def run_artemculture(samples: Sequence[Sample], predictor: Predictor, scheme: EmotionScheme, out_dir: str | Path,
+                     **kw: Any) -> Any:
+    return ArtECultureRunner(samples, predictor, scheme, **kw).run(out_dir)

@@ -1,0 +1,59 @@
+"""Chat messages in the OpenAI format, with the sample's image as a JPEG data URL part.
+
+Local images are read with Pillow, flattened to RGB and shrunk so that their longer side is at most
+`max_image_side`; `http(s)` URLs are passed through for the server to fetch; `data:image/` URLs are kept.
+A missing, unreadable or decompression-bomb sized image raises `DataError` naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+from culturekb._images import DEFAULT_MAX_PIXELS, image_data_url
+from culturekb.errors import ConfigError
+from culturekb.models.base import Message
+
+__all__ = ["build_messages", "image_part", "DEFAULT_MAX_IMAGE_SIDE"]
+
+DEFAULT_MAX_IMAGE_SIDE = 1024
+
+
+def image_part(
+    image: str,
+    max_image_side: int = DEFAULT_MAX_IMAGE_SIDE,
+    *,
+    where: str = "prompt",
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    quality: int = 90,
+) -> dict[str, object]:
+    """An OpenAI `image_url` content part for a local path, `file://`, `http(s)://` or `data:image/` reference."""
+    if max_image_side < 1:
+        raise ConfigError(f"max_image_side must be >= 1 pixel, got {max_image_side}")
+    url = image_data_url(image, where, max_side=max_image_side, quality=quality, max_pixels=max_pixels)
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def build_messages(
+    template_text: str,
+    image: str | None,
+    max_image_side: int = DEFAULT_MAX_IMAGE_SIDE,
+    *,
+    system: str | None = None,
+    where: str = "prompt",
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    quality: int = 90,
+) -> list[Message]:
+    """One user message (after an optional system message): the image part first, then the rendered prompt.
+
+    Without an image the user content is the plain text. `where` names the sample in error messages
+    (e.g. "sample 'wikiart-123'").
+    """
+    if not isinstance(template_text, str) or not template_text.strip():
+        raise ConfigError(f"{where}: the prompt text is empty; render a template before building messages")
+    messages: list[Message] = []
+    if system:
+        messages.append({"role": "system", "content": system})
+    if image is None or not str(image).strip():
+        messages.append({"role": "user", "content": template_text})
+        return messages
+    part = image_part(str(image).strip(), max_image_side, where=where, max_pixels=max_pixels, quality=quality)
+    messages.append({"role": "user", "content": [part, {"type": "text", "text": template_text}]})
+    return messages

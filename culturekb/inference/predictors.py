@@ -1,0 +1,192 @@
+"""Predictors for the paper's modes: the offline KB-prior predictor and a predictor over any `ModelClient`."""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from culturekb.errors import ConfigError, CultureKBError
+from culturekb.inference.augmenter import AugmentedPrompt, Augmenter
+from culturekb.inference.base import Prediction, check_mode
+from culturekb.kb.cultures import default_registry
+from culturekb.kb.schema import Sample
+from culturekb.kb.store import KnowledgeBase
+from culturekb.models.base import ModelClient
+
+__all__ = ["KBPriorPredictor", "ModelPredictor", "make_predictor", "label_prior"]
+
+log = logging.getLogger(__name__)
+
+
+def label_prior(kb: KnowledgeBase) -> dict[str, dict[str, float]]:
+    """Per culture, the training label distribution: recorded at build time, else support-weighted tuples."""
+    recorded = kb.extra_counts.get("label_prior")
+    out: dict[str, dict[str, float]] = {}
+    if isinstance(recorded, dict) and recorded:
+        for c, counts in recorded.items():
+            total = sum(counts.values()) or 1
+            out[c] = {lab: counts.get(lab, 0) / total for lab in kb.scheme.labels}
+        return out
+    for c in kb.cultures:
+        acc: Counter[str] = Counter()
+        for t in kb.for_culture(c):
+            for lab, p in t.distribution.items():
+                acc[lab] += p * t.support
+        total = sum(acc.values()) or 1
+        out[c] = {lab: acc.get(lab, 0) / total for lab in kb.scheme.labels}
+    return out
+
+
+def _argmax(dist: dict[str, float], order: Sequence[str]) -> str:
+    """Highest mass; ties go to the earlier label of the scheme."""
+    return max(order, key=lambda lab: (dist.get(lab, 0.0), -order.index(lab)))
+
+
+class KBPriorPredictor:
+    """Offline baseline: the match-score-weighted mix of the retrieved tuples' distributions P(e).
+
+    With nothing retrieved (and in `orig` / `internal-know`, which use no KB) it predicts the culture's label
+    prior, i.e. the majority class of that culture's training labels.
+    """
+
+    def __init__(self, augmenter: Augmenter, prior_weight: float = 0.05, seed: int = 0) -> None:
+        self.augmenter = augmenter
+        self.kb = augmenter.retriever.kb
+        self.scheme = self.kb.scheme
+        self.prior = label_prior(self.kb)
+        self.prior_weight = prior_weight
+        self.seed = seed
+        self.id = f"kb-prior:{self.kb.version}:pw{prior_weight}"
+
+    def predict(self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None) -> list[Prediction]:
+        check_mode(mode)
+        augs = self.augmenter.augment_many(samples, mode=mode, seed=self.seed)
+        order = list(self.scheme.labels)
+        out = []
+        for s, aug in zip(samples, augs, strict=True):
+            prior = self.prior.get(aug.culture) or {lab: 1 / len(order) for lab in order}
+            if aug.tuples:
+                mix = {lab: self.prior_weight * prior.get(lab, 0.0) for lab in order}
+                for t, w in zip(aug.tuples, aug.scores, strict=True):
+                    for lab, p in t.distribution.items():
+                        mix[lab] = mix.get(lab, 0.0) + w * p
+                label = _argmax(mix, order)
+                why = "retrieved: " + ", ".join(f"{t.concept} -> {t.label}" for t in aug.tuples)
+            else:
+                label = _argmax(prior, order)
+                why = "no knowledge retrieved; the culture's most frequent label"
+            out.append(Prediction(
+                sample_id=s.id, culture=aug.culture, mode=mode, label=label, explanation=why,
+                tuples_used=aug.tuple_ids, raw=label, parse_status="json", template_id=aug.template_id,
+                prompt_language=prompt_language or "en", model=self.id,
+            ))
+        return out
+
+
+class ModelPredictor:
+    """Knowledge-conditioned prediction with a chat model (OpenAI-compatible server or local transformers VLM)."""
+
+    def __init__(
+        self,
+        client: ModelClient,
+        augmenter: Augmenter,
+        template_dir: str | None = None,
+        max_tokens: int = 256,
+        cot_max_tokens: int = 768,
+        temperature: float = 0.0,
+        max_image_side: int = 1024,
+        seed: int = 0,
+    ) -> None:
+        self.client = client
+        self.augmenter = augmenter
+        self.scheme = augmenter.retriever.kb.scheme
+        self.template_dir = template_dir
+        self.max_tokens = max_tokens
+        self.cot_max_tokens = cot_max_tokens
+        self.temperature = temperature
+        self.max_image_side = max_image_side
+        self.seed = seed
+        self.id = f"{client.id}|kb:{augmenter.kb_version}"
+
+    def _language(self, culture: str, requested: str | None) -> str:
+        from culturekb.inference.prompts import normalise_language
+
+        if requested:
+            return normalise_language(requested)
+        return normalise_language(default_registry().resolve(culture).language)
+
+    def build(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[list[dict[str, Any]], str]:
+        """The chat messages for one sample, and the template id."""
+        from culturekb.inference.messages import build_messages
+        from culturekb.inference.prompts import prediction_template, prediction_values
+
+        template = prediction_template(mode, language, self.template_dir)
+        values = prediction_values(aug.culture, self.scheme, language, knowledge=aug.block, title=sample.title)
+        if mode in ("know", "random-know", "cross-culture-know") and not aug.block:
+            # the paper: with no tuple retrieved, the model predicts without a block
+            template = prediction_template("orig", language, self.template_dir)
+        text = template.fill(values)
+        return build_messages(text, sample.image, max_image_side=self.max_image_side), template.id
+
+    def predict(self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None) -> list[Prediction]:
+        from culturekb.inference.parsing import parse_prediction
+        from culturekb.inference.prompts import prediction_languages
+
+        check_mode(mode)
+        augs = self.augmenter.augment_many(samples, mode=mode, seed=self.seed)
+        batch: list[list[dict[str, Any]]] = []
+        meta: list[tuple[str, str]] = []
+        failures: dict[int, str] = {}
+        for i, (s, aug) in enumerate(zip(samples, augs, strict=True)):
+            lang = self._language(aug.culture, prompt_language)
+            if lang not in prediction_languages(mode, self.template_dir):
+                if prompt_language:
+                    raise ConfigError(
+                        f"no {mode!r} prompt template in language {lang!r}; available: "
+                        f"{prediction_languages(mode, self.template_dir)}. Add predict_*.{lang}.txt to a template dir"
+                    )
+                log.warning("no %s template for %s (culture %s); using English", mode, lang, aug.culture)
+                lang = "en"
+            try:
+                messages, tid = self.build(s, aug, mode, lang)
+            except CultureKBError as exc:  # e.g. a missing or unreadable image: recorded, scored wrong
+                failures[i] = str(exc)
+                messages, tid = [], ""
+            batch.append(messages)
+            meta.append((lang, tid))
+        todo = [i for i in range(len(samples)) if i not in failures]
+        max_tokens = self.cot_max_tokens if mode == "internal-know" else self.max_tokens
+        answers = self.client.complete_many([batch[i] for i in todo], temperature=self.temperature,
+                                            max_tokens=max_tokens, return_exceptions=True)
+        by_index: dict[int, Any] = dict(zip(todo, answers, strict=True))
+        out = []
+        for i, (s, aug) in enumerate(zip(samples, augs, strict=True)):
+            lang, tid = meta[i]
+            common = {"sample_id": s.id, "culture": aug.culture, "mode": mode, "tuples_used": aug.tuple_ids,
+                      "template_id": tid, "prompt_language": lang, "model": self.client.id}
+            ans = by_index.get(i)
+            if i in failures or isinstance(ans, BaseException):
+                err = failures.get(i) or f"{type(ans).__name__}: {ans}"
+                out.append(Prediction(label=None, parse_status="error", error=err, **common))
+                continue
+            parsed = parse_prediction(ans.text, self.scheme, lang)
+            out.append(Prediction(label=parsed.label, explanation=parsed.explanation, raw=ans.text,
+                                  parse_status=parsed.status, cached=ans.cached, **common))
+        return out
+
+
+def make_predictor(spec: str, augmenter: Augmenter, base_url: str | None = None, **kw: Any) -> Any:
+    """`kb-prior`, `openai:MODEL` (with base_url) or `hf:PATH`."""
+    if spec == "kb-prior":
+        return KBPriorPredictor(augmenter)
+    if spec.startswith(("openai:", "hf:")):
+        from culturekb.models.factory import make_client
+
+        client_kw = {k: v for k, v in kw.items() if k in ("max_concurrency", "cache", "timeout_s", "max_retries")}
+        client_kw["cache_scope"] = augmenter.kb_version  # cached answers are never reused across KBs
+        client = make_client(spec, base_url=base_url, **client_kw)
+        pred_kw = {k: v for k, v in kw.items() if k in ("template_dir", "max_tokens", "temperature", "seed")}
+        return ModelPredictor(client, augmenter, **pred_kw)
+    raise ConfigError(f"unknown model {spec!r}; use 'kb-prior', 'openai:MODEL' (with --base-url) or 'hf:PATH'")

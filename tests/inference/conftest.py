@@ -1,0 +1,36 @@
+import pytest
+
+from culturekb.inference.augmenter import Augmenter
+from culturekb.kb import KnowledgeBase, KnowledgeTuple
+from culturekb.retrieval.retriever import open_retriever
+
+
+def _t(concept, culture, dist, support=4, rationales=("a reason",)):
+    label = max(dist, key=dist.get)
+    return KnowledgeTuple(concept=concept, culture=culture, label=label, distribution=dist, support=support,
+                          rationales=list(rationales))
+
+
+@pytest.fixture(scope="session")
+def small_kb():
+    tuples = [
+        _t("bamboo", "zh", {"contentment": 0.7, "awe": 0.3}, rationales=["竹子象征气节与宁静", "竹林让人平静"]),
+        _t("full moon", "zh", {"sadness": 0.6, "contentment": 0.4}, rationales=["满月让人思念远方的亲人"]),
+        _t("crane", "zh", {"awe": 0.8, "contentment": 0.2}),
+        _t("skull", "zh", {"fear": 0.9, "sadness": 0.1}),
+        _t("bamboo", "en", {"amusement": 0.6, "contentment": 0.4}, rationales=["pandas eat it, funny"]),
+        _t("full moon", "en", {"fear": 0.5, "awe": 0.3, "contentment": 0.2}, rationales=["werewolves and night"]),
+        _t("storm", "en", {"fear": 0.7, "excitement": 0.3}, support=9),
+    ]
+    return KnowledgeBase(tuples, extra_counts={"label_prior": {"zh": {"contentment": 5, "awe": 2},
+                                                               "en": {"sadness": 4, "fear": 1}}})
+
+
+@pytest.fixture(scope="session")
+def small_retriever(small_kb, default_embedder):
+    return open_retriever(small_kb, default_embedder, backend="faiss")
+
+
+@pytest.fixture
+def augmenter(small_retriever):
+    return Augmenter(small_retriever)
