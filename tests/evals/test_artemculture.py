@@ -71,3 +71,33 @@ def test_bad_options(setup):
         ArtECultureRunner(samples, predictor, SCHEME, modes=["psychic"])
     with pytest.raises(ConfigError, match="split"):
         ArtECultureRunner(samples, predictor, SCHEME, split="valid").load()
+
+
+def test_explanation_alignment_two_judges(setup, tmp_path, openai_server):
+    from culturekb.models.chat import OpenAICompatClient
+
+    kb, samples, predictor = setup
+
+    def judge_a(body):
+        text = body["messages"][-1]["content"]
+        return '{"score": 5, "reason": "specific"}' if "retrieved:" in text else '{"score": 2, "reason": "vague"}'
+
+    def judge_b(body):
+        text = body["messages"][-1]["content"]
+        return '{"score": 4}' if "retrieved:" in text else 'I think 1? {"score": 1}'
+
+    a, b = openai_server(judge_a), openai_server(judge_b)
+    judges = [OpenAICompatClient("judge-a", base_url=a.base_url), OpenAICompatClient("judge-b", base_url=b.base_url)]
+    runner = ArtECultureRunner(samples, predictor, SCHEME, modes=["orig", "know", "random-know"], judges=judges,
+                               progress=False)
+    res = runner.run(tmp_path)
+    ea = res.metrics["explanation_alignment"]
+    assert ea["judges"] == ["openai:judge-a", "openai:judge-b"]
+    # orig: every explanation is the prior fallback -> 2 and 1; know: 3 of 6 retrieved (skull x2, zh garden)
+    assert ea["mean_score"]["openai:judge-a"]["orig"] == pytest.approx(2.0)
+    assert ea["mean_score"]["openai:judge-b"]["orig"] == pytest.approx(1.0)
+    assert ea["mean_score"]["openai:judge-a"]["know"] == pytest.approx((3 * 5 + 3 * 2) / 6)
+    assert ea["spearman"] == pytest.approx(1.0)  # both judges rank the settings alike
+    assert "Explanation alignment" in (tmp_path / "artemculture.md").read_text()
+    with pytest.raises(ConfigError, match="two judge"):
+        ArtECultureRunner(samples, predictor, SCHEME, judges=judges[:1])
