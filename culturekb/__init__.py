@@ -9,17 +9,6 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "__version__",
-    "KnowledgeBase",
-    "KnowledgeTuple",
-    "Sample",
-    "EmotionScheme",
-    "get_scheme",
-    "build_kb",
-    "BuildConfig",
-]
-
 _LAZY = {
     "KnowledgeBase": "culturekb.kb",
     "KnowledgeTuple": "culturekb.kb",
@@ -28,7 +17,22 @@ _LAZY = {
     "get_scheme": "culturekb.kb",
     "build_kb": "culturekb.builders",
     "BuildConfig": "culturekb.builders",
+    "Retriever": "culturekb.retrieval",
+    "open_retriever": "culturekb.retrieval",
+    "build_index": "culturekb.retrieval",
+    "cues": "culturekb.retrieval",
+    "Augmenter": "culturekb.inference.augmenter",
+    "Budget": "culturekb.inference.augmenter",
+    "KBPriorPredictor": "culturekb.inference.predictors",
+    "ModelPredictor": "culturekb.inference.predictors",
+    "make_predictor": "culturekb.inference.predictors",
+    "make_client": "culturekb.models.factory",
+    "make_embedder": "culturekb.models.factory",
+    "load_data": "culturekb.workflows",
+    "open_augmenter": "culturekb.workflows",
 }
+
+__all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

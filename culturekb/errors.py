@@ -41,7 +41,7 @@ class ModelOutputError(ProviderError):
     """A model answered, but its answer could not be parsed or validated."""
 
 
-class IndexError_(CultureKBError):  # noqa: N801 - trailing underscore avoids the builtin
+class IndexError_(CultureKBError):  # noqa: N801, N818 - named as the design says; "_" avoids the builtin
     """A vector index is missing, corrupted, or was built for another KB or embedder."""
 
 

@@ -146,7 +146,8 @@ def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> dic
     index_kb(kb_dir, "faiss")
     examples = ["storm", "stormy sea", "portrait of a woman", "the sea", "flowers"]
     rows = lookup_concepts(kb_dir, examples, "en")
-    lines = ["## Lookups (culture en)", "", "| query | match | kind | score | dominant emotion |", "|---|---|---|---:|---|"]
+    lines = ["## Lookups (culture en)", "", "| query | match | kind | score | dominant emotion |",
+             "|---|---|---|---:|---|"]
     for r in rows:
         m = r["match"]
         lines.append(f"| {r['query']} | {m['concept'] if m else '-'} | {m['kind'] if m else 'none'} | "
@@ -204,7 +205,7 @@ def lookup_concepts(
 ) -> list[dict[str, Any]]:
     """Exact-then-semantic lookup of concepts in one culture of a saved KB, as plain dicts."""
     retriever = open_augmenter(kb_dir, backend, embedder, tau).retriever
-    rows = []
+    rows: list[dict[str, Any]] = []
     for query, m in zip(concepts, retriever.lookup(list(concepts), culture, tau=tau, k=k, cross_culture=cross_culture),
                         strict=True):
         if m is None:
@@ -256,4 +257,133 @@ def eval_artemculture(
     runner = ArtECultureRunner(samples, predictor, kb.scheme, split=split, modes=modes,
                                prompt_languages=prompt_languages, judges=judge_clients, kb_version=kb.version,
                                limit=limit, progress=progress)
+    return runner.run(out)
+
+
+# -- Cedar and RICE-VL runs ----------------------------------------------------------------------------------------
+def _eval_cache(model: str, cache_dir: str | Path | None) -> Any:
+    from culturekb.models.cache import ResponseCache
+
+    return None if model == "kb-prior" else ResponseCache(Path(cache_dir or ".culturekb-cache") / "responses.sqlite")
+
+
+def _eval_client(spec: str | None, base_url: str | None, cache: Any, scope: str = "") -> Any:
+    if spec is None or spec in ("kb-prior", "reference", "full-image"):
+        return None
+    if not spec.startswith(("openai:", "hf:")):
+        raise ConfigError(f"unknown model {spec!r}; use 'kb-prior', 'openai:MODEL' (with --base-url) or 'hf:PATH'")
+    from culturekb.models.factory import make_client
+
+    kw: dict[str, Any] = {"cache": cache, "cache_scope": scope} if spec.startswith("openai:") else {}
+    return make_client(spec, base_url=base_url, **kw)
+
+
+def eval_cedar(
+    data: str | Path, out: str | Path, *, kb_dir: str | Path | None = None, model: str = "kb-prior",
+    scheme: str = "cedar14", modes: Sequence[str] | None = None, prompt_languages: Sequence[str] | None = None,
+    languages: Sequence[str] | None = None, modalities: Sequence[str] | None = None, base_url: str | None = None,
+    image_concepts: bool = False, max_cues: int = 5, tau: float | None = None, max_tokens: int = 128,
+    template_dir: str | Path | None = None, limit: int | None = None, data_root: str | Path | None = None,
+    backend: str = "faiss", embedder: str = "minilm", cache_dir: str | Path | None = None, progress: bool = True,
+) -> Any:
+    """The Cedar run on a Cedar JSONL file: orig and know (cues from the KB in `kb_dir`), per language/modality."""
+    from culturekb.evals.cedar import CedarPredictor, CedarRunner
+    from culturekb.evals.loaders import load_cedar
+
+    samples = load_cedar(data, scheme=scheme, languages=languages, modalities=modalities, data_root=data_root,
+                         check_images=model != "kb-prior")
+    retriever = open_augmenter(kb_dir, backend, embedder, tau).retriever if kb_dir is not None else None
+    kb_version = retriever.kb.version if retriever is not None else ""
+    chosen = list(modes or ["orig", "know"])
+    if retriever is None and ("know" in chosen or prompt_languages):
+        raise ConfigError("Cedar mode 'know' and the prompt-language grid need a KB for the cues; pass --kb DIR "
+                          "or run --modes orig")
+    client = _eval_client(model, base_url, _eval_cache(model, cache_dir), kb_version)
+    image_extractor = None
+    if image_concepts and client is not None:
+        from culturekb.builders.concepts import VLMConceptExtractor
+
+        image_extractor = VLMConceptExtractor(client)
+    predictor = CedarPredictor(scheme, retriever, client, image_concepts=image_extractor, max_cues=max_cues, tau=tau,
+                               template_dir=template_dir, max_tokens=max_tokens)
+    runner = CedarRunner(samples, predictor, scheme, modes=chosen, prompt_languages=prompt_languages,
+                         kb_version=kb_version, limit=limit, progress=progress)
+    return runner.run(out)
+
+
+def build_ricevl_cue_kb(
+    metadata: str | Path, out: str | Path, *, scheme: str = "ricevl14", embedder: str = "minilm",
+    policy: str = "keep", allow_unknown_countries: bool = False, cache_dir: str | Path | None = None,
+    progress: bool = True,
+) -> Any:
+    """Build the regional cue KB from RICE-VL-style training metadata (JSONL) into `out`; returns the BuildResult."""
+    from culturekb.evals.ricevl import build_cue_kb
+
+    return build_cue_kb(metadata, out, scheme=scheme, embedder=embedder, policy=policy,
+                        allow_unknown_countries=allow_unknown_countries, cache_dir=cache_dir, progress=progress)
+
+
+def eval_ricevl_vqa(
+    data: str | Path, out: str | Path, *, kb_dir: str | Path | None = None, cue_metadata: str | Path | None = None,
+    model: str = "kb-prior", judge: str = "reference", base_url: str | None = None,
+    judge_base_url: str | None = None, settings: Sequence[str] | None = None, scheme: str = "ricevl14",
+    region: str | None = None, region_countries: Sequence[str] | None = None, allow_unknown_countries: bool = False,
+    image_concepts: bool = False, max_cues: int = 5, fallback_cues: int = 3, tau: float | None = None,
+    judge_retries: int = 2, max_tokens: int = 128, template_dir: str | Path | None = None, limit: int | None = None,
+    data_root: str | Path | None = None, backend: str = "faiss", embedder: str = "minilm",
+    cache_dir: str | Path | None = None, progress: bool = True,
+) -> Any:
+    """RICE-VL VQA under global / sea / kb-cues, scored with SEA-LAVE by `judge` ('reference' offline, or
+    'openai:MODEL'). The cue KB is `kb_dir`, or is built from `cue_metadata` into `<out>/cue_kb`."""
+    from culturekb.evals.loaders import load_ricevl_vqa
+    from culturekb.evals.ricevl import Region, RiceVLVQARunner, SeaLaveJudge, region_from_samples
+
+    samples = load_ricevl_vqa(data, scheme=scheme, data_root=data_root, check_images=model != "kb-prior",
+                              allow_unknown_countries=allow_unknown_countries)
+    if kb_dir is None and cue_metadata is not None:
+        kb_dir = Path(out) / "cue_kb"
+        build_ricevl_cue_kb(cue_metadata, kb_dir, scheme=scheme, embedder=embedder,
+                            allow_unknown_countries=allow_unknown_countries,
+                            cache_dir=Path(cache_dir or Path(out) / "cache"), progress=progress)
+    retriever = open_augmenter(kb_dir, backend, embedder, tau).retriever if kb_dir is not None else None
+    cache = _eval_cache("model" if model != "kb-prior" or judge != "reference" else "kb-prior", cache_dir)
+    scope = retriever.kb.version if retriever is not None else ""
+    client = _eval_client(model, base_url, cache, scope)
+    judge_obj = None
+    if judge != "reference":
+        judge_client = _eval_client(judge, judge_base_url or base_url, cache)
+        if judge_client is None:
+            raise ConfigError(f"unknown judge {judge!r}; use 'reference' (offline) or 'openai:MODEL'")
+        judge_obj = SeaLaveJudge(judge_client, retries=judge_retries, template_dir=template_dir)
+    reg = region_from_samples(samples, region) if not region_countries else Region(region or "the region",
+                                                                                     tuple(region_countries))
+    image_extractor = None
+    if image_concepts and client is not None:
+        from culturekb.builders.concepts import VLMConceptExtractor
+
+        image_extractor = VLMConceptExtractor(client)
+    runner = RiceVLVQARunner(samples, client=client, retriever=retriever, judge=judge_obj, region=reg,
+                             setting_names=settings, image_concepts=image_extractor, max_cues=max_cues,
+                             fallback_cues=fallback_cues, tau=tau, template_dir=template_dir, max_tokens=max_tokens,
+                             limit=limit, progress=progress)
+    return runner.run(out)
+
+
+def eval_ricevl_grounding(
+    data: str | Path, out: str | Path, *, model: str = "full-image", base_url: str | None = None,
+    bbox_format: str = "xyxy", scale: str = "auto", layout: str = "auto", scheme: str = "ricevl14",
+    allow_unknown_countries: bool = False, max_tokens: int = 128, template_dir: str | Path | None = None,
+    limit: int | None = None, data_root: str | Path | None = None, cache_dir: str | Path | None = None,
+    progress: bool = True,
+) -> Any:
+    """RICE-VL visual grounding: IoU per country and category (model 'full-image'/'kb-prior': whole-image box)."""
+    from culturekb.evals.loaders import load_ricevl_grounding
+    from culturekb.evals.ricevl import RiceVLGroundingRunner
+
+    samples = load_ricevl_grounding(data, bbox_format=bbox_format, data_root=data_root, scheme=scheme,
+                                    allow_unknown_countries=allow_unknown_countries)
+    offline = model in ("kb-prior", "full-image")
+    client = None if offline else _eval_client(model, base_url, _eval_cache(model, cache_dir))
+    runner = RiceVLGroundingRunner(samples, client=client, scale=scale, layout=layout, template_dir=template_dir,
+                                   max_tokens=max_tokens, limit=limit, progress=progress)
     return runner.run(out)

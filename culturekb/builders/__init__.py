@@ -1,9 +1,10 @@
-"""Building a knowledge base (paper steps 1-4): concepts, association, rationales, judges, validation."""
+"""Building a knowledge base (paper steps 1-4): concepts, association, rationales, judges, validation.
 
+Light imports only: torch, open_clip, Pillow and sentence-transformers are imported inside the classes.
+"""
+
+from culturekb.builders.association import Association, associate
 from culturekb.builders.base import ConceptExtractor, Judge, JudgeInput, RationaleGenerator, RationaleRequest
-
-# --- begin: concept extraction, rationales, judges (normalise.py, concepts.py, rationales.py, judges.py) -------
-# Light imports only: torch, open_clip, Pillow and sentence-transformers are imported inside the classes.
 from culturekb.builders.concepts import (
     ClipConceptExtractor,
     PrecomputedConcepts,
@@ -13,9 +14,10 @@ from culturekb.builders.concepts import (
 )
 from culturekb.builders.judges import LexiconJudge, LLMJudge, PrototypeJudge, make_judge
 from culturekb.builders.normalise import normalise_concept
+from culturekb.builders.pipeline import BuildComponents, BuildConfig, BuildResult, build_kb, make_components
 from culturekb.builders.rationales import ExtractiveRationaleGenerator, LLMRationaleGenerator
-
-# --- end: concept extraction, rationales, judges ----------------------------------------------------------------
+from culturekb.builders.review import export_review_queue, import_review_decisions
+from culturekb.builders.validation import POLICIES, apply_verdicts, cohen_kappa
 
 __all__ = [
     "ConceptExtractor",
@@ -23,18 +25,28 @@ __all__ = [
     "RationaleRequest",
     "Judge",
     "JudgeInput",
-    # --- begin: concept extraction, rationales, judges
     "normalise_concept",
     "PrecomputedConcepts",
     "TextConceptExtractor",
     "VLMConceptExtractor",
     "ClipConceptExtractor",
     "make_concept_extractor",
+    "Association",
+    "associate",
     "ExtractiveRationaleGenerator",
     "LLMRationaleGenerator",
     "LexiconJudge",
     "PrototypeJudge",
     "LLMJudge",
     "make_judge",
-    # --- end: concept extraction, rationales, judges
+    "POLICIES",
+    "apply_verdicts",
+    "cohen_kappa",
+    "export_review_queue",
+    "import_review_decisions",
+    "BuildConfig",
+    "BuildComponents",
+    "BuildResult",
+    "build_kb",
+    "make_components",
 ]

@@ -1,4 +1,4 @@
-"""A persistent key-value cache for build steps, so an interrupted build resumes and a rebuild redoes only what changed."""
+"""A persistent key-value cache for build steps: an interrupted build resumes, a rebuild redoes only what changed."""
 
 from __future__ import annotations
 
@@ -24,7 +24,9 @@ class StepCache:
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(target, check_same_thread=False, timeout=30)
         self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("CREATE TABLE IF NOT EXISTS steps (step TEXT, key TEXT, value TEXT, PRIMARY KEY (step, key))")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS steps (step TEXT, key TEXT, value TEXT, PRIMARY KEY (step, key))"
+        )
         self._conn.commit()
 
     def get_many(self, step: str, keys: Sequence[str]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from culturekb._io import stable_hash
 from culturekb.builders._stepcache import StepCache
-from culturekb.builders.base import ConceptExtractor, Judge, RationaleGenerator, RationaleRequest
+from culturekb.builders.base import ConceptExtractor, Judge, JudgeInput, RationaleGenerator, RationaleRequest
 from culturekb.builders.validation import POLICIES, apply_verdicts, judge_inputs
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import JudgeVerdict, KnowledgeTuple, Sample
@@ -41,12 +41,12 @@ class BuildConfig(BaseModel):
 
     scheme: str = "artemis9"
     cultures: list[str] | None = None
-    split: str | None = Field("train", description="build from this split only; None = every sample")
-    concepts: str = Field("text", description="concept extractor: text | precomputed | vlm | clip")
+    split: str | None = Field(default="train", description="build from this split only; None = every sample")
+    concepts: str = Field(default="text", description="concept extractor: text | precomputed | vlm | clip")
     concept_options: dict[str, Any] = Field(default_factory=dict)
     min_support: int = 2
     tie_break: str = "prior"
-    rationales: str = Field("extractive", description="extractive | openai:MODEL")
+    rationales: str = Field(default="extractive", description="extractive | openai:MODEL")
     max_rationales: int = 4
     judges: list[str] = Field(default_factory=lambda: ["lexicon", "prototype"])
     policy: str = "pending"
@@ -187,6 +187,13 @@ def _run_cached(
     return [found[k] for k in keys]
 
 
+def _verdicts_as_json(judge: Judge) -> Callable[[list[JudgeInput]], list[Any]]:
+    def run(batch: list[JudgeInput]) -> list[Any]:
+        return [v.model_dump(mode="json") for v in judge.judge(batch)]
+
+    return run
+
+
 def _sample_key(s: Sample) -> dict[str, Any]:
     return {"id": s.id, "title": s.title, "text": s.text, "image": s.image, "concepts": s.concepts,
             "explanations": s.explanations, "culture": s.culture}
@@ -294,8 +301,7 @@ def build_kb(
             raw = _run_cached(
                 cache, f"judge:{j.id}", inputs,
                 [stable_hash([j.id, i.concept, i.culture, list(i.rationales), i.label]) for i in inputs],
-                lambda batch, j=j: [v.model_dump(mode="json") for v in j.judge(batch)],
-                config.chunk_size, stats["judges"], progress,
+                _verdicts_as_json(j), config.chunk_size, stats["judges"], progress,
             )
             per_judge.append([JudgeVerdict.model_validate(v) for v in raw])
         verdicts = [[pj[i] for pj in per_judge] for i in range(len(tuples))]

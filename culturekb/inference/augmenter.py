@@ -117,7 +117,7 @@ class Augmenter:
         """Knowledge for a sample, or for (prompt, culture, concepts). With `prompt`, the block is put before it."""
         if sample is None:
             if culture is None:
-                raise ConfigError("augment needs a sample, or a culture (with concepts or a prompt to extract them from)")
+                raise ConfigError("augment needs a sample, or a culture (with concepts or a prompt to take them from)")
             sample = Sample(id="query", culture=culture, text=prompt, concepts=list(concepts) if concepts else None)
         elif culture is not None or concepts is not None:
             sample = sample.model_copy(update={k: v for k, v in (("culture", culture), ("concepts", concepts))
@@ -154,7 +154,7 @@ class Augmenter:
                 matches = [self._random(c, max(1, len(ms)), seed, s.id) for s, c, ms in
                            zip(samples, cultures, matches, strict=True)]
         out = []
-        for i, s in enumerate(samples):
+        for i in range(len(samples)):
             lang = language or default_registry().resolve(cultures[i]).language
             chosen = self._dedup(matches[i])
             block, used, tid = self._render(chosen, lang)

@@ -54,6 +54,8 @@ class Predictor(Protocol):
 
     id: str
 
-    def predict(self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None) -> list[Prediction]:
+    def predict(
+        self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
+    ) -> list[Prediction]:
         """One prediction per sample, in input order; failures are recorded, never dropped."""
         ...

@@ -26,8 +26,8 @@ def label_prior(kb: KnowledgeBase) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     if isinstance(recorded, dict) and recorded:
         for c, counts in recorded.items():
-            total = sum(counts.values()) or 1
-            out[c] = {lab: counts.get(lab, 0) / total for lab in kb.scheme.labels}
+            n = float(sum(counts.values())) or 1.0
+            out[c] = {lab: counts.get(lab, 0) / n for lab in kb.scheme.labels}
         return out
     for c in kb.cultures:
         acc: Counter[str] = Counter()
@@ -60,7 +60,9 @@ class KBPriorPredictor:
         self.seed = seed
         self.id = f"kb-prior:{self.kb.version}:pw{prior_weight}"
 
-    def predict(self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None) -> list[Prediction]:
+    def predict(
+        self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
+    ) -> list[Prediction]:
         check_mode(mode)
         augs = self.augmenter.augment_many(samples, mode=mode, seed=self.seed)
         order = list(self.scheme.labels)
@@ -130,7 +132,9 @@ class ModelPredictor:
         text = template.fill(values)
         return build_messages(text, sample.image, max_image_side=self.max_image_side), template.id
 
-    def predict(self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None) -> list[Prediction]:
+    def predict(
+        self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
+    ) -> list[Prediction]:
         from culturekb.inference.parsing import parse_prediction
         from culturekb.inference.prompts import prediction_languages
 
@@ -164,13 +168,14 @@ class ModelPredictor:
         out = []
         for i, (s, aug) in enumerate(zip(samples, augs, strict=True)):
             lang, tid = meta[i]
-            common = {"sample_id": s.id, "culture": aug.culture, "mode": mode, "tuples_used": aug.tuple_ids,
+            common: dict[str, Any] = {"sample_id": s.id, "culture": aug.culture, "mode": mode, "tuples_used": aug.tuple_ids,
                       "template_id": tid, "prompt_language": lang, "model": self.client.id}
             ans = by_index.get(i)
             if i in failures or isinstance(ans, BaseException):
                 err = failures.get(i) or f"{type(ans).__name__}: {ans}"
                 out.append(Prediction(label=None, parse_status="error", error=err, **common))
                 continue
+            assert ans is not None  # every index not in `failures` was sent
             parsed = parse_prediction(ans.text, self.scheme, lang)
             out.append(Prediction(label=parsed.label, explanation=parsed.explanation, raw=ans.text,
                                   parse_status=parsed.status, cached=ans.cached, **common))

@@ -86,13 +86,14 @@ def _lookup(registry: dict[str, _Entry], group: str, kind: str, spec: str) -> tu
     if entry is None:
         for ep in entry_points(group=group, name=name):
             logger.debug("loading %s plugin %r from %s", kind, name, ep.value)
-            entry = _Entry(ep.load(), f"{name}:...")
-            registry[name] = entry
+            factory = ep.load()
+            # a plugin module may register itself (with its own form) while it is imported
+            entry = registry.setdefault(name, _Entry(factory, f"{name}:..."))
             break
     if entry is None:
-        raise ConfigError(
-            f"unknown {kind} spec {spec!r}; valid forms: {', '.join(e.form for e in registry.values())}"
-        )
+        plugins = [f"{ep.name}:..." for ep in entry_points(group=group) if ep.name not in registry]
+        forms = [e.form for e in registry.values()] + plugins
+        raise ConfigError(f"unknown {kind} spec {spec!r}; valid forms: {', '.join(forms)}")
     return entry, argument
 
 
