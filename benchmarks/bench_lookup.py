@@ -8,6 +8,9 @@ variants that go through the semantic path.
 - batched: `Retriever.lookup(queries, culture)`: one encode call and one search call.
 - loop: the straightforward way, `Retriever.lookup([q], culture)` per concept (one encode and one search each).
 - outside-embedder share: (batched wall time - time inside `embedder.encode`) / batched wall time.
+- the batched lookup with encode batch sizes 64 and 256.
+Rounds interleave batched, batch-size and loop runs (medians of `repeats` rounds) so that load from other
+processes on a shared machine affects them alike; wall and CPU (process) time are both reported.
 
 Writes benchmarks/results/bench_lookup.json and prints one JSON line.
 """
@@ -110,6 +113,7 @@ class TimedEmbedder:
 
 
 def main(repeats: int = 3) -> dict[str, Any]:
+    """Run the benchmark (`repeats` interleaved rounds, medians reported) and write the results."""
     from culturekb.models.factory import make_embedder
 
     rng = np.random.default_rng(SEED)
@@ -122,27 +126,42 @@ def main(repeats: int = 3) -> dict[str, Any]:
     retriever = Retriever(kb, index, emb)  # type: ignore[arg-type]
     queries = make_queries(rng, kb, "zh")
     retriever.lookup(queries[:50], "zh")  # warm-up (threads, allocations)
+    default_bs = retriever.encode_batch_size
 
-    batched, shares, encode_calls = [], [], []
+    # Rounds interleave the variants so that load from other processes hits them alike; wall and CPU time.
+    batched, batched_cpu, shares, encode_calls = [], [], [], []
+    loop, loop_cpu, loop_encode = [], [], []
+    by_bs: dict[str, list[float]] = {"64": [], "256": []}
+    out: list[Any] = []
     for _ in range(repeats):
         emb.seconds, emb.calls = 0.0, 0
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         out = retriever.lookup(queries, "zh")
         wall = time.perf_counter() - t0
         batched.append(wall)
+        batched_cpu.append(time.process_time() - c0)
         shares.append((wall - emb.seconds) / wall)
         encode_calls.append(emb.calls)
+
+        for bs in by_bs:
+            retriever.encode_batch_size = int(bs)
+            t0 = time.perf_counter()
+            retriever.lookup(queries, "zh")
+            by_bs[bs].append(time.perf_counter() - t0)
+        retriever.encode_batch_size = default_bs
+
+        emb.seconds, emb.calls = 0.0, 0
+        c0, t0 = time.process_time(), time.perf_counter()
+        for q in queries:
+            retriever.lookup([q], "zh")
+        loop.append(time.perf_counter() - t0)
+        loop_cpu.append(time.process_time() - c0)
+        loop_encode.append(emb.calls)
     matched = sum(m is not None for m in out)
     exact = sum(m is not None and m.kind == "exact" for m in out)
+    batch_s, loop_s = statistics.median(batched), statistics.median(loop)
+    batch_cpu_s, loop_cpu_s = statistics.median(batched_cpu), statistics.median(loop_cpu)
 
-    emb.seconds, emb.calls = 0.0, 0
-    t0 = time.perf_counter()
-    for q in queries:
-        retriever.lookup([q], "zh")
-    loop_s = time.perf_counter() - t0
-    loop_encode_s, loop_calls = emb.seconds, emb.calls
-
-    batch_s = statistics.median(batched)
     result = {
         "name": "bench_lookup",
         "kb_tuples": len(kb),
@@ -152,15 +171,21 @@ def main(repeats: int = 3) -> dict[str, Any]:
         "unmatched": len(queries) - matched,
         "embedder": base.id,
         "index_build_s": round(build_s, 3),
+        "repeats": repeats,
         "batched_s_median": round(batch_s, 3),
         "batched_s_runs": [round(x, 3) for x in batched],
+        "batched_cpu_s_median": round(batch_cpu_s, 3),
         "batched_encode_calls": encode_calls[0],
+        "batched_encode_batch_size": default_bs,
+        "batched_s_by_encode_batch_size": {k: round(statistics.median(v), 3) for k, v in by_bs.items()},
         "batched_concepts_per_s": round(len(queries) / batch_s, 1),
-        "loop_s": round(loop_s, 3),
-        "loop_encode_calls": loop_calls,
-        "loop_encode_s": round(loop_encode_s, 3),
+        "loop_s_median": round(loop_s, 3),
+        "loop_s_runs": [round(x, 3) for x in loop],
+        "loop_cpu_s_median": round(loop_cpu_s, 3),
+        "loop_encode_calls": loop_encode[0],
         "loop_concepts_per_s": round(len(queries) / loop_s, 1),
         "throughput_ratio_batched_over_loop": round(loop_s / batch_s, 2),
+        "throughput_ratio_cpu_time": round(loop_cpu_s / batch_cpu_s, 2),
         "outside_embedder_share": round(statistics.median(shares), 4),
         "outside_embedder_share_runs": [round(x, 4) for x in shares],
         "outside_embedder_target": 0.10,

@@ -219,6 +219,102 @@ def eval_artemculture_cmd(
     out.print(f"reports in {out_dir}")
 
 
+def _print_tables(tables: Any) -> None:
+    from culturekb.evals.reports import render_markdown_table
+
+    for table in tables.values():
+        out.print(f"## {table.title}\n\n{render_markdown_table(table)}", markup=False)
+
+
+@eval_app.command("cedar")
+def eval_cedar_cmd(
+    data: Annotated[Path, typer.Argument(help="Cedar JSONL: id, language, modality, image, narrative, question, "
+                                              "label")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
+    kb: Annotated[Path | None, typer.Option("--kb", help="KB directory the cues come from (needed for 'know')")] = None,
+    model: Annotated[str, typer.Option(help="kb-prior | openai:MODEL | hf:PATH")] = "kb-prior",
+    scheme: Annotated[str, typer.Option(help="label scheme: cedar14, a file, or a comma list")] = "cedar14",
+    modes: Annotated[str, typer.Option(help="comma list of orig, know")] = "orig,know",
+    prompt_languages: Annotated[str | None, typer.Option(help="comma list: adds the prompt x data grid")] = None,
+    languages: Annotated[str | None, typer.Option(help="only these data languages (comma list)")] = None,
+    modality: Annotated[str | None, typer.Option(help="only 'multimodal' or 'text' items")] = None,
+    image_concepts: Annotated[bool, typer.Option(help="also ask the model for image concepts (cue queries)")] = False,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+) -> None:
+    """Cedar: accuracy per language, GEPP/LSEPP, GRQB/LSRQB, language grid; multimodal and text-only apart."""
+    from culturekb.evals.cedar import cedar_tables
+    from culturekb.workflows import eval_cedar
+
+    res = _guard(lambda: eval_cedar(
+        data, out_dir, kb_dir=kb, model=model, scheme=scheme, modes=_csv(modes),
+        prompt_languages=_csv(prompt_languages), languages=_csv(languages),
+        modalities=[modality] if modality else None, base_url=base_url, image_concepts=image_concepts,
+        max_tokens=max_tokens, limit=limit, data_root=data_root))
+    _print_tables(cedar_tables(res.metrics))
+    out.print(f"reports in {out_dir}")
+
+
+@eval_app.command("ricevl-vqa")
+def eval_ricevl_vqa_cmd(
+    data: Annotated[Path, typer.Argument(help="RICE-VL VQA JSONL (id, country, category, sub_culture, image, "
+                                              "question, format, answer)")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
+    kb: Annotated[Path | None, typer.Option("--kb", help="cue KB directory")] = None,
+    cue_metadata: Annotated[Path | None, typer.Option(help="RICE-VL-style metadata JSONL for the cue KB")] = None,
+    model: Annotated[str, typer.Option(help="kb-prior | openai:MODEL | hf:PATH")] = "kb-prior",
+    judge: Annotated[str, typer.Option(help="SEA-LAVE judge: reference (offline) | openai:MODEL")] = "reference",
+    settings: Annotated[str, typer.Option(help="comma list of global, sea, kb-cues")] = "global,sea,kb-cues",
+    region: Annotated[str | None, typer.Option(help="region named by the sea framing (default Southeast Asia)")] = None,
+    region_countries: Annotated[str | None, typer.Option(help="comma list of the region's countries")] = None,
+    cue_scope: Annotated[str, typer.Option(help="kb-cues from any region country, or the item's (oracle)")] = "region",
+    any_country: Annotated[bool, typer.Option(help="accept countries outside the culture registry")] = False,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    judge_base_url: Annotated[str | None, typer.Option(help="endpoint of the judge (default: --base-url)")] = None,
+    max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+) -> None:
+    """RICE-VL VQA: SEA-LAVE per setting, country, category and question format; resumable."""
+    from culturekb.evals.ricevl import vqa_tables
+    from culturekb.workflows import eval_ricevl_vqa
+
+    res = _guard(lambda: eval_ricevl_vqa(
+        data, out_dir, kb_dir=kb, cue_metadata=cue_metadata, model=model, judge=judge, base_url=base_url,
+        judge_base_url=judge_base_url, settings=_csv(settings), region=region,
+        region_countries=_csv(region_countries), cue_scope=cue_scope, allow_unknown_countries=any_country,
+        max_tokens=max_tokens,
+        limit=limit, data_root=data_root))
+    _print_tables(vqa_tables(res.metrics))
+    out.print(f"reports in {out_dir}")
+
+
+@eval_app.command("ricevl-grounding")
+def eval_ricevl_grounding_cmd(
+    data: Annotated[Path, typer.Argument(help="RICE-VL grounding JSONL (id, country, category, image, phrase, bbox)")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
+    model: Annotated[str, typer.Option(help="full-image (offline baseline) | openai:MODEL | hf:PATH")] = "full-image",
+    bbox_format: Annotated[str, typer.Option(help="gold boxes: xyxy|xywh|xyxy_norm|xywh_norm|xyxy_1000")] = "xyxy",
+    scale: Annotated[str, typer.Option(help="model boxes: auto | pixels | unit | thousandths")] = "auto",
+    layout: Annotated[str, typer.Option(help="model boxes: auto | xyxy | xywh")] = "auto",
+    any_country: Annotated[bool, typer.Option(help="accept countries outside the culture registry")] = False,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+) -> None:
+    """RICE-VL grounding: mean IoU per country and category, accuracy at IoU >= 0.5; failures counted."""
+    from culturekb.evals.ricevl import grounding_tables
+    from culturekb.workflows import eval_ricevl_grounding
+
+    res = _guard(lambda: eval_ricevl_grounding(
+        data, out_dir, model=model, base_url=base_url, bbox_format=bbox_format, scale=scale, layout=layout,
+        allow_unknown_countries=any_country, limit=limit, data_root=data_root))
+    _print_tables(grounding_tables(res.metrics))
+    out.print(f"reports in {out_dir}")
+
+
 @app.command()
 def demo(
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="where the demo KB goes")] = Path("demo-output"),
@@ -228,6 +324,16 @@ def demo(
 
     res = _guard(lambda: run_demo(out_dir, console=out))
     out.print(res["markdown"], markup=False)
+
+
+def _register_serve() -> None:
+    """`culturekb serve` lives with the API (culturekb.api.cli); registering it imports nothing heavy."""
+    from culturekb.api.cli import serve_command
+
+    app.command("serve")(serve_command)
+
+
+_register_serve()
 
 
 def _guard(fn: Any) -> Any:
@@ -247,4 +353,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    main()

@@ -24,6 +24,10 @@ __all__ = [
     "lookup_concepts",
     "predict_job",
     "eval_artemculture",
+    "eval_cedar",
+    "build_ricevl_cue_kb",
+    "eval_ricevl_vqa",
+    "eval_ricevl_grounding",
 ]
 
 
@@ -328,9 +332,9 @@ def eval_ricevl_vqa(
     model: str = "kb-prior", judge: str = "reference", base_url: str | None = None,
     judge_base_url: str | None = None, settings: Sequence[str] | None = None, scheme: str = "ricevl14",
     region: str | None = None, region_countries: Sequence[str] | None = None, allow_unknown_countries: bool = False,
-    image_concepts: bool = False, max_cues: int = 5, fallback_cues: int = 3, tau: float | None = None,
-    judge_retries: int = 2, max_tokens: int = 128, template_dir: str | Path | None = None, limit: int | None = None,
-    data_root: str | Path | None = None, backend: str = "faiss", embedder: str = "minilm",
+    image_concepts: bool = False, cue_scope: str = "region", max_cues: int = 5, fallback_cues: int = 3,
+    tau: float | None = None, judge_retries: int = 2, max_tokens: int = 128, template_dir: str | Path | None = None,
+    limit: int | None = None, data_root: str | Path | None = None, backend: str = "faiss", embedder: str = "minilm",
     cache_dir: str | Path | None = None, progress: bool = True,
 ) -> Any:
     """RICE-VL VQA under global / sea / kb-cues, scored with SEA-LAVE by `judge` ('reference' offline, or
@@ -363,7 +367,8 @@ def eval_ricevl_vqa(
 
         image_extractor = VLMConceptExtractor(client)
     runner = RiceVLVQARunner(samples, client=client, retriever=retriever, judge=judge_obj, region=reg,
-                             setting_names=settings, image_concepts=image_extractor, max_cues=max_cues,
+                             setting_names=settings, image_concepts=image_extractor, cue_scope=cue_scope,
+                             max_cues=max_cues,
                              fallback_cues=fallback_cues, tau=tau, template_dir=template_dir, max_tokens=max_tokens,
                              limit=limit, progress=progress)
     return runner.run(out)

@@ -109,10 +109,13 @@ class _WordLists:
     sha: str
 
 
+_EMOTION_SCHEMES = ("artemis9", "cedar14", "plutchik8")
+
+
 @lru_cache(maxsize=1)
 def _word_lists() -> _WordLists:
     """The packaged word lists (text_concepts_en.txt, stopwords_en.txt) plus every emotion-scheme surface form."""
-    from culturekb.kb.schemes import get_scheme, list_schemes
+    from culturekb.kb.schemes import get_scheme
 
     text = resources.files("culturekb.data").joinpath("text_concepts_en.txt").read_text("utf-8")
     sections: dict[str, set[str]] = {}
@@ -128,7 +131,7 @@ def _word_lists() -> _WordLists:
             raise DataError(f"culturekb/data/text_concepts_en.txt: word {line!r} before the first [section]")
         current.add(line)
     emotion_words: set[str] = set()
-    for name in list_schemes():
+    for name in _EMOTION_SCHEMES:  # emotion label sets only; a category scheme (ricevl14) names real concepts
         for form in get_scheme(name).surface_forms("en"):
             emotion_words.update(form.split())
     stop = english_stopwords()

@@ -13,7 +13,7 @@ from culturekb.errors import ConfigError, DataError
 
 __all__ = ["EmotionScheme", "get_scheme", "list_schemes", "load_scheme", "scheme_from_labels", "map_distribution"]
 
-_BUILTIN = ("artemis9", "cedar14", "plutchik8")
+_BUILTIN = ("artemis9", "cedar14", "plutchik8", "ricevl14")
 
 
 def _norm(text: str) -> str:

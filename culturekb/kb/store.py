@@ -43,7 +43,8 @@ class KnowledgeBase:
         self.tuples: list[KnowledgeTuple] = sorted(tuples, key=lambda t: (t.culture, t.concept))
         self.build_config = dict(build_config or {})
         self.embedder = embedder
-        self.extra_counts = dict(extra_counts or {})
+        self._extra_counts = dict(extra_counts or {})
+        self._version: str | None = None
         seen: set[str] = set()
         for t in self.tuples:
             if t.id in seen:
@@ -56,12 +57,27 @@ class KnowledgeBase:
 
     # -- identity ----------------------------------------------------------------------------------------
     @property
+    def extra_counts(self) -> dict[str, Any]:
+        """Counts recorded at build time (flagged, dropped, the training label prior ...)."""
+        return self._extra_counts
+
+    @extra_counts.setter
+    def extra_counts(self, value: dict[str, Any]) -> None:
+        self._extra_counts = dict(value)
+        self._version = None  # the label prior is part of the version
+
+    @property
     def version(self) -> str:
-        """Content hash of the tuples, the label scheme and the training label prior (first 16 hex digits)."""
-        content = {"scheme": self.scheme.to_dict(), "tuples": [t.model_dump(mode="json") for t in self.tuples]}
-        if self.extra_counts.get("label_prior"):
-            content["label_prior"] = self.extra_counts["label_prior"]
-        return stable_hash(content)[:16]
+        """Content hash of the tuples, the label scheme and the training label prior (first 16 hex digits).
+
+        Computed once: a KnowledgeBase's tuples are not edited in place (`replace` makes a new one).
+        """
+        if self._version is None:
+            content = {"scheme": self.scheme.to_dict(), "tuples": [t.model_dump(mode="json") for t in self.tuples]}
+            if self.extra_counts.get("label_prior"):
+                content["label_prior"] = self.extra_counts["label_prior"]
+            self._version = stable_hash(content)[:16]
+        return self._version
 
     @property
     def cultures(self) -> list[str]:

@@ -1,16 +1,22 @@
 """Retry policy shared by the OpenAI-compatible chat client and embedder.
 
 Transient failures (timeouts, connection errors, HTTP 408/409/429 and 5xx) are retried with exponential
-backoff and jitter, honouring a server's `Retry-After` header; any other HTTP error fails at once.
+backoff and jitter, honouring a server's `Retry-After` header; any other HTTP error, and a URL no transport can
+request (no http:// scheme ...), fails at once.
+
+`classify` understands the `openai` SDK's exceptions, aiohttp's (the chat client's direct transport) and
+`HTTPStatusError`, which a transport that does not raise on HTTP errors by itself raises for a non-2xx answer;
+`classify_status` is the one rule for status codes.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["RetryPolicy", "Failure", "classify", "describe_failure"]
+__all__ = ["RetryPolicy", "Failure", "HTTPStatusError", "classify", "classify_status", "describe_failure"]
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _MAX_RETRY_AFTER_S = 60.0
@@ -45,9 +51,17 @@ class Failure:
     detail: str = ""
 
 
-def _retry_after(exc: Any) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
+class HTTPStatusError(Exception):
+    """A non-2xx answer: its status, body text and headers (any mapping with a case-insensitive `get`)."""
+
+    def __init__(self, status: int, body: str, headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(f"HTTP {status}: {body[:300]}")
+        self.status = status
+        self.body = body
+        self.headers: Mapping[str, str] = headers if headers is not None else {}
+
+
+def _retry_after(headers: Any) -> float | None:
     if headers is None:
         return None
     value = headers.get("retry-after")
@@ -57,6 +71,12 @@ def _retry_after(exc: Any) -> float | None:
         return float(value)
     except ValueError:
         return None
+
+
+def classify_status(status: int, body: str, headers: Any = None) -> Failure:
+    """The failure an HTTP error answer stands for: 408/409/429 and 5xx are retried, other statuses are not."""
+    retryable = status in _RETRYABLE_STATUS or status >= 500
+    return Failure("status", retryable, status, _retry_after(headers), detail=f"HTTP {status}: {body[:300]}")
 
 
 def _os_error_cause(exc: BaseException) -> OSError | None:
@@ -71,22 +91,69 @@ def _os_error_cause(exc: BaseException) -> OSError | None:
     return None
 
 
+# A request URL no transport can send (no http:// scheme, bad host ...), as httpx, httpx2 and aiohttp name it.
+_BAD_URL_ERRORS = frozenset({"UnsupportedProtocol", "InvalidURL", "InvalidUrlClientError", "NonHttpUrlClientError"})
+
+
+def _bad_url_cause(exc: BaseException) -> BaseException | None:
+    """The malformed-URL error in the exception's cause chain, if any: retrying it cannot help."""
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 10:
+        if type(cause).__name__ in _BAD_URL_ERRORS:
+            return cause
+        cause = cause.__cause__ or cause.__context__
+        seen += 1
+    return None
+
+
+def _transport_failure(exc: BaseException, timed_out: bool) -> Failure:
+    bad_url = _bad_url_cause(exc)
+    if bad_url is not None:
+        return Failure("connection", False, detail=f"the URL cannot be requested ({bad_url})")
+    refused = _os_error_cause(exc)
+    if refused is not None:  # some transports report a refused connection as a connect timeout
+        return Failure("connection", True, detail=f"connection failed ({refused})")
+    if timed_out:
+        return Failure("timeout", True, detail="request timed out")
+    return Failure("connection", True, detail=f"connection failed ({exc.__cause__ or exc})")
+
+
+def _classify_aiohttp(exc: BaseException) -> Failure | None:
+    try:
+        import aiohttp
+    except ImportError:  # then no aiohttp exception can have been raised
+        return None
+    if isinstance(exc, aiohttp.ClientResponseError):  # too many redirects, a broken status line ...
+        status = exc.status if exc.status >= 400 else None
+        detail = f"bad HTTP answer ({type(exc).__name__}: {exc.message or exc})"
+        retryable = status is not None and status >= 500
+        return Failure("status" if status else "other", retryable, status, _retry_after(exc.headers), detail=detail)
+    if isinstance(exc, aiohttp.ClientError):  # disconnected, reset, truncated body, a malformed URL ...
+        return _transport_failure(exc, isinstance(exc, TimeoutError))
+    return None
+
+
 def classify(exc: BaseException) -> Failure | None:
-    """Classify an exception raised by the `openai` package; None when it is not a transport/API error."""
+    """Classify a failed request; None when `exc` is not a transport/API error (a bug, not a flaky server).
+
+    Understands the `openai` SDK's exceptions, aiohttp's, `HTTPStatusError` and bare timeouts.
+    """
+    if isinstance(exc, HTTPStatusError):
+        return classify_status(exc.status, exc.body, exc.headers)
     import openai
 
     if isinstance(exc, openai.APIConnectionError):  # APITimeoutError is a subclass
-        refused = _os_error_cause(exc)
-        if refused is not None:  # some transports report a refused connection as a connect timeout
-            return Failure("connection", True, detail=f"connection failed ({refused})")
-        if isinstance(exc, openai.APITimeoutError):
-            return Failure("timeout", True, detail="request timed out")
-        return Failure("connection", True, detail=f"connection failed ({exc.__cause__ or exc})")
+        return _transport_failure(exc, isinstance(exc, openai.APITimeoutError))
     if isinstance(exc, openai.APIStatusError):
-        status = int(exc.status_code)
-        retryable = status in _RETRYABLE_STATUS or status >= 500
         body = exc.response.text if exc.response is not None else ""
-        return Failure("status", retryable, status, _retry_after(exc), detail=f"HTTP {status}: {body[:300]}")
+        headers = exc.response.headers if exc.response is not None else None
+        return classify_status(int(exc.status_code), body, headers)
+    failure = _classify_aiohttp(exc)
+    if failure is not None:
+        return failure
+    if isinstance(exc, TimeoutError):  # asyncio.TimeoutError is TimeoutError from Python 3.11
+        return _transport_failure(exc, True)
     return None
 
 

@@ -33,6 +33,7 @@ extra candidates so that the next one of the culture can still match.
 
 from __future__ import annotations
 
+import builtins
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -79,7 +80,7 @@ class Match:
     tuple: KnowledgeTuple
     score: float
     kind: MatchKind
-    alternatives: tuple[Match, ...] = ()
+    alternatives: builtins.tuple[Match, ...] = ()
 
     @property
     def concept(self) -> str:
@@ -91,7 +92,12 @@ class Match:
 
 
 class Retriever:
-    """Looks up query concepts in one culture's tuples of a KB through a prebuilt index (see `build_index`)."""
+    """Looks up query concepts in one culture's tuples of a KB through a prebuilt index (see `build_index`).
+
+    `index` must have been built for this KB version and this embedder (IndexError_ otherwise). `tau`: default
+    cosine threshold; `language`: language of the concepts, for `normalise_concept`; `colour_guard`: reject
+    semantic candidates naming other colours; `encode_batch_size`: batch size of the one encode call.
+    """
 
     def __init__(
         self,
@@ -333,6 +339,7 @@ def open_retriever(
     *,
     build: bool = True,
     tau: float = DEFAULT_TAU,
+    colour_guard: bool = True,
     mmap: bool = True,
     **store_kw: Any,
 ) -> Retriever:
@@ -346,7 +353,8 @@ def open_retriever(
 
         embedder = make_embedder("minilm")
     if kb.path is None:
-        return Retriever(kb, build_index(kb, embedder, backend, persist=False, **store_kw), embedder, tau)
+        index = build_index(kb, embedder, backend, persist=False, **store_kw)
+        return Retriever(kb, index, embedder, tau, colour_guard=colour_guard)
     from culturekb.retrieval.index import INDEX_META, index_dir
 
     if build and not (index_dir(kb, backend) / INDEX_META).is_file():
@@ -359,4 +367,4 @@ def open_retriever(
             mmap=mmap,
             **{k: v for k, v in store_kw.items() if k in ("url", "api_key", "timeout", "ef_search", "nprobe")},
         )
-    return Retriever(kb, index, embedder, tau)
+    return Retriever(kb, index, embedder, tau, colour_guard=colour_guard)

@@ -34,7 +34,8 @@ Common scripts (in tests, the `openai_server` fixture of tests/conftest.py build
     lambda body: body["messages"][-1]["content"]      # echo the last message
     ScriptedOpenAIServer(latency_s=0.05)              # a slow model, for concurrency and throughput checks
 
-Inspect what arrived with `server.requests` (JSON bodies), `server.calls` and `server.max_in_flight`.
+Inspect what arrived with `server.requests` (JSON bodies), `server.request_headers`, `server.calls` and
+`server.max_in_flight`.
 """
 
 from __future__ import annotations
@@ -115,20 +116,19 @@ def _error_body(message: str, kind: str = "invalid_request_error") -> str:
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
             408: "Request Timeout", 422: "Unprocessable Entity", 429: "Too Many Requests",
             500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
+_NO_HEADERS: Mapping[str, str] = {}
 _MAX_HEADER_BYTES = 1 << 16
 _MAX_BODY_BYTES = 1 << 28  # data-URL images make bodies large
 
 
 def _http_response(status: int, body: str, headers: Mapping[str, str], keep_alive: bool) -> bytes:
     data = body.encode("utf-8")
-    lines = [
-        f"HTTP/1.1 {status} {_REASONS.get(status, 'Scripted')}",
-        "Content-Type: application/json",
-        f"Content-Length: {len(data)}",
-        f"Connection: {'keep-alive' if keep_alive else 'close'}",
-        *(f"{name}: {value}" for name, value in headers.items()),
-    ]
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data
+    extra = "".join(f"{name}: {value}\r\n" for name, value in headers.items()) if headers else ""
+    head = (
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Scripted')}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\nConnection: {'keep-alive' if keep_alive else 'close'}\r\n{extra}\r\n"
+    )
+    return head.encode("latin-1") + data
 
 
 async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
@@ -153,8 +153,9 @@ class ScriptedOpenAIServer:
 
     Thread-safe counters: `calls` (POST requests received), `chat_calls`, `embedding_calls`, `in_flight` and
     `max_in_flight` (the most requests being handled at the same time). `requests` holds the JSON bodies
-    received, `errors` any exception a responder raised (that request got HTTP 500). `embed_responder(body)`
-    may script an embeddings answer (e.g. ``(429, "...")``); returning None gives the hash-seeded vectors.
+    received, `request_headers` their HTTP headers (names lower-cased), `errors` any exception a responder
+    raised (that request got HTTP 500). `embed_responder(body)` may script an embeddings answer (e.g.
+    ``(429, "...")``); returning None gives the hash-seeded vectors.
     """
 
     def __init__(
@@ -173,6 +174,7 @@ class ScriptedOpenAIServer:
         self._lock = threading.Lock()
         self._script_pos = 0
         self._requests: list[dict[str, Any]] = []
+        self._request_headers: list[dict[str, str]] = []
         self._errors: list[BaseException] = []
         self._calls = 0
         self._chat_calls = 0
@@ -276,6 +278,12 @@ class ScriptedOpenAIServer:
             return list(self._requests)
 
     @property
+    def request_headers(self) -> list[dict[str, str]]:
+        """The HTTP headers of the requests in `requests` (names lower-cased), in the same order."""
+        with self._lock:
+            return [dict(h) for h in self._request_headers]
+
+    @property
     def errors(self) -> list[BaseException]:
         with self._lock:
             return list(self._errors)
@@ -309,6 +317,7 @@ class ScriptedOpenAIServer:
         """Forget received requests, errors and counters; the script restarts from its first reply."""
         with self._lock:
             self._requests.clear()
+            self._request_headers.clear()
             self._errors.clear()
             self._script_pos = 0
             self._calls = self._chat_calls = self._embedding_calls = 0
@@ -348,7 +357,7 @@ class ScriptedOpenAIServer:
                     writer.write(_http_response(400, _error_body(f"malformed HTTP request: {exc}"), {}, False))
                     return
                 keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
-                status, body, extra_headers = await self._dispatch(method, target, raw)
+                status, body, extra_headers = await self._dispatch(method, target, raw, headers)
                 writer.write(_http_response(status, body, extra_headers, keep_alive))
                 await writer.drain()
                 if not keep_alive:
@@ -363,7 +372,9 @@ class ScriptedOpenAIServer:
                 self._tasks.discard(task)
             writer.close()
 
-    async def _dispatch(self, method: str, target: str, raw: bytes) -> tuple[int, str, Mapping[str, str]]:
+    async def _dispatch(
+        self, method: str, target: str, raw: bytes, headers: dict[str, str]
+    ) -> tuple[int, str, Mapping[str, str]]:
         path = target.split("?", 1)[0].rstrip("/")
         if method == "GET" and path == "/v1/models":
             models = [{"id": "scripted", "object": "model", "created": 0, "owned_by": "culturekb"}]
@@ -377,7 +388,7 @@ class ScriptedOpenAIServer:
         if not isinstance(body, dict):
             return 400, _error_body("request body must be a JSON object"), {}
         is_chat = path.endswith("/chat/completions")
-        self._enter(body, is_chat)
+        self._enter(body, headers, is_chat)
         try:
             item = self._next_item() if is_chat else self.embed_responder
             if self.latency_s > 0:
@@ -390,9 +401,10 @@ class ScriptedOpenAIServer:
 
     # -- scripted answers -------------------------------------------------------------------------------------
 
-    def _enter(self, body: dict[str, Any], is_chat: bool) -> None:
+    def _enter(self, body: dict[str, Any], headers: dict[str, str], is_chat: bool) -> None:
         with self._lock:
             self._requests.append(body)
+            self._request_headers.append(headers)
             self._calls += 1
             if is_chat:
                 self._chat_calls += 1
@@ -441,6 +453,8 @@ class ScriptedOpenAIServer:
         return 500, _error_body(f"scripted responder failed: {exc!r}", "server_error"), {}
 
     async def _chat(self, body: dict[str, Any], item: Any) -> tuple[int, str, Mapping[str, str]]:
+        if isinstance(item, str):  # the common case (plain text, the default reply), with no reply object
+            return 200, json.dumps(self._completion(body, item)), _NO_HEADERS
         try:
             reply = await self._resolve(item, body) or ScriptedReply(content=DEFAULT_REPLY)
         except Exception as exc:  # a broken responder is a test bug: record it and answer 500
@@ -458,7 +472,7 @@ class ScriptedOpenAIServer:
         completion_tokens = max(1, len(text) // 4)
         n = int(body.get("n") or 1)
         return {
-            "id": f"chatcmpl-scripted-{self.calls}",
+            "id": f"chatcmpl-scripted-{self._calls}",  # an int read: atomic, no lock needed
             "object": "chat.completion",
             "created": int(time.time()),
             "model": str(body.get("model", "scripted")),

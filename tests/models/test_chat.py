@@ -8,7 +8,9 @@ from typing import Any
 import pytest
 
 from culturekb.errors import ConfigError, ModelOutputError, ProviderError
-from culturekb.models import ModelClient, OpenAICompatClient, ResponseCache, make_client
+from culturekb.models import ModelClient, OpenAICompatClient, ResponseCache, complete_json, make_client
+from culturekb.models import chat as chat_module
+from culturekb.models._retry import HTTPStatusError, classify, describe_failure
 from culturekb.testing import ScriptedReply
 
 USER = [{"role": "user", "content": "Which emotion does a red lantern evoke?"}]
@@ -17,7 +19,11 @@ ERROR_500 = (500, '{"error": {"message": "boom", "type": "server_error"}}')
 ERROR_400 = (400, '{"error": {"message": "bad parameter temperature", "type": "invalid_request_error"}}')
 
 
-@pytest.fixture(params=["auto", "httpx"])
+BACKENDS = ["direct", "aiohttp", "httpx"]
+"""Plain aiohttp, the openai SDK over aiohttp, the SDK over httpx: every behaviour is proven on each."""
+
+
+@pytest.fixture(params=BACKENDS)
 def make(request):
     """Build clients with fast retries, on each HTTP backend, and close them after the test."""
     clients: list[OpenAICompatClient] = []
@@ -51,6 +57,19 @@ def test_success_returns_text_usage_and_provenance(openai_server, make):
     assert body["temperature"] == 0.0 and body["max_tokens"] == 20
     assert body["top_k"] == 5  # server-specific parameters travel in the body
     assert client.calls == server.calls == 1
+    headers = server.request_headers[0]
+    assert headers["authorization"] == "Bearer EMPTY"  # no key in the environment: what local servers accept
+    assert headers["content-type"].startswith("application/json")
+
+
+def test_non_ascii_messages_and_the_key_from_the_environment_arrive(openai_server, make, monkeypatch):
+    monkeypatch.setenv("CULTUREKB_TEST_KEY", "sk-test")
+    server = openai_server(lambda body: body["messages"][0]["content"])
+    client = make(server.base_url, api_key_env="CULTUREKB_TEST_KEY")
+    text = "灯笼让人想起什么？ — فانوس"
+    assert client.complete([{"role": "user", "content": text}], extra_body={"top_k": 3}).text == text
+    assert server.request_headers[0]["authorization"] == "Bearer sk-test"
+    assert server.requests[0]["top_k"] == 3
 
 
 def test_retries_429_then_succeeds(openai_server, make):
@@ -81,6 +100,11 @@ def test_timeout_is_retried(openai_server, make):
     client = make(server.base_url, timeout_s=0.3)
     assert client.complete(USER).text == "in time"
     assert server.calls == 2 and client.retries == 1
+    server = openai_server(ScriptedReply(content="always late", delay_s=2.0))
+    client = make(server.base_url, timeout_s=0.2, max_retries=1)
+    with pytest.raises(ProviderError, match="timed out.*gave up after 2 attempts") as info:
+        client.complete(USER)
+    assert "raise timeout_s (now 0.2s)" in str(info.value)
 
 
 def test_400_fails_at_once_with_a_clear_message(openai_server, make):
@@ -101,7 +125,7 @@ def test_exhausted_retries_raise_provider_error(openai_server, make):
     with pytest.raises(ProviderError, match="gave up after 3 attempts") as info:
         client.complete(USER)
     assert "max_concurrency" in str(info.value)  # the fix for rate limiting
-    assert server.calls == 3
+    assert server.calls == client.calls == 3 and client.retries == 2
 
 
 def test_unreachable_server_names_the_url(make):
@@ -117,8 +141,42 @@ def test_unreachable_server_names_the_url(make):
 def test_garbage_body_is_a_model_output_error(openai_server, make):
     server = openai_server((200, "<html>proxy error</html>"))
     client = make(server.base_url)
-    with pytest.raises(ModelOutputError, match="not a chat completion"):
+    with pytest.raises(ModelOutputError, match="not a chat completion.*proxy error"):
         client.complete(USER)
+    assert server.calls == 1  # a 200 answer is not retried, whatever its body
+
+
+def test_non_json_error_bodies_follow_their_status(openai_server, make):
+    """A 5xx proxy page is retried; a 4xx one fails at once and shows the page."""
+    server = openai_server([(502, "<html>bad gateway</html>"), (503, ""), "through"])
+    client = make(server.base_url)
+    assert client.complete(USER).text == "through"
+    assert server.calls == 3 and client.retries == 2
+    server = openai_server([(403, "<html>forbidden by proxy</html>"), "never"])
+    client = make(server.base_url, api_key_env="CULTUREKB_TEST_KEY")
+    with pytest.raises(ProviderError, match="403.*forbidden by proxy.*CULTUREKB_TEST_KEY"):
+        client.complete(USER)
+    assert server.calls == 1
+
+
+def test_answer_without_content_is_empty_text(openai_server, make):
+    body = '{"choices": [{"message": {"role": "assistant", "content": null}, "finish_reason": "length"}]}'
+    server = openai_server((200, body))
+    response = make(server.base_url).complete(USER)
+    assert response.text == "" and response.usage == {}
+
+
+def test_malformed_json_answer_is_asked_again(openai_server, make):
+    server = openai_server(["Sure! {label: awe", '{"label": "awe"}'])
+    client = make(server.base_url)
+
+    def needs_label(obj: Any) -> str:
+        return obj["label"]
+
+    assert complete_json(client, USER, needs_label, temperature=0) == "awe"
+    assert server.calls == client.calls == 2
+    second = server.requests[1]["messages"]
+    assert second[1] == {"role": "assistant", "content": "Sure! {label: awe"}  # the model sees its bad answer
 
 
 def test_stream_is_rejected(openai_server, make):
@@ -137,6 +195,20 @@ def test_complete_many_respects_the_concurrency_bound_and_keeps_order(openai_ser
     assert [a.text for a in answers] == [f"q{i}" for i in range(16)]
     assert server.max_in_flight == 4
     assert 0.35 < elapsed < 2.0  # 4 waves of 0.1 s, not 16 serial calls (1.6 s) nor one wave
+
+
+def test_complete_many_return_exceptions_keeps_going(openai_server, make):
+    def answer(body: dict[str, Any]) -> Any:
+        content = body["messages"][0]["content"]
+        return ERROR_400 if content == "q3" else f"a{content[1:]}"
+
+    server = openai_server(answer)
+    client = make(server.base_url, max_concurrency=4)
+    batch = [[{"role": "user", "content": f"q{i}"}] for i in range(10)]
+    results = client.complete_many(batch, return_exceptions=True)
+    assert isinstance(results[3], ProviderError) and "400" in str(results[3])
+    assert [r.text for i, r in enumerate(results) if i != 3] == [f"a{i}" for i in range(10) if i != 3]
+    assert server.calls == client.calls == 10 and client.retries == 0
 
 
 def test_complete_many_failure_cancels_the_rest(openai_server, make):
@@ -227,6 +299,69 @@ def test_invalid_settings_are_config_errors(kwargs):
         OpenAICompatClient("m", base_url="http://127.0.0.1:1/v1", **kwargs)
 
 
+def test_auto_backend_is_direct_when_aiohttp_is_installed(monkeypatch):
+    assert OpenAICompatClient("m", base_url="http://127.0.0.1:1/v1").transport == "direct"
+    for backend in BACKENDS:
+        assert OpenAICompatClient("m", base_url="http://127.0.0.1:1/v1", http_backend=backend).transport == backend
+    monkeypatch.setattr(chat_module, "_aiohttp_available", lambda: False)
+    assert OpenAICompatClient("m", base_url="http://127.0.0.1:1/v1").transport == "httpx"
+    with pytest.raises(ConfigError, match="pip install aiohttp"):
+        OpenAICompatClient("m", base_url="http://127.0.0.1:1/v1", http_backend="direct")
+
+
+def test_malformed_base_url_fails_at_once(make):
+    client = make("127.0.0.1:8000/v1", max_retries=3, backoff_s=5.0)  # no scheme: never reachable
+    with pytest.raises(ProviderError, match="127.0.0.1:8000/v1.*cannot be requested.*base_url"):
+        client.complete(USER)
+    assert client.calls == 1 and client.retries == 0
+
+
+def test_close_releases_connections_and_the_client_can_be_used_again(openai_server, make, recwarn):
+    import gc
+
+    server = openai_server(["one", "two"])
+    client = make(server.base_url)
+    assert client.complete(USER).text == "one"
+    client.close()
+    client.close()  # idempotent
+    assert client.complete(USER).text == "two"  # a fresh private loop and connection pool
+    client.close()
+    gc.collect()
+    leaks = [w for w in recwarn.list if issubclass(w.category, ResourceWarning) or "Unclosed" in str(w.message)]
+    assert not leaks, [str(w.message) for w in leaks]
+
+
+def test_classify_understands_every_transport():
+    import aiohttp
+    import httpx
+    import openai
+
+    request = httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+    sdk_429 = openai.RateLimitError(
+        "rate limited",
+        response=httpx.Response(429, headers={"retry-after": "2"}, content=b"rate limited", request=request),
+        body=None,
+    )
+    direct_429 = HTTPStatusError(429, "rate limited", {"retry-after": "2"})
+    assert classify(sdk_429) == classify(direct_429)
+    assert classify(direct_429).retryable and classify(direct_429).retry_after_s == 2.0
+    assert not classify(HTTPStatusError(404, "no such model")).retryable
+    assert classify(HTTPStatusError(503, "")).retryable
+    timeout = classify(aiohttp.ServerTimeoutError("read timed out"))
+    assert timeout.kind == "timeout" and timeout.retryable
+    assert classify(TimeoutError()).kind == "timeout"
+    for exc in (aiohttp.ServerDisconnectedError(), aiohttp.ClientPayloadError("truncated"),
+                aiohttp.ClientOSError(104, "reset")):
+        failure = classify(exc)
+        assert failure.kind == "connection" and failure.retryable
+    assert classify(openai.APIConnectionError(request=request)).kind == "connection"
+    assert not classify(aiohttp.InvalidURL("nope")).retryable
+    assert classify(ValueError("a bug")) is None
+    message = describe_failure(classify(HTTPStatusError(401, "bad key")), "m", "http://h/v1",
+                               api_key_env="MY_KEY", timeout_s=1.0)
+    assert "model 'm' at http://h/v1" in message and "HTTP 401: bad key" in message and "MY_KEY" in message
+
+
 def test_make_client_builds_openai_clients_and_lists_valid_forms(openai_server):
     server = openai_server(["via factory"])
     client = make_client("openai:test-model", base_url=server.base_url, max_concurrency=2)
@@ -261,12 +396,13 @@ def test_sync_calls_from_many_threads_share_the_bound(openai_server, make):
     assert server.max_in_flight == 3
 
 
-def test_close_cancels_calls_running_in_other_threads(openai_server):
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_close_cancels_calls_running_in_other_threads(openai_server, backend):
     import concurrent.futures
     import threading
 
     server = openai_server(latency_s=30)
-    client = OpenAICompatClient("m", base_url=server.base_url)
+    client = OpenAICompatClient("m", base_url=server.base_url, http_backend=backend)
     outcome: list[str] = []
 
     def call() -> None:
@@ -284,3 +420,22 @@ def test_close_cancels_calls_running_in_other_threads(openai_server):
     client.close()
     thread.join(timeout=5)
     assert outcome == ["cancelled"]
+
+
+def test_plugin_clients_come_in_through_entry_points(monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    from culturekb.models import factory
+
+    plugin = EntryPoint("fake", "culturekb.models.factory:_openai_client", "culturekb.model_clients")
+
+    def fake_entry_points(group: str, name: str | None = None) -> list[EntryPoint]:
+        return [plugin] if group == plugin.group and name in (None, plugin.name) else []
+
+    monkeypatch.setattr(factory, "entry_points", fake_entry_points)
+    monkeypatch.setattr(factory, "_CLIENTS", dict(factory._CLIENTS))
+    with pytest.raises(ConfigError, match="fake:"):  # unloaded plugins are listed among the valid forms
+        make_client("nope:x")
+    client = make_client("fake:plugin-model", base_url="http://127.0.0.1:1/v1")
+    assert isinstance(client, OpenAICompatClient) and client.id == "openai:plugin-model"
+    assert "fake" in factory._CLIENTS

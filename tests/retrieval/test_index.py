@@ -159,3 +159,16 @@ def test_broken_embedder_output_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(DataError, match="expected"):
         build_index(make_kb(), Broken(), "numpy", persist=False)
+
+
+def test_open_retriever_builds_once_then_loads(kb: KnowledgeBase) -> None:
+    from culturekb.retrieval import open_retriever
+
+    emb = HashEmbedder()
+    first = open_retriever(kb, emb)  # type: ignore[arg-type]
+    assert first.index.directory is not None and len(emb.calls) == 1
+    second = open_retriever(kb, emb)  # type: ignore[arg-type]
+    assert len(emb.calls) == 1  # loaded, not rebuilt
+    assert second.lookup(["moon"], "ar")[0] is not None
+    with pytest.raises(IndexError_, match="test:other"):
+        open_retriever(kb, HashEmbedder("test:other"))  # type: ignore[arg-type]

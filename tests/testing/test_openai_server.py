@@ -57,6 +57,21 @@ def test_default_reply_is_a_wellformed_completion(openai_server):
     assert server.requests[0]["messages"][0]["content"] == "hello"
 
 
+def test_request_headers_are_recorded_with_the_bodies(openai_server):
+    server = openai_server()
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=5)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    conn.request("POST", "/v1/chat/completions", body=body,
+                 headers={"Content-Type": "application/json", "Authorization": "Bearer sk-x"})
+    assert conn.getresponse().read()
+    conn.close()
+    assert server.request_headers[0]["authorization"] == "Bearer sk-x"  # names lower-cased
+    assert server.request_headers[0]["content-type"] == "application/json"
+    assert len(server.request_headers) == len(server.requests) == 1
+    server.reset()
+    assert server.request_headers == []
+
+
 def test_list_responder_is_consumed_in_order_and_last_repeats(openai_server):
     server = openai_server(["first", (503, '{"error": "busy"}'), "last"])
     results = [_chat(server) for _ in range(5)]

@@ -115,10 +115,10 @@ class PartitionedStore:
             return [[] for _ in range(q.shape[0])]
         scores_l, rows_l, part_l = [], [], []
         for pi, part in enumerate(parts):
-            s, r = self._part_search(part, q, min(k, len(part.ids)))
-            scores_l.append(np.where(r >= 0, s, -np.inf).astype(np.float32))
-            rows_l.append(r)
-            part_l.append(np.full(r.shape[1], pi, dtype=np.int64))
+            part_scores, part_rows = self._part_search(part, q, min(k, len(part.ids)))
+            scores_l.append(np.where(part_rows >= 0, part_scores, -np.inf).astype(np.float32))
+            rows_l.append(part_rows)
+            part_l.append(np.full(part_rows.shape[1], pi, dtype=np.int64))
         scores = np.concatenate(scores_l, axis=1)
         rows = np.concatenate(rows_l, axis=1)
         owner = np.concatenate(part_l)

@@ -1,0 +1,221 @@
+"""What one API worker serves (a KB, its index, a retriever and an augmenter) and how it is swapped.
+
+A request reads `KBHolder.current` once and uses that snapshot to the end, so an admin reload, which builds the
+new state aside and then replaces the reference in one assignment, never mixes two KBs in one answer. A new KB
+that fails to load or validate leaves the old one serving.
+
+Several workers of one server (`serve(workers=N)`) share reloads through a small JSON file (`ReloadSync`): the
+worker that received the reload publishes the KB directory and version there, the others poll it and load the
+same KB.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from culturekb._io import atomic_write_json
+from culturekb.builders.normalise import normalise_concept
+from culturekb.errors import ConfigError, CultureKBError, DataError
+from culturekb.inference.augmenter import Augmenter
+from culturekb.kb.schema import KnowledgeTuple
+from culturekb.kb.store import KnowledgeBase
+from culturekb.models.base import Embedder
+from culturekb.retrieval.retriever import DEFAULT_TAU, Retriever, open_retriever
+
+__all__ = ["ServingState", "KBHolder", "ReloadSync", "ReloadOutcome"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class ServingState:
+    """One loaded KB with everything needed to answer requests; never mutated after it starts serving."""
+
+    kb: KnowledgeBase
+    retriever: Retriever
+    augmenter: Augmenter
+    kb_dir: Path
+    backend: str
+    loaded_at: str
+    generation: int = 0
+    _exact: dict[tuple[str, str], KnowledgeTuple] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def kb_version(self) -> str:
+        # KnowledgeBase.version hashes every tuple on each access; the state never changes, so hash once
+        return self.kb.version
+
+    @property
+    def embedder_id(self) -> str:
+        return str(self.retriever.embedder.id)
+
+    def exact(self, culture: str, concept: str) -> KnowledgeTuple | None:
+        """The tuple of `culture` whose normalised concept equals the normalised `concept` (plain text only)."""
+        if not self._exact:
+            for t in self.kb.tuples:
+                key = normalise_concept(t.concept, self.retriever.language) or t.concept
+                self._exact.setdefault((t.culture, key), t)
+        norm = normalise_concept(concept.strip(), self.retriever.language) if concept.strip() else None
+        return self._exact.get((culture, norm)) if norm else None
+
+    @cached_property
+    def stats(self) -> dict[str, Any]:
+        from culturekb.kb.stats import divergence, kb_stats
+
+        return {"manifest": self.kb.manifest().model_dump(mode="json"), "stats": kb_stats(self.kb),
+                "divergence": [d.to_dict() for d in divergence(self.kb, top=10)]}
+
+
+@dataclass(frozen=True)
+class ReloadOutcome:
+    previous_version: str | None
+    state: ServingState
+    seconds: float
+
+
+class KBHolder:
+    """Holds the serving state of one worker and replaces it atomically on reload."""
+
+    def __init__(
+        self,
+        embedder: Embedder,
+        backend: str = "faiss",
+        tau: float | None = None,
+        build_index: bool = False,
+        sync: ReloadSync | None = None,
+    ) -> None:
+        self.embedder = embedder
+        self.backend = backend
+        self.tau = DEFAULT_TAU if tau is None else tau
+        self.build_index = build_index
+        self.sync = sync
+        self.current: ServingState | None = None
+        self._lock = threading.Lock()
+        self._generation = 0
+
+    def load(self, kb_dir: str | Path, *, build_index: bool | None = None) -> ServingState:
+        """Load and validate a KB and its index read-only (memory-mapped); does not change what is served."""
+        directory = Path(kb_dir)
+        try:
+            exists = directory.is_dir()
+        except (OSError, ValueError) as exc:  # e.g. a NUL byte or a name too long for the filesystem
+            raise DataError(f"KB directory {str(directory)[:200]!r} is not a usable path ({exc})") from None
+        if not exists:
+            raise DataError(f"KB directory {str(directory)[:200]!r} does not exist; pass a directory written by "
+                            "`culturekb build`")
+        kb = KnowledgeBase.load(directory)
+        build = self.build_index if build_index is None else build_index
+        retriever = open_retriever(kb, self.embedder, self.backend, build=build, tau=self.tau, mmap=True)
+        state = ServingState(
+            kb=kb,
+            retriever=retriever,
+            augmenter=Augmenter(retriever),
+            kb_dir=directory.resolve(),
+            backend=self.backend,
+            loaded_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        )
+        state.exact("", "")  # builds the exact-match table before the state serves
+        _ = state.kb_version
+        return state
+
+    def start(self, kb_dir: str | Path) -> ServingState:
+        """Load the first KB (or the one a sibling worker switched to, when a sync file says so)."""
+        if self.sync is not None:
+            published = self.sync.read()
+            if published and published.get("kb_dir"):
+                kb_dir = published["kb_dir"]
+                self._generation = int(published.get("generation", 0))
+        state = self.load(kb_dir)
+        state.generation = self._generation
+        self.current = state
+        return state
+
+    def reload(self, kb_dir: str | Path | None = None, *, publish: bool = True) -> ReloadOutcome:
+        """Load `kb_dir` (default: the directory served now) and swap it in; the old state keeps serving on error."""
+        t0 = time.perf_counter()
+        with self._lock:
+            old = self.current
+            target = Path(kb_dir) if kb_dir is not None else (old.kb_dir if old is not None else None)
+            if target is None:
+                raise ConfigError("no KB is loaded and no kb_dir was given; pass the KB directory to load")
+            new = self.load(target, build_index=False)
+            self._generation += 1
+            new.generation = self._generation
+            self.current = new  # one reference assignment: requests see the old or the new state, never a mix
+        if publish and self.sync is not None:
+            self.sync.publish(new.kb_dir, new.kb_version)
+        log.info("reloaded KB %s -> %s from %s", old.kb_version if old else None, new.kb_version, new.kb_dir)
+        return ReloadOutcome(old.kb_version if old else None, new, time.perf_counter() - t0)
+
+    def follow(self) -> bool:
+        """Apply a reload published by a sibling worker; True when the served KB changed."""
+        if self.sync is None:
+            return False
+        published = self.sync.poll()
+        if not published:
+            return False
+        cur = self.current
+        same_dir = cur is not None and Path(published["kb_dir"]) == cur.kb_dir
+        if same_dir and cur is not None and published.get("kb_version") == cur.kb_version:
+            return False
+        try:
+            self.reload(published["kb_dir"], publish=False)
+        except CultureKBError as exc:
+            log.error("could not follow the reload to %s published by another worker (%s); still serving %s",
+                      published["kb_dir"], exc, cur.kb_version if cur else None)
+            return False
+        return True
+
+
+class ReloadSync:
+    """A JSON file `{"generation", "kb_dir", "kb_version"}` shared by the workers of one server."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._seen: int | None = None
+        current = self.read()
+        if current:
+            self._seen = int(current.get("generation", 0))
+
+    def read(self) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError) as exc:
+            log.warning("reload sync file %s unreadable (%s); ignoring it", self.path, exc)
+            return None
+        return data if isinstance(data, dict) and "kb_dir" in data else None
+
+    def publish(self, kb_dir: Path, kb_version: str) -> None:
+        generation = time.time_ns()
+        atomic_write_json(self.path, {"generation": generation, "kb_dir": str(kb_dir), "kb_version": kb_version,
+                                      "pid": os.getpid()})
+        self._seen = generation
+
+    def poll(self) -> dict[str, Any] | None:
+        """The published entry when it is newer than the last one seen, else None."""
+        data = self.read()
+        if not data:
+            return None
+        generation = int(data.get("generation", 0))
+        if self._seen is not None and generation <= self._seen:
+            return None
+        self._seen = generation
+        return data
+
+
+def set_torch_threads(n: int | None) -> None:
+    """Limit torch's intra-op threads (several workers on one machine would otherwise oversubscribe the cores)."""
+    if n and "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(n)

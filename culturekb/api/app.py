@@ -1,0 +1,149 @@
+"""`create_app`: the FastAPI application over one KB directory (see `culturekb.api` for the endpoints)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from culturekb import __version__
+from culturekb.api._state import KBHolder, ReloadSync, set_torch_threads
+from culturekb.api.auth import ApiKeys
+from culturekb.api.limits import BodySizeLimit, InvalidRequestError, limits_in_openapi, validation_error_handler
+from culturekb.api.metrics import ApiMetrics, MetricsMiddleware
+from culturekb.api.routes import admin_router, health_router, metrics_router, v1_router
+from culturekb.api.settings import ApiSettings, load_api_settings
+from culturekb.errors import ConfigError, CultureKBError, DataError, IndexError_, ProviderError
+from culturekb.models.base import Embedder
+
+__all__ = ["create_app", "app_from_env"]
+
+log = logging.getLogger(__name__)
+
+_DESCRIPTION = """Retrieval of cultural knowledge tuples (concept, culture, dominant emotion, rationales) and
+knowledge blocks for VLM prompts.
+
+**Keys.** When the server has API keys, send one as `Authorization: Bearer KEY` or `X-API-Key: KEY`. Read keys open
+the `/v1` routes and `/metrics`; admin keys also open `/v1/admin`. `/livez` and `/readyz` never need a key.
+
+**Errors** are JSON objects `{"detail": "what was wrong and what to change", "errors": [...]}`.
+"""
+
+
+def create_app(
+    kb_dir: str | Path | None = None,
+    settings: ApiSettings | None = None,
+    *,
+    embedder: Embedder | str | None = None,
+    **overrides: Any,
+) -> FastAPI:
+    """The API over the KB in `kb_dir`; settings come from `settings`, else the environment, then `overrides`.
+
+    The KB and its index are loaded (read-only, memory-mapped) before this returns, so a broken KB fails here.
+    `embedder`: an Embedder instance to share (tests, notebooks) or a spec; default `settings.embedder`.
+    """
+    if settings is None:
+        settings = load_api_settings(kb_dir=kb_dir, **overrides)
+    else:
+        update = {k: v for k, v in {"kb_dir": kb_dir, **overrides}.items() if v is not None}
+        settings = ApiSettings.model_validate({**settings.model_dump(), **update}) if update else settings
+    if settings.kb_dir is None:
+        raise ConfigError("no KB to serve; pass kb_dir (or set CULTUREKB_API_KB_DIR) to a directory built with "
+                          "`culturekb build`")
+    read, admin = settings.keys()
+    if isinstance(embedder, str) or embedder is None:
+        from culturekb.models.factory import make_embedder
+
+        embedder = make_embedder(embedder or settings.embedder)
+    set_torch_threads(settings.torch_threads)
+    sync = ReloadSync(settings.sync_file) if settings.sync_file is not None else None
+    holder = KBHolder(embedder, settings.backend, settings.tau, build_index=settings.build_index, sync=sync)
+    holder.start(settings.kb_dir)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        task = asyncio.create_task(_follow_reloads(holder, settings.sync_interval_s)) if sync else None
+        try:
+            yield
+        finally:
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    app = FastAPI(title="culturekb retrieval API", version=__version__, description=_DESCRIPTION,
+                  lifespan=lifespan)
+    app.state.settings = settings
+    app.state.holder = holder
+    app.state.api_keys = ApiKeys(read, admin)
+    metrics = ApiMetrics()
+    app.state.metrics = metrics
+    for router in (health_router, metrics_router, v1_router, admin_router):
+        app.include_router(router)
+
+    app.add_exception_handler(RequestValidationError, validation_error_handler)
+    app.add_exception_handler(InvalidRequestError, validation_error_handler)
+    app.add_exception_handler(CultureKBError, _culturekb_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=metrics)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description,
+                                 routes=app.routes)
+            app.openapi_schema = limits_in_openapi(schema, settings)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app
+
+
+_UNPARSEABLE = "There was an error parsing the body"
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """FastAPI's own HTTP errors, with a message that says what to change where FastAPI's does not."""
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400 and exc.detail == _UNPARSEABLE:
+        return JSONResponse({"detail": "the request body could not be decoded; send UTF-8 encoded JSON with "
+                                       "Content-Type: application/json"}, status_code=400)
+    return await http_exception_handler(request, exc)
+
+
+async def _culturekb_error(request: Request, exc: Exception) -> JSONResponse:
+    """Errors raised on purpose by the library: bad input -> 422, a broken index or provider -> 503."""
+    if isinstance(exc, ConfigError | DataError):
+        status = 422
+    elif isinstance(exc, IndexError_ | ProviderError):
+        status = 503
+    else:
+        log.error("unexpected culturekb error on %s: %s", request.url.path, exc)
+        status = 500
+    return JSONResponse({"detail": str(exc)}, status_code=status)
+
+
+async def _follow_reloads(holder: KBHolder, interval: float) -> None:
+    while True:
+        await asyncio.sleep(interval)
+        try:
+            await run_in_threadpool(holder.follow)
+        except Exception:  # noqa: BLE001 - a failed follow must never stop the poller
+            log.exception("following a reload failed; still serving the current KB")
+
+
+def app_from_env() -> FastAPI:
+    """The factory each uvicorn worker calls (`uvicorn culturekb.api.app:app_from_env --factory`): settings from
+    the environment (CULTUREKB_API_KB_DIR, ...), which `serve` sets for its workers."""
+    return create_app(settings=load_api_settings())

@@ -1,0 +1,52 @@
+"""The `culturekb serve` command (registered in culturekb/cli.py); also runnable as `python -m culturekb.api.cli`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from culturekb.errors import CultureKBError
+
+__all__ = ["serve_command"]
+
+
+def serve_command(
+    kb: Annotated[Path, typer.Option("--kb", help="KB directory to serve (written by `culturekb build`)")],
+    host: Annotated[str, typer.Option(help="interface to listen on; 0.0.0.0 for every interface")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="worker processes, each loading the index read-only")] = 1,
+    backend: Annotated[str, typer.Option(help="vector store of the index: faiss | qdrant")] = "faiss",
+    embedder: Annotated[str, typer.Option(help="embedder the index was built with")] = "minilm",
+    tau: Annotated[float | None, typer.Option(help="default cosine threshold of semantic matches")] = None,
+    api_keys_file: Annotated[Path | None, typer.Option(
+        help="TOML file with `read = [...]` and `admin = [...]` key lists; or set CULTUREKB_API_READ_KEYS and "
+             "CULTUREKB_API_ADMIN_KEYS (comma-separated). Without keys, /v1 is open and admin routes are off")] = None,
+    build_index: Annotated[bool, typer.Option(help="build the index first when it is missing")] = True,
+    max_batch: Annotated[int | None, typer.Option(help="most concepts per request (default 256)")] = None,
+    max_body_bytes: Annotated[int | None, typer.Option(help="largest request body (default 1 MiB)")] = None,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
+) -> None:
+    """Serve the HTTP retrieval API (FastAPI + uvicorn): lookups, knowledge blocks, KB stats, metrics."""
+    from culturekb.api.server import serve
+
+    _guard(lambda: serve(kb, host, port, workers, backend=backend, embedder=embedder, tau=tau,
+                         api_keys_file=api_keys_file, build_index=build_index, log_level=log_level,
+                         max_batch=max_batch, max_body_bytes=max_body_bytes))
+
+
+def _guard(fn: Callable[[], Any]) -> Any:
+    """A CultureKBError becomes a one-paragraph message on stderr and exit status 2 (as in culturekb.cli)."""
+    try:
+        return fn()
+    except CultureKBError as exc:
+        from rich.console import Console
+
+        Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {exc}", highlight=False)
+        raise typer.Exit(2) from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    typer.run(serve_command)

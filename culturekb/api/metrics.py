@@ -1,0 +1,81 @@
+"""Prometheus metrics: requests, latency, and exact vs semantic hits per culture.
+
+Each app has its own registry (several apps in one process, as in tests, do not collide). Under `serve` with
+several workers, PROMETHEUS_MULTIPROC_DIR is set and /metrics adds up the values of all workers.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterable
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+
+from culturekb.api.limits import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["ApiMetrics", "MetricsMiddleware", "CONTENT_TYPE_LATEST"]
+
+_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+
+class ApiMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter("culturekb_http_requests", "HTTP requests answered",
+                                ["method", "route", "status"], registry=self.registry)
+        self.latency = Histogram("culturekb_http_request_duration_seconds", "time to answer a request",
+                                 ["method", "route"], buckets=_BUCKETS, registry=self.registry)
+        self.hits = Counter("culturekb_lookup_hits", "looked-up concepts by outcome: exact, semantic or none",
+                            ["culture", "kind"], registry=self.registry)
+        self.concepts = Counter("culturekb_lookup_concepts", "concepts looked up (lookup and augment)",
+                                ["endpoint"], registry=self.registry)
+        self.reloads = Counter("culturekb_reloads", "admin reloads by outcome (ok, failed)", ["outcome"],
+                               registry=self.registry)
+
+    def count_hits(self, culture: str, kinds: Iterable[str | None]) -> None:
+        counts: dict[str, int] = {}
+        for kind in kinds:
+            key = kind or "none"
+            counts[key] = counts.get(key, 0) + 1
+        for kind, n in counts.items():
+            self.hits.labels(culture=culture, kind=kind).inc(n)
+
+    def render(self) -> bytes:
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            from prometheus_client import multiprocess
+
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)
+            return generate_latest(registry)
+        return generate_latest(self.registry)
+
+
+class MetricsMiddleware:
+    """Counts each HTTP request by route template (never the raw path, which carries user text) and status."""
+
+    def __init__(self, app: ASGIApp, metrics: ApiMetrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status: dict[str, Any] = {"code": 500}
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_wrapper)
+        finally:
+            route = scope.get("route")
+            name = getattr(route, "path", None) or "<unmatched>"
+            method = scope.get("method", "")
+            self.metrics.requests.labels(method=method, route=name, status=str(status["code"])).inc()
+            self.metrics.latency.labels(method=method, route=name).observe(time.perf_counter() - start)

@@ -1,0 +1,231 @@
+"""The endpoints. Each request reads the serving state once (`_state`) and answers from that snapshot."""
+
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, Response
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from culturekb.api._state import ServingState
+from culturekb.api.auth import require_admin, require_read
+from culturekb.api.limits import InvalidRequestError, check_strings
+from culturekb.api.schemas import (
+    AugmentMatch,
+    AugmentOut,
+    AugmentRequest,
+    ConceptOut,
+    CultureOut,
+    CulturesOut,
+    ErrorOut,
+    Health,
+    KBOut,
+    LookupItem,
+    LookupOut,
+    LookupRequest,
+    MatchOut,
+    Ready,
+    ReloadOut,
+    ReloadRequest,
+    tuple_out,
+)
+from culturekb.errors import ConfigError, CultureKBError
+from culturekb.retrieval.retriever import Match
+
+__all__ = ["health_router", "v1_router", "admin_router", "metrics_router"]
+
+
+def _err(description: str) -> dict[str, Any]:
+    return {"model": ErrorOut, "description": description}
+
+
+_AUTH_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: _err("no API key, or an unknown one (only when keys are configured)"),
+    403: _err("the key does not grant this route"),
+}
+_BODY_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: _err("the request body could not be decoded (not UTF-8 JSON)"),
+    413: _err("the request body is over the size limit"),
+    422: _err("invalid request: malformed JSON, wrong types, over a limit, or an unknown culture"),
+}
+_NOT_READY: dict[int | str, dict[str, Any]] = {503: _err("no KB is loaded")}
+
+health_router = APIRouter(tags=["health"])
+v1_router = APIRouter(prefix="/v1", tags=["knowledge"], dependencies=[Depends(require_read)],
+                      responses={**_AUTH_ERRORS, **_NOT_READY, 422: _err("invalid request")})
+admin_router = APIRouter(prefix="/v1/admin", tags=["admin"], dependencies=[Depends(require_admin)],
+                         responses={**_AUTH_ERRORS})
+metrics_router = APIRouter(tags=["health"], dependencies=[Depends(require_read)], responses={**_AUTH_ERRORS})
+
+
+def _state(request: Request) -> ServingState:
+    state: ServingState | None = request.app.state.holder.current
+    if state is None:
+        raise HTTPException(503, "no KB is loaded yet; wait for start-up to finish or POST /v1/admin/reload")
+    return state
+
+
+# -- health ------------------------------------------------------------------------------------------------
+@health_router.get("/livez", summary="The process is up", response_model=Health)
+async def livez() -> Health:
+    """Always 200 while the process serves HTTP; no key needed."""
+    return Health()
+
+
+@health_router.get("/readyz", summary="The KB and index are loaded", response_model=Ready, responses=_NOT_READY)
+async def readyz(request: Request) -> Ready | JSONResponse:
+    """200 with the served KB version and embedder id once a KB is loaded, else 503; no key needed."""
+    state: ServingState | None = request.app.state.holder.current
+    if state is None:
+        return JSONResponse({"detail": "no KB is loaded yet"}, status_code=503)
+    return Ready(kb_version=state.kb_version, embedder=state.embedder_id, backend=state.backend,
+                 tuples=len(state.kb), cultures=state.retriever.cultures, loaded_at=state.loaded_at,
+                 pid=os.getpid())
+
+
+@metrics_router.get(
+    "/metrics", summary="Prometheus metrics", response_class=Response,
+    responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
+                     "description": "Prometheus text exposition format"}},
+)
+async def metrics(request: Request) -> Response:
+    """Requests and latency by route and status, lookup hits by culture and kind (exact, semantic, none)."""
+    from culturekb.api.metrics import CONTENT_TYPE_LATEST
+
+    return Response(request.app.state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+
+# -- knowledge ---------------------------------------------------------------------------------------------
+@v1_router.get("/kb", summary="Manifest and stats of the served KB", response_model=KBOut)
+def kb_info(request: Request) -> KBOut:
+    """The manifest, counts per culture, the support histogram and the most divergent concepts."""
+    state = _state(request)
+    stats = state.stats
+    return KBOut(kb_version=state.kb_version, kb_dir=str(state.kb_dir), backend=state.backend,
+                 embedder=state.embedder_id, manifest=stats["manifest"],
+                 stats=stats["stats"], divergence=stats["divergence"])
+
+
+@v1_router.get("/cultures", summary="Cultures of the served KB", response_model=CulturesOut)
+async def cultures(request: Request) -> CulturesOut:
+    """Each culture of the KB with its display name, language and number of tuples."""
+    from culturekb.kb.cultures import default_registry
+
+    state = _state(request)
+    registry = default_registry()
+    out = []
+    for cid in state.retriever.cultures:
+        tuples = state.kb.for_culture(cid)
+        name, language = cid, None
+        if cid in registry:
+            c = registry.resolve(cid)
+            name, language = c.name, c.language
+        out.append(CultureOut(id=cid, name=name, language=language, tuples=len(tuples),
+                              concepts=len({t.concept for t in tuples})))
+    return CulturesOut(kb_version=state.kb_version, cultures=out)
+
+
+def _match_out(m: Match) -> MatchOut:
+    return MatchOut(kind=m.kind, score=round(float(m.score), 6), tuple=tuple_out(m.tuple))
+
+
+@v1_router.post("/lookup", summary="Exact-then-semantic lookup of a batch of concepts", response_model=LookupOut,
+                responses=_BODY_ERRORS)
+def lookup(body: Annotated[LookupRequest, Body()], request: Request) -> LookupOut:
+    """Per concept: the culture's tuple with the same normalised concept (`exact`), else the most similar concept
+    with cosine >= tau (`semantic`), else null. Concepts are plain text; nothing is read from disk for them."""
+    settings = request.app.state.settings
+    check_strings(settings, body.concepts)
+    if body.k > settings.max_k:
+        raise InvalidRequestError(["body", "k"], f"k is {body.k}; the limit is {settings.max_k}. "
+                                  "Ask for fewer alternatives")
+    state = _state(request)
+    r = state.retriever
+    culture = r.resolve_culture(body.culture)
+    norms = r.normalise(body.concepts, on_invalid="skip")
+    matches = r.lookup(body.concepts, culture, tau=body.tau, k=body.k, cross_culture=body.cross_culture,
+                       on_invalid="skip")
+    results = [
+        LookupItem(query=q, normalised=n, match=_match_out(m) if m else None,
+                   alternatives=[_match_out(a) for a in m.alternatives] if m else [])
+        for q, n, m in zip(body.concepts, norms, matches, strict=True)
+    ]
+    metrics = request.app.state.metrics
+    metrics.concepts.labels(endpoint="lookup").inc(len(body.concepts))
+    metrics.count_hits(culture, [m.kind if m else None for m in matches])
+    return LookupOut(kb_version=state.kb_version, culture=culture, tau=r.tau if body.tau is None else body.tau,
+                     results=results)
+
+
+@v1_router.post("/augment", summary="Knowledge block and tuples for a prompt", response_model=AugmentOut,
+                responses=_BODY_ERRORS)
+def augment(body: Annotated[AugmentRequest, Body()], request: Request) -> AugmentOut:
+    """The knowledge block for (prompt, culture, concepts) in one of the paper's modes, the tuples in it, and the
+    block followed by the prompt. Without `concepts`, they are extracted from the prompt's text."""
+    settings = request.app.state.settings
+    check_strings(settings, body.concepts)
+    if body.prompt is not None and len(body.prompt) > settings.max_prompt_chars:
+        raise InvalidRequestError(["body", "prompt"], f"the prompt has {len(body.prompt)} characters; the limit is "
+                         f"{settings.max_prompt_chars}. Send a shorter prompt, or only its concepts")
+    if body.concepts is None and not (body.prompt and body.prompt.strip()):
+        raise InvalidRequestError(["body"], "give `concepts`, or a `prompt` to extract them from", "no_concepts")
+    state = _state(request)
+    culture = state.retriever.resolve_culture(body.culture)
+    ap = state.augmenter.augment(prompt=body.prompt, culture=culture, concepts=body.concepts, mode=body.mode)
+    metrics = request.app.state.metrics
+    metrics.concepts.labels(endpoint="augment").inc(len(ap.concepts))
+    metrics.count_hits(culture, [m.kind for m in ap.matches])
+    return AugmentOut(
+        kb_version=state.kb_version, culture=ap.culture, mode=ap.mode, concepts=list(ap.concepts), block=ap.block,
+        prompt=ap.prompt, template_id=ap.template_id, tuples=[tuple_out(t) for t in ap.tuples],
+        matches=[AugmentMatch(query=m.query, concept=m.concept, culture=m.culture, kind=m.kind,
+                              score=round(float(m.score), 6)) for m in ap.matches],
+    )
+
+
+@v1_router.get("/concepts/{culture}/{concept:path}", summary="The tuple of one concept in one culture",
+               response_model=ConceptOut, responses={404: _err("unknown culture, or no tuple for the concept")})
+async def concept(
+    request: Request,
+    culture: Annotated[str, Path(max_length=64, description="culture id or alias", examples=["zh"])],
+    concept: Annotated[str, Path(max_length=1024, description="concept, matched after normalisation; plain "
+                                 "text, URL-encoded (slashes allowed)", examples=["full moon"])],
+) -> ConceptOut:
+    """Exact match after normalisation ('Full Moons' finds 'full moon'); use POST /v1/lookup for semantic ones."""
+    state = _state(request)
+    try:
+        cid = state.retriever.resolve_culture(culture)
+    except ConfigError as exc:
+        raise HTTPException(404, str(exc)) from None
+    t = state.exact(cid, concept)
+    if t is None:
+        shown = concept if len(concept) <= 80 else concept[:77] + "..."
+        raise HTTPException(404, f"no tuple for concept {shown!r} in culture {cid!r}; this route matches the "
+                                 "normalised concept exactly, use POST /v1/lookup for semantic matches")
+    return ConceptOut(kb_version=state.kb_version, tuple=tuple_out(t))
+
+
+# -- admin -------------------------------------------------------------------------------------------------
+@admin_router.post("/reload", summary="Load a KB and swap it in atomically", response_model=ReloadOut,
+                   responses={**_BODY_ERRORS, 422: _err("the new KB or its index failed to load or validate; the "
+                                                         "old KB keeps serving")})
+async def reload(request: Request, body: Annotated[ReloadRequest | None, Body()] = None) -> ReloadOut:
+    """Load the KB directory given (default: the one served now) with its index, validate both, and swap them in
+    while requests continue. On any failure the old KB keeps serving. With several workers, the others follow
+    within `sync_interval_s`."""
+    holder = request.app.state.holder
+    metrics = request.app.state.metrics
+    old = holder.current
+    try:
+        outcome = await run_in_threadpool(holder.reload, body.kb_dir if body else None)
+    except CultureKBError as exc:
+        metrics.reloads.labels(outcome="failed").inc()
+        serving = old.kb_version if old else "none"
+        raise InvalidRequestError(["body", "kb_dir"], f"reload refused, still serving KB {serving}: {exc}",
+                         "reload_failed") from None
+    metrics.reloads.labels(outcome="ok").inc()
+    new = outcome.state
+    return ReloadOut(previous_version=outcome.previous_version, kb_version=new.kb_version, kb_dir=str(new.kb_dir),
+                     changed=outcome.previous_version != new.kb_version, seconds=round(outcome.seconds, 3))

@@ -1,0 +1,214 @@
+"""Wire models of the HTTP API (requests, answers, errors) with the examples shown in the OpenAPI document.
+
+Length limits here are hard ceilings; the configured limits (`ApiSettings.max_*`) are checked per request and
+written into the served OpenAPI document (`culturekb.api.limits`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from culturekb.kb.schema import KnowledgeTuple
+
+__all__ = [
+    "HARD_MAX_BATCH",
+    "HARD_MAX_CHARS",
+    "HARD_MAX_K",
+    "ErrorOut",
+    "Health",
+    "Ready",
+    "CultureOut",
+    "CulturesOut",
+    "KBOut",
+    "TupleOut",
+    "LookupRequest",
+    "LookupItem",
+    "MatchOut",
+    "LookupOut",
+    "AugmentRequest",
+    "AugmentMatch",
+    "AugmentOut",
+    "ConceptOut",
+    "ReloadRequest",
+    "ReloadOut",
+    "tuple_out",
+]
+
+HARD_MAX_BATCH = 10_000
+HARD_MAX_CHARS = 1_000_000
+HARD_MAX_K = 100
+
+class ErrorOut(BaseModel):
+    """Every error answer: what was wrong and what to change; `errors` lists each invalid field for 422s."""
+
+    detail: str = Field(examples=["culture 'xx' is not in this KB; its cultures are: en, zh. Use one of these ids"])
+    errors: list[dict[str, Any]] | None = Field(
+        None, description="one entry per invalid field (loc, msg, type) for request validation errors"
+    )
+
+
+class Health(BaseModel):
+    status: Literal["ok"] = "ok"
+
+
+class Ready(BaseModel):
+    status: Literal["ready"] = "ready"
+    kb_version: str = Field(examples=["1f78b532861bb5b5"])
+    embedder: str = Field(description="id of the embedder the index was built with", examples=["st:all-MiniLM-L6-v2"])
+    backend: str = Field(examples=["faiss"])
+    tuples: int = Field(examples=[193])
+    cultures: list[str] = Field(examples=[["en", "zh"]])
+    loaded_at: str = Field(description="UTC time this worker loaded the KB", examples=["2025-01-01T12:00:00+00:00"])
+    pid: int = Field(description="process id of the worker that answered (one per worker under `serve`)")
+
+
+class CultureOut(BaseModel):
+    id: str = Field(examples=["zh"])
+    name: str = Field(examples=["Chinese"])
+    language: str | None = Field(None, examples=["zh"])
+    tuples: int = Field(examples=[120])
+    concepts: int = Field(description="distinct concepts of this culture", examples=[118])
+
+
+class CulturesOut(BaseModel):
+    kb_version: str
+    cultures: list[CultureOut]
+
+
+class KBOut(BaseModel):
+    kb_version: str
+    kb_dir: str = Field(description="directory the KB was loaded from")
+    backend: str
+    embedder: str
+    manifest: dict[str, Any] = Field(description="the KB's manifest.json (schema, label scheme, build config, counts)")
+    stats: dict[str, Any] = Field(description="counts per culture, support histogram, label counts (kb_stats)")
+    divergence: list[dict[str, Any]] = Field(description="the 10 concepts on which the cultures diverge most")
+
+
+class TupleOut(BaseModel):
+    """A knowledge tuple: concept, culture, dominant label, label distribution P(e), support, rationales, verdicts."""
+
+    id: str = Field(examples=["zh::full moon"])
+    concept: str = Field(examples=["full moon"])
+    culture: str = Field(examples=["zh"])
+    label: str = Field(description="dominant emotion (or category)", examples=["sadness"])
+    distribution: dict[str, float] = Field(examples=[{"sadness": 0.6, "contentment": 0.4}])
+    support: int = Field(description="number of training images behind the tuple", examples=[5])
+    rationales: list[str] = Field(examples=[["the full moon recalls family far away"]])
+    verdicts: list[dict[str, Any]] = Field(default_factory=list, description="the judges' verdicts")
+    status: str = Field(examples=["accepted"])
+    flagged: bool = False
+
+
+def tuple_out(t: KnowledgeTuple) -> TupleOut:
+    return TupleOut(id=t.id, **t.model_dump(mode="json", exclude={"provenance"}))
+
+
+class LookupRequest(BaseModel):
+    """Exact-then-semantic lookup of a batch of concepts in one culture."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [
+            {"concepts": ["full moon", "stormy sea"], "culture": "en"},
+            {"concepts": ["storm"], "culture": "English", "tau": 0.75, "k": 3, "cross_culture": False},
+        ]},
+    )
+
+    concepts: list[str] = Field(
+        min_length=1, max_length=HARD_MAX_BATCH, description="query concepts, short phrases",
+        examples=[["full moon", "stormy sea"]],
+    )
+    culture: str = Field(min_length=1, max_length=64, description="culture id or alias (see /v1/cultures)",
+                         examples=["en"])
+    tau: float | None = Field(None, ge=0.0, le=1.0, description="cosine threshold of a semantic match "
+                              "(default: the server's)", examples=[0.7])
+    k: int = Field(1, ge=1, le=HARD_MAX_K, description="alternatives: up to k-1 further matches per concept",
+                   examples=[1])
+    cross_culture: bool = Field(False, description="search every other culture instead (the cross-culture ablation)")
+
+
+class MatchOut(BaseModel):
+    kind: Literal["exact", "semantic"] = Field(examples=["exact"])
+    score: float = Field(description="1.0 for exact, else cosine similarity", examples=[1.0])
+    tuple: TupleOut
+
+
+class LookupItem(BaseModel):
+    query: str = Field(examples=["full moon"])
+    normalised: str | None = Field(description="lookup form of the query; null when it has no content words",
+                                   examples=["full moon"])
+    match: MatchOut | None
+    alternatives: list[MatchOut] = Field(default_factory=list)
+
+
+class LookupOut(BaseModel):
+    kb_version: str
+    culture: str = Field(description="the culture id the request resolved to", examples=["en"])
+    tau: float
+    results: list[LookupItem]
+
+
+class AugmentRequest(BaseModel):
+    """Knowledge block for a prompt: give the concepts, or a prompt to extract them from."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [
+            {"prompt": "What emotion does this painting evoke?", "culture": "zh", "concepts": ["full moon"]},
+            {"prompt": "A stormy sea under a full moon. Which emotion?", "culture": "en"},
+        ]},
+    )
+
+    prompt: str | None = Field(None, max_length=HARD_MAX_CHARS, description="the prompt to put the block before",
+                               examples=["What emotion does this painting evoke?"])
+    culture: str = Field(min_length=1, max_length=64, examples=["zh"])
+    concepts: list[str] | None = Field(
+        None, max_length=HARD_MAX_BATCH,
+        description="concepts to retrieve (default: extracted from the prompt)", examples=[["full moon"]],
+    )
+    mode: Literal["orig", "know", "internal-know", "random-know", "cross-culture-know"] = Field(
+        "know", description="the paper's setting; `know` retrieves for the culture")
+
+
+class AugmentMatch(BaseModel):
+    query: str
+    concept: str
+    culture: str
+    kind: Literal["exact", "semantic"]
+    score: float
+
+
+class AugmentOut(BaseModel):
+    kb_version: str
+    culture: str
+    mode: str
+    concepts: list[str] = Field(description="the concepts looked up")
+    block: str = Field(description="the knowledge block ('' when nothing was found)",
+                       examples=["- full moon: sadness (60%, 5 images). the full moon recalls family far away"])
+    prompt: str | None = Field(description="the block followed by the prompt")
+    template_id: str
+    tuples: list[TupleOut]
+    matches: list[AugmentMatch]
+
+
+class ConceptOut(BaseModel):
+    kb_version: str
+    tuple: TupleOut
+
+
+class ReloadRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{}, {"kb_dir": "/srv/kb/v2"}]})
+
+    kb_dir: str | None = Field(None, min_length=1, max_length=4096,
+                               description="KB directory to load (default: reload the one served now)")
+
+
+class ReloadOut(BaseModel):
+    previous_version: str | None
+    kb_version: str
+    kb_dir: str
+    changed: bool = Field(description="whether the KB version changed")
+    seconds: float = Field(description="time to load and validate the new KB and index")

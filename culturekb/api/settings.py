@@ -1,0 +1,115 @@
+"""Settings of the HTTP API: what to serve, API keys, and request limits (environment prefix CULTUREKB_API_)."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from culturekb.errors import ConfigError
+
+__all__ = ["ApiSettings", "load_api_settings", "read_api_keys_file"]
+
+ENV_PREFIX = "CULTUREKB_API_"
+
+
+class ApiSettings(BaseSettings):
+    """Everything `create_app` and `serve` need; each field can come from the environment (CULTUREKB_API_<NAME>).
+
+    List fields read from the environment are comma-separated (CULTUREKB_API_READ_KEYS=key1,key2).
+    """
+
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid")
+
+    kb_dir: Path | None = Field(None, description="KB directory to serve (its index must be built, or build_index)")
+    backend: str = Field("faiss", description="vector store backend of the index: faiss | qdrant")
+    embedder: str = Field("minilm", description="embedder spec; must be the one the index was built with")
+    tau: float | None = Field(None, ge=0.0, le=1.0, description="default cosine threshold (None: the retriever's)")
+    build_index: bool = Field(False, description="build the index at start-up when it is missing")
+    read_keys: Annotated[list[str], NoDecode] = Field(default_factory=list, description="keys for the /v1 routes")
+    admin_keys: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="keys for the admin routes (they also grant read access)"
+    )
+    api_keys_file: Path | None = Field(None, description="TOML file with `read = [...]` and `admin = [...]` lists")
+    max_body_bytes: int = Field(1_048_576, ge=1024, description="largest request body (413 beyond)")
+    max_batch: int = Field(256, ge=1, description="most concepts in one lookup or augment request (422 beyond)")
+    max_concept_chars: int = Field(256, ge=8, description="longest concept string (422 beyond)")
+    max_prompt_chars: int = Field(20_000, ge=100, description="longest prompt of /v1/augment (422 beyond)")
+    max_k: int = Field(20, ge=1, description="largest k of /v1/lookup")
+    sync_file: Path | None = Field(
+        None, description="file through which the workers of one server share admin reloads (set by `serve`)"
+    )
+    sync_interval_s: float = Field(0.5, gt=0, description="how often a worker checks the sync file")
+    torch_threads: int | None = Field(None, ge=1, description="torch threads per worker (set by `serve`)")
+
+    @field_validator("read_keys", "admin_keys", mode="before")
+    @classmethod
+    def _split(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [k.strip() for k in value.split(",") if k.strip()]
+        return value
+
+    @field_validator("read_keys", "admin_keys")
+    @classmethod
+    def _check_keys(cls, keys: list[str]) -> list[str]:
+        return _check_key_list(keys)
+
+    def keys(self) -> tuple[frozenset[str], frozenset[str]]:
+        """(read keys, admin keys): the fields plus the keys file, if any."""
+        read, admin = set(self.read_keys), set(self.admin_keys)
+        if self.api_keys_file is not None:
+            file_read, file_admin = read_api_keys_file(self.api_keys_file)
+            read |= file_read
+            admin |= file_admin
+        return frozenset(read), frozenset(admin)
+
+
+def _check_key_list(keys: list[str]) -> list[str]:
+    for key in keys:
+        if len(key) < 8 or any(ch.isspace() or ch == "," for ch in key):
+            raise ValueError("each API key needs at least 8 characters and no spaces or commas")
+    return keys
+
+
+def read_api_keys_file(path: str | Path) -> tuple[set[str], set[str]]:
+    """(read, admin) keys from a TOML file with the lists `read = [...]` and `admin = [...]`."""
+    p = Path(path)
+    try:
+        raw = tomllib.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"API keys file {p} does not exist; create it or drop --api-keys-file") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"{p}: not a valid TOML file ({exc}); write `read = [\"KEY\"]` and `admin = [\"KEY\"]`"
+        ) from exc
+    unknown = sorted(set(raw) - {"read", "admin"})
+    if unknown:
+        raise ConfigError(f"{p}: unknown entries {unknown}; the file holds only the lists `read` and `admin`")
+    out: list[set[str]] = []
+    for name in ("read", "admin"):
+        keys = raw.get(name, [])
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise ConfigError(f"{p}: `{name}` must be a list of strings, e.g. {name} = [\"a-long-random-key\"]")
+        try:
+            _check_key_list(keys)
+        except ValueError as exc:
+            raise ConfigError(f"{p}: `{name}`: {exc}") from exc
+        out.append(set(keys))
+    if not out[0] and not out[1]:
+        raise ConfigError(f"{p}: no keys; list at least one key under `read` or `admin`")
+    return out[0], out[1]
+
+
+def load_api_settings(**overrides: Any) -> ApiSettings:
+    """Settings from the environment, then explicit overrides (None values are ignored)."""
+    try:
+        return ApiSettings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(map(str, err["loc"]))
+        raise ConfigError(
+            f"invalid API setting {loc} ({ENV_PREFIX}{loc.upper()}): {err['msg']}"
+        ) from exc

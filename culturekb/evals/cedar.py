@@ -1,0 +1,498 @@
+"""The Cedar run: culture-specific emotion answers to narratives (multimodal and text-only), with regional cues.
+
+Settings: ``orig`` (the model alone) and ``know`` (plus a cue block retrieved for the item's culture from any KB:
+concepts from the narrative and the question, and from the image when a VLM concept extractor is given). Each
+setting runs in the item's own language by default; `prompt_languages` adds the prompt-language x data-language
+grid. Decoding: temperature 0, at most 128 new tokens.
+
+Metrics (PAPERS.md section 2), for all items and for the multimodal and text-only subsets apart: accuracy per
+language, macro average and cross-lingual variance; emotion prediction propensity globally (GEPP) and per language
+(LSEPP); Russell quadrant bias globally (GRQB) and per language (LSRQB); the prompt-language x data-language grid.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from culturekb.builders.base import ConceptExtractor
+from culturekb.builders.concepts import TextConceptExtractor
+from culturekb.errors import ConfigError, CultureKBError
+from culturekb.evals.metrics import (
+    accuracy,
+    accuracy_by_group,
+    accuracy_grid,
+    align_predictions,
+    cross_lingual_variance,
+    macro_average,
+    prediction_propensity,
+    prediction_propensity_by_group,
+    quadrant_bias,
+    quadrant_bias_by_group,
+)
+from culturekb.evals.reports import BarPlot, HeatmapPlot, Plot, Table
+from culturekb.evals.runner import Runner, Setting, register_runner
+from culturekb.inference.base import Prediction
+from culturekb.kb.cultures import default_registry
+from culturekb.kb.schema import Sample
+from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
+from culturekb.models.base import ModelClient
+from culturekb.retrieval.cues import CueBlock, cues
+from culturekb.retrieval.retriever import Retriever
+
+__all__ = ["CEDAR_MODES", "CedarPrediction", "CedarPredictor", "CedarRunner", "cedar_tables", "cedar_plots",
+           "cedar_template", "cue_block_for"]
+
+log = logging.getLogger(__name__)
+
+CEDAR_MODES: tuple[str, ...] = ("orig", "know")
+SUBSETS: tuple[str, ...] = ("all", "multimodal", "text")
+_CEDAR_FIELDS = {"orig": ("culture", "narrative", "question", "labels"),
+                 "know": ("culture", "narrative", "question", "labels", "cues")}
+
+
+class CedarPrediction(Prediction):
+    """A Cedar answer plus how its cues were found: ``matched``, ``no-match``, ``no-concepts``,
+    ``culture-not-in-kb`` or ``not-used`` (orig)."""
+
+    cue_status: str = "not-used"
+    concepts: list[str] = Field(default_factory=list)
+
+
+def cedar_template(mode: str, language: str, template_dir: str | Path | None = None) -> Any:
+    """The Cedar prompt for `mode` (orig | know) in `language`, validated for its placeholders."""
+    from culturekb.builders._prompts import load_prompt
+
+    if mode not in CEDAR_MODES:
+        raise ConfigError(f"unknown Cedar mode {mode!r}; use one of {list(CEDAR_MODES)}")
+    fields = _CEDAR_FIELDS[mode]
+    return load_prompt(f"cedar_{mode}", language, required=fields, allowed=("culture_id",),
+                       override_dir=template_dir)
+
+
+def _cedar_languages(mode: str, template_dir: str | Path | None) -> list[str]:
+    from culturekb.builders._prompts import available_prompt_languages
+
+    return available_prompt_languages(f"cedar_{mode}", override_dir=template_dir)
+
+
+def cue_block_for(concepts: Sequence[str], culture: str, retriever: Retriever, *, language: str = "en",
+                  max_items: int = 5, tau: float | None = None, block_template: str | Path = "cues",
+                  item_template: str | Path = "cue_item") -> tuple[CueBlock, str]:
+    """(cue block, status) for one item: status ``matched``, ``no-match``, ``no-concepts`` or
+    ``culture-not-in-kb`` (then the block is empty; the item goes without cues, it is not dropped)."""
+    if not concepts:
+        return CueBlock("", (), ()), "no-concepts"
+    try:
+        retriever.resolve_culture(culture)
+    except ConfigError:
+        return CueBlock("", (), tuple(concepts)), "culture-not-in-kb"
+    try:
+        block = cues(list(concepts), culture, retriever, max_items=max_items, tau=tau, language=language,
+                     block_template=block_template, item_template=item_template)
+    except ConfigError:
+        if language == "en":
+            raise
+        block = cues(list(concepts), culture, retriever, max_items=max_items, tau=tau, language="en",
+                     block_template=block_template, item_template=item_template)
+    return block, ("matched" if block else "no-match")
+
+
+class CedarPredictor:
+    """Cedar answers in mode orig or know: from a chat model (`client`), or offline from the KB (`client=None`,
+    the kb-prior baseline: the culture's training label prior, mixed with the retrieved tuples' distributions in
+    ``know``).
+
+    `retriever`: the KB the cues come from (needed for ``know`` and for kb-prior); `concept_extractor`: test-time
+    concepts from the narrative and question (default: the offline English text extractor); `image_concepts`: a
+    VLM concept extractor for the images of multimodal items (optional).
+    """
+
+    def __init__(
+        self,
+        scheme: str | EmotionScheme = "cedar14",
+        retriever: Retriever | None = None,
+        client: ModelClient | None = None,
+        *,
+        concept_extractor: ConceptExtractor | None = None,
+        image_concepts: ConceptExtractor | None = None,
+        max_cues: int = 5,
+        tau: float | None = None,
+        template_dir: str | Path | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 128,
+        max_image_side: int = 1024,
+        prior_weight: float = 0.05,
+    ) -> None:
+        self.scheme = get_scheme(scheme)
+        self.retriever = retriever
+        self.client = client
+        self.concept_extractor = concept_extractor or TextConceptExtractor(fields=("text", "question"))
+        self.image_concepts = image_concepts
+        self.max_cues = max_cues
+        self.tau = tau
+        self.template_dir = template_dir
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.max_image_side = max_image_side
+        self.prior_weight = prior_weight
+        kb_part = f"|kb:{retriever.kb.version}" if retriever is not None else ""
+        if client is None:
+            if retriever is None:
+                raise ConfigError("the kb-prior Cedar predictor needs a KB (retriever); pass one, or a model client")
+            self._check_kb_scheme()
+            from culturekb.inference.predictors import label_prior
+
+            self._prior = {c: self._to_scheme(d) for c, d in label_prior(retriever.kb).items()}
+            self.id = f"kb-prior:{retriever.kb.version}:pw{prior_weight}"
+        else:
+            self.id = f"{client.id}{kb_part}:t{temperature}:m{max_tokens}"
+        self.id += f"|concepts:{self.concept_extractor.id}" + (f"|img:{image_concepts.id}" if image_concepts else "")
+
+    # -- the KB's labels in the Cedar scheme ------------------------------------------------------------------
+    def _check_kb_scheme(self) -> None:
+        assert self.retriever is not None
+        kb_scheme = self.retriever.kb.scheme
+        if tuple(kb_scheme.labels) != tuple(self.scheme.labels) and self.scheme.name not in kb_scheme.mappings:
+            raise ConfigError(
+                f"kb-prior predicts from the KB's labels, but the KB uses scheme {kb_scheme.name!r} and the data "
+                f"{self.scheme.name!r} with no mapping between them; build the KB with --scheme {self.scheme.name}, "
+                "add a mapping to the KB's scheme file, or use a model"
+            )
+
+    def _to_scheme(self, dist: Mapping[str, float]) -> dict[str, float]:
+        assert self.retriever is not None
+        kb_scheme = self.retriever.kb.scheme
+        if tuple(kb_scheme.labels) == tuple(self.scheme.labels):
+            return {lab: float(dist.get(lab, 0.0)) for lab in self.scheme.labels}
+        return map_distribution(dict(dist), kb_scheme, self.scheme)
+
+    def _prior_for(self, culture: str) -> dict[str, float]:
+        if culture in self._prior:
+            return self._prior[culture]
+        pooled: Counter[str] = Counter()
+        for d in self._prior.values():
+            pooled.update(d)
+        total = sum(pooled.values()) or 1.0
+        return {lab: pooled.get(lab, 0.0) / total for lab in self.scheme.labels}
+
+    def _argmax(self, dist: Mapping[str, float]) -> str:
+        order = list(self.scheme.labels)
+        return max(order, key=lambda lab: (dist.get(lab, 0.0), -order.index(lab)))
+
+    # -- concepts and cues --------------------------------------------------------------------------------------
+    def concepts(self, samples: Sequence[Sample]) -> list[list[str]]:
+        """Test-time concepts: from the narrative and question, plus the image's when `image_concepts` is set."""
+        text = self.concept_extractor.extract(list(samples))
+        out = [list(c) for c in text]
+        if self.image_concepts is not None:
+            idx = [i for i, s in enumerate(samples) if s.image]
+            if idx:
+                try:
+                    found = self.image_concepts.extract([samples[i] for i in idx])
+                except CultureKBError as exc:
+                    log.warning("image concept extraction failed for %d items (%s); they use text concepts only",
+                                len(idx), exc)
+                    found = [[] for _ in idx]
+                for i, cs in zip(idx, found, strict=True):
+                    out[i] = list(dict.fromkeys([*cs, *out[i]]))
+        return out
+
+    def _language(self, sample: Sample, requested: str | None, mode: str) -> str:
+        from culturekb.inference.prompts import normalise_language
+
+        available = _cedar_languages(mode, self.template_dir)
+        if requested:
+            lang = normalise_language(requested)
+            if lang not in available:
+                raise ConfigError(f"no Cedar {mode!r} prompt in language {lang!r}; available: {available}. Add "
+                                  f"cedar_{mode}.{lang}.txt to a template folder (template_dir)")
+            return lang
+        lang = normalise_language(default_registry().resolve(sample.culture).language) \
+            if sample.culture in default_registry() else "en"
+        return lang if lang in available else "en"
+
+    # -- prediction --------------------------------------------------------------------------------------------
+    def predict(self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
+                ) -> list[CedarPrediction]:
+        if mode not in CEDAR_MODES:
+            raise ConfigError(f"unknown Cedar mode {mode!r}; use one of {list(CEDAR_MODES)}")
+        if mode == "know" and self.retriever is None:
+            raise ConfigError("Cedar mode 'know' needs a KB to retrieve cues from; pass --kb (a retriever)")
+        langs = [self._language(s, prompt_language, mode) for s in samples]
+        concepts = self.concepts(samples) if mode == "know" else [[] for _ in samples]
+        blocks: list[tuple[CueBlock, str]] = []
+        for s, cs, lang in zip(samples, concepts, langs, strict=True):
+            if mode == "know":
+                assert self.retriever is not None
+                blocks.append(cue_block_for(cs, s.culture, self.retriever, language=lang, max_items=self.max_cues,
+                                            tau=self.tau))
+            else:
+                blocks.append((CueBlock("", (), ()), "not-used"))
+        if self.client is None:
+            return self._predict_prior(samples, mode, langs, concepts, blocks)
+        return self._predict_model(samples, mode, langs, concepts, blocks)
+
+    def _predict_prior(self, samples: Sequence[Sample], mode: str, langs: Sequence[str],
+                       concepts: Sequence[list[str]], blocks: Sequence[tuple[CueBlock, str]]
+                       ) -> list[CedarPrediction]:
+        out = []
+        for s, lang, cs, (block, status) in zip(samples, langs, concepts, blocks, strict=True):
+            prior = self._prior_for(s.culture)
+            if block.matches:
+                mix = {lab: self.prior_weight * prior.get(lab, 0.0) for lab in self.scheme.labels}
+                for m in block.matches:
+                    for lab, p in self._to_scheme(m.tuple.distribution).items():
+                        mix[lab] = mix.get(lab, 0.0) + m.score * p
+                label = self._argmax(mix)
+                why = "retrieved: " + ", ".join(f"{m.tuple.concept} -> {m.tuple.label}" for m in block.matches)
+            else:
+                label = self._argmax(prior)
+                why = "the culture's most frequent training label"
+            out.append(CedarPrediction(
+                sample_id=s.id, culture=s.culture, mode=mode, label=label, explanation=why,
+                tuples_used=[m.tuple.id for m in block.matches], raw=label, parse_status="json",
+                template_id=block.template_id, prompt_language=lang, model=self.id, cue_status=status, concepts=cs))
+        return out
+
+    def _predict_model(self, samples: Sequence[Sample], mode: str, langs: Sequence[str],
+                       concepts: Sequence[list[str]], blocks: Sequence[tuple[CueBlock, str]]
+                       ) -> list[CedarPrediction]:
+        from culturekb.inference.messages import build_messages
+        from culturekb.inference.parsing import parse_prediction
+        from culturekb.inference.prompts import culture_display_name, format_labels
+
+        assert self.client is not None
+        batch: list[list[dict[str, Any]]] = []
+        tids: list[str] = []
+        failures: dict[int, str] = {}
+        for i, (s, lang, (block, _)) in enumerate(zip(samples, langs, blocks, strict=True)):
+            # the paper's rule: with no cue retrieved, the item is asked without a block
+            use_mode = "know" if mode == "know" and block.text else "orig"
+            template = cedar_template(use_mode, lang, self.template_dir)
+            name = culture_display_name(s.culture, lang) if s.culture in default_registry() else s.culture
+            values = {"culture": name, "culture_id": s.culture, "narrative": (s.text or "").strip(),
+                      "question": (s.question or "").strip(), "labels": format_labels(self.scheme, lang),
+                      "cues": block.text.strip()}
+            tid = template.id + (f"+{block.template_id}" if use_mode == "know" else "")
+            try:
+                batch.append(build_messages(template.fill(values), s.image, self.max_image_side,
+                                            where=f"sample {s.id!r}"))
+            except CultureKBError as exc:  # a missing or unreadable image: recorded, scored wrong
+                failures[i] = str(exc)
+                batch.append([])
+            tids.append(tid)
+        todo = [i for i in range(len(samples)) if i not in failures]
+        answers = self.client.complete_many([batch[i] for i in todo], temperature=self.temperature,
+                                            max_tokens=self.max_tokens, return_exceptions=True)
+        by_index = dict(zip(todo, answers, strict=True))
+        out = []
+        for i, (s, lang, cs, (block, status)) in enumerate(zip(samples, langs, concepts, blocks, strict=True)):
+            common: dict[str, Any] = {
+                "sample_id": s.id, "culture": s.culture, "mode": mode, "template_id": tids[i],
+                "tuples_used": [m.tuple.id for m in block.matches], "prompt_language": lang,
+                "model": self.client.id, "cue_status": status, "concepts": cs}
+            ans = None if i in failures else by_index[i]
+            if ans is None or isinstance(ans, BaseException):
+                out.append(CedarPrediction(label=None, parse_status="error",
+                                           error=failures.get(i) or f"{type(ans).__name__}: {ans}", **common))
+                continue
+            parsed = parse_prediction(ans.text, self.scheme, lang)
+            out.append(CedarPrediction(label=parsed.label, explanation=parsed.explanation, raw=ans.text,
+                                       parse_status=parsed.status, cached=ans.cached, **common))
+        return out
+
+
+# -- the runner ---------------------------------------------------------------------------------------------------
+
+
+@register_runner("cedar")
+class CedarRunner(Runner):
+    """Cedar items predicted in ``orig`` and ``know`` (in each item's language), plus the prompt-language grid."""
+
+    default_modes = CEDAR_MODES
+    record_type = CedarPrediction
+
+    def __init__(
+        self,
+        samples: Sequence[Sample],
+        predictor: Any,
+        scheme: str | EmotionScheme = "cedar14",
+        *,
+        modes: Sequence[str] | None = None,
+        prompt_languages: Sequence[str] | None = None,
+        grid_mode: str = "know",
+        kb_version: str = "",
+        **kw: Any,
+    ) -> None:
+        self.samples = list(samples)
+        self.scheme = get_scheme(scheme)
+        self.modes = list(modes or CEDAR_MODES)
+        for m in [*self.modes, grid_mode]:
+            if m not in CEDAR_MODES:
+                raise ConfigError(f"unknown Cedar mode {m!r}; use any of {list(CEDAR_MODES)}")
+        self.prompt_languages = list(prompt_languages or [])
+        self.grid_mode = grid_mode
+        self.kb_version = kb_version
+        super().__init__(predictor, **kw)
+
+    def load(self) -> list[Sample]:
+        for s in self.samples:
+            if s.label is None:
+                raise ConfigError(f"Cedar item {s.id!r} has no gold label; load the data with labels")
+        return list(self.samples)
+
+    def default_settings(self) -> list[Setting]:
+        return [Setting(m) for m in self.modes] + [Setting(self.grid_mode, lang) for lang in self.prompt_languages]
+
+    def config(self) -> dict[str, Any]:
+        return {**super().config(), "kb_version": self.kb_version, "scheme": self.scheme.name}
+
+    # -- scoring -------------------------------------------------------------------------------------------------
+    def _block(self, golds: Sequence[str], preds: Sequence[str | None], langs: Sequence[str],
+               records: Sequence[Prediction]) -> dict[str, Any]:
+        labels = list(self.scheme.labels)
+        per_language = accuracy_by_group(preds, golds, langs)
+        block: dict[str, Any] = {
+            "n": len(golds),
+            "n_per_language": dict(sorted(Counter(langs).items())),
+            "accuracy": accuracy(preds, golds),
+            "per_language": per_language,
+            "macro_average": macro_average(per_language),
+            "cross_lingual_variance": cross_lingual_variance(per_language),
+            "gepp": prediction_propensity(preds, golds, labels),
+            "lsepp": prediction_propensity_by_group(preds, golds, langs, labels),
+            "invalid": sum(p.parse_status == "invalid" for p in records),
+            "errors": sum(p.parse_status == "error" for p in records),
+            "with_cues": sum(bool(p.tuples_used) for p in records),
+            "cue_status": dict(sorted(Counter(getattr(p, "cue_status", "") for p in records).items())),
+        }
+        if self.scheme.quadrants:
+            block["grqb"] = quadrant_bias(preds, golds, self.scheme.quadrants)
+            block["lsrqb"] = quadrant_bias_by_group(preds, golds, langs, self.scheme.quadrants)
+        return block
+
+    def score(self, samples: Sequence[Sample], predictions_by_setting: Mapping[Setting, Sequence[Prediction]]
+              ) -> dict[str, Any]:
+        langs_all = [s.culture for s in samples]
+        modality = [str(s.metadata.get("modality", "multimodal" if s.image else "text")) for s in samples]
+        per_setting: dict[str, Any] = {}
+        grid_rows: list[str] = []
+        grid_cols: list[str] = []
+        grid_preds: list[str | None] = []
+        grid_golds: list[str] = []
+        for setting, preds in predictions_by_setting.items():
+            golds, labels = align_predictions(samples, preds, where=f"cedar/{setting.key}")
+            by_id = {p.sample_id: p for p in preds}
+            records = [by_id[s.id] for s in samples]
+            entry: dict[str, Any] = {"mode": setting.mode, "prompt_language": setting.prompt_language}
+            for subset in SUBSETS:
+                idx = [i for i, m in enumerate(modality) if subset == "all" or m == subset]
+                if not idx or (subset != "all" and len(idx) == len(samples)):
+                    continue  # a subset equal to all items would repeat the "all" rows
+                entry[subset] = self._block([golds[i] for i in idx], [labels[i] for i in idx],
+                                            [langs_all[i] for i in idx], [records[i] for i in idx])
+            per_setting[setting.key] = entry
+            if setting.prompt_language is not None and setting.mode == self.grid_mode:
+                grid_rows += [setting.prompt_language] * len(samples)
+                grid_cols += langs_all
+                grid_preds += labels
+                grid_golds += golds
+        results: dict[str, Any] = {
+            "n_samples": len(samples),
+            "scheme": self.scheme.name,
+            "languages": sorted(set(langs_all)),
+            "n_per_language": dict(sorted(Counter(langs_all).items())),
+            "n_per_modality": dict(sorted(Counter(modality).items())),
+            "quadrants": {q: list(v) for q, v in self.scheme.quadrants.items()},
+            "grid_mode": self.grid_mode,
+            "settings": per_setting,
+        }
+        if grid_rows:
+            results["grid"] = accuracy_grid(grid_preds, grid_golds, grid_rows, grid_cols)
+        return results
+
+    # -- report --------------------------------------------------------------------------------------------------
+    def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
+        return cedar_tables(results)
+
+    def plots(self, results: Mapping[str, Any]) -> list[Plot]:
+        return cedar_plots(results)
+
+
+def _rows(results: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(row name, subset, block) for every setting and subset present."""
+    out = []
+    for key, entry in results["settings"].items():
+        for subset in SUBSETS:
+            if subset in entry:
+                out.append((f"{key} / {subset}", subset, entry[subset]))
+    return out
+
+
+def cedar_tables(results: Mapping[str, Any]) -> dict[str, Table]:
+    """Accuracy per language with macro average and variance; GEPP, LSEPP, GRQB, LSRQB; the language grid."""
+    langs = list(results["languages"])
+    acc: dict[str, dict[str, Any]] = {}
+    gepp: dict[str, dict[str, Any]] = {}
+    lsepp: dict[str, dict[str, Any]] = {}
+    grqb: dict[str, dict[str, Any]] = {}
+    lsrqb: dict[str, dict[str, Any]] = {}
+    for name, _subset, b in _rows(results):
+        acc[name] = {**{lang: b["per_language"].get(lang) for lang in langs}, "macro": b["macro_average"],
+                     "variance": b["cross_lingual_variance"], "overall": b["accuracy"], "n": b["n"],
+                     "invalid": b["invalid"], "errors": b["errors"], "with cues": b["with_cues"]}
+        gepp[name] = dict(b["gepp"])
+        for lang, row in b["lsepp"].items():
+            lsepp[f"{name} / {lang}"] = dict(row)
+        if "grqb" in b:
+            grqb[name] = dict(b["grqb"])
+            for lang, row in b["lsrqb"].items():
+                lsrqb[f"{name} / {lang}"] = dict(row)
+    n_note = ", ".join(f"{k}: {v}" for k, v in results["n_per_modality"].items())
+    tables = {
+        "accuracy": Table.from_nested(
+            "Accuracy per language (macro average, cross-lingual variance)", acc, row_label="setting / subset",
+            note=f"{results['n_samples']} items ({n_note}); variance of the per-language accuracies as fractions "
+                 "(population variance)"),
+        "gepp": Table.from_nested("Emotion prediction propensity, global (GEPP)", gepp, row_label="setting / subset",
+                                  precision=2, note="N(pred = e) / N(gold = e); n/a: no gold item of that emotion"),
+        "lsepp": Table.from_nested("Emotion prediction propensity per language (LSEPP)", lsepp,
+                                   row_label="setting / subset / language", precision=2),
+    }
+    if grqb:
+        tables["grqb"] = Table.from_nested("Russell quadrant bias, global (GRQB, %)", grqb,
+                                           row_label="setting / subset", precision=1,
+                                           note="(N(pred in q) - N(gold in q)) / N(gold) x 100; Q1 pleasant-active, "
+                                                "Q2 unpleasant-active, Q3 unpleasant-passive, Q4 pleasant-passive")
+        tables["lsrqb"] = Table.from_nested("Russell quadrant bias per language (LSRQB, %)", lsrqb,
+                                            row_label="setting / subset / language", precision=1)
+    if "grid" in results:
+        tables["grid"] = Table.from_nested(f"Prompt language x data language ({results['grid_mode']}, all items)",
+                                           results["grid"], row_label="prompt language", columns=langs)
+    return tables
+
+
+def cedar_plots(results: Mapping[str, Any]) -> list[Plot]:
+    """Per-language accuracy bars per subset, the quadrant-bias chart, and the language grid heatmap."""
+    plots: list[Plot] = []
+    for subset in SUBSETS:
+        nested = {key: entry[subset]["per_language"] for key, entry in results["settings"].items()
+                  if subset in entry and entry["prompt_language"] is None}
+        if nested:
+            plots.append(BarPlot.from_nested(f"accuracy-{subset}", f"Accuracy per language ({subset})", nested,
+                                             ylabel="accuracy", ylim=(0.0, 1.0)))
+    qb = {f"{key} / {subset}": entry[subset]["grqb"] for key, entry in results["settings"].items()
+          for subset in SUBSETS if subset in entry and "grqb" in entry[subset] and entry["prompt_language"] is None}
+    if qb:
+        plots.append(BarPlot.from_nested("quadrant-bias", "Russell quadrant bias (GRQB, %)", qb,
+                                         ylabel="bias (points)", diverging=True))
+    if "grid" in results:
+        plots.append(HeatmapPlot.from_nested("grid", "Accuracy: prompt language x data language", results["grid"],
+                                             xlabel="data language", ylabel="prompt language"))
+    return plots

@@ -1,0 +1,257 @@
+"""What the harness adapters share: a KB's augmenter, a document's culture and concepts, the block in the prompt.
+
+A harness hands the adapter a document (a row of its dataset) and the text it is about to send. The
+`KnowledgeInjector` reads the document's culture (a field, else the default culture) and concepts (a field,
+else extracted from the text), looks the concepts up in one batched call, and renders the knowledge block,
+framed by a short header template (`harness_knowledge.<language>.txt`) unless `template=None`.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from culturekb.errors import ConfigError
+
+if TYPE_CHECKING:
+    from culturekb.inference.augmenter import Augmenter
+
+__all__ = ["Injection", "KnowledgeInjector", "prepend_block", "HARNESS_EXTRA"]
+
+logger = logging.getLogger(__name__)
+
+HARNESS_EXTRA = "harness"
+"""The pyproject extra that installs every supported harness."""
+
+OnUnknown = Literal["error", "skip"]
+_SPLIT = re.compile(r"[,;|\n]")
+
+
+@dataclass(frozen=True)
+class Injection:
+    """The knowledge put into one request: the framed block ("" when none) and what it was made from."""
+
+    block: str
+    culture: str | None
+    concepts: tuple[str, ...]
+    tuple_ids: tuple[str, ...]
+    skipped: str | None = None
+    """Why nothing was looked up (an unknown culture with ``on_unknown_culture="skip"``), else None."""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"block": self.block, "culture": self.culture, "concepts": list(self.concepts),
+                "tuple_ids": list(self.tuple_ids), "skipped": self.skipped}
+
+
+def prepend_block(block: str, text: str) -> str:
+    """`text` with the knowledge block on the lines before it (unchanged when the block is empty)."""
+    return f"{block}\n{text}" if block else text
+
+
+def _missing(value: Any) -> bool:
+    if value is None:
+        return True
+    if isinstance(value, float) and math.isnan(value):
+        return True
+    return isinstance(value, str) and not value.strip()
+
+
+class KnowledgeInjector:
+    """Knowledge blocks for harness documents, one batched lookup per batch of requests.
+
+    `culture`: the default culture (id or alias) for documents without one; `culture_field`: the document
+    field holding each document's culture (None: always the default). `concepts_field`: a field with the
+    document's concepts (a list, or one string separated by , ; or |); without it the concepts are extracted
+    from the request text (English). `mode`: an Augmenter mode (know, random-know, cross-culture-know ...).
+    `on_unknown_culture`: "error" (default) raises on a culture the KB lacks; "skip" sends that request
+    without knowledge and records why. `template`: the header template name (None: the bare block).
+    """
+
+    def __init__(
+        self,
+        augmenter: Augmenter,
+        *,
+        culture: str | None = None,
+        culture_field: str | None = "culture",
+        concepts_field: str | None = "concepts",
+        mode: str = "know",
+        on_unknown_culture: OnUnknown = "error",
+        template: str | Path | None = "harness_knowledge",
+        seed: int = 0,
+    ) -> None:
+        from culturekb.inference.base import check_mode
+
+        check_mode(mode)
+        if on_unknown_culture not in ("error", "skip"):
+            raise ConfigError(f"on_unknown_culture must be 'error' or 'skip', got {on_unknown_culture!r}")
+        self.augmenter = augmenter
+        self.culture = None if _missing(culture) else augmenter.retriever.resolve_culture(str(culture))
+        self.culture_field = culture_field or None
+        self.concepts_field = concepts_field or None
+        self.mode = mode
+        self.on_unknown_culture: OnUnknown = on_unknown_culture
+        self.template = template
+        self.seed = seed
+        if template is not None:
+            self._header("en")  # fail now, not at the first request, on a broken template
+
+    @classmethod
+    def open(
+        cls,
+        kb_dir: str | Path,
+        *,
+        backend: str = "faiss",
+        embedder: str = "minilm",
+        tau: float | None = None,
+        **kwargs: Any,
+    ) -> KnowledgeInjector:
+        """An injector over a saved KB (its index loaded read-only, built first when missing).
+
+        The embedding model is loaded once per process and spec, so a harness that builds its model several
+        times (one lmms-eval run after another, VLMEvalKit's registry) does not load it again each time.
+        """
+        from culturekb.inference.augmenter import Augmenter
+        from culturekb.kb.store import KnowledgeBase
+        from culturekb.retrieval.retriever import DEFAULT_TAU, open_retriever
+
+        if not Path(kb_dir).is_dir():
+            raise ConfigError(f"KB directory {kb_dir} does not exist; build one with `culturekb build` or fix the path")
+        kb = KnowledgeBase.load(kb_dir)
+        retriever = open_retriever(kb, _shared_embedder(embedder), backend, tau=DEFAULT_TAU if tau is None else tau)
+        return cls(Augmenter(retriever), **kwargs)
+
+    @property
+    def kb_version(self) -> str:
+        return self.augmenter.kb_version
+
+    def check_version(self, expected: Any, where: str) -> None:
+        """Raise unless `expected` names this KB's version (`where` says how the user passes it)."""
+        actual = self.kb_version
+        if _missing(expected):
+            raise ConfigError(
+                f"{where}: kb_version is required and was not given; this KB's version is {actual}. Add "
+                f"kb_version={actual}: the KB version is part of the model's identity, so cached answers made with "
+                "another KB are never reused"
+            )
+        if str(expected).strip() != actual and not _same_after_parse(expected, actual):
+            raise ConfigError(
+                f"{where}: kb_version={expected} does not match the KB, whose version is {actual}; the KB was "
+                f"rebuilt or another KB was given. Use kb_version={actual} (cached answers of the old KB then "
+                "stay apart)"
+            )
+
+    # -- documents -------------------------------------------------------------------------------------------
+    def culture_of(self, doc: Mapping[str, Any] | None) -> str | None:
+        if doc is not None and self.culture_field is not None:
+            value = _get(doc, self.culture_field)
+            if not _missing(value):
+                return str(value).strip()
+        return self.culture
+
+    def concepts_of(self, doc: Mapping[str, Any] | None) -> list[str] | None:
+        if doc is None or self.concepts_field is None:
+            return None
+        value = _get(doc, self.concepts_field)
+        if _missing(value):
+            return None
+        items = _SPLIT.split(value) if isinstance(value, str) else [str(v) for v in value]
+        out = [c.strip() for c in items if c and c.strip()]
+        return out or None
+
+    def inject_many(self, items: Sequence[tuple[Mapping[str, Any] | None, str, str]]) -> list[Injection]:
+        """One Injection per (document, text, reference) with one batched lookup; `reference` names the
+        document in error messages (e.g. "task mmbench, doc 12")."""
+        from culturekb.builders.concepts import TextConceptExtractor
+        from culturekb.kb.schema import Sample
+
+        out: list[Injection | None] = [None] * len(items)
+        todo: list[tuple[int, Sample]] = []
+        for i, (doc, text, ref) in enumerate(items):
+            raw = self.culture_of(doc)
+            if raw is None:
+                field = f"field {self.culture_field!r} is missing or empty and " if self.culture_field else ""
+                raise ConfigError(
+                    f"{ref}: no culture for this document: {field}no default culture was given. Pass a default "
+                    "culture (culture=ID) or name the document field that holds it (culture_field=NAME)"
+                )
+            try:
+                culture = self.augmenter.retriever.resolve_culture(raw)
+            except ConfigError as exc:
+                if self.on_unknown_culture == "skip":
+                    logger.debug("%s: culture %r not in the KB; sent without knowledge", ref, raw)
+                    out[i] = Injection("", raw, (), (), skipped=f"culture {raw!r} is not in this KB")
+                    continue
+                raise ConfigError(f"{ref}: {exc} (or pass on_unknown_culture=skip)") from exc
+            todo.append((i, Sample(id=f"doc{i}", culture=culture, text=text or None, concepts=self.concepts_of(doc))))
+        need_text = [s for _, s in todo if s.concepts is None]
+        if need_text:
+            found = TextConceptExtractor(fields=("text",)).extract(need_text)
+            by_id = {s.id: cs for s, cs in zip(need_text, found, strict=True)}
+            todo = [(i, s.model_copy(update={"concepts": by_id[s.id]}) if s.id in by_id else s) for i, s in todo]
+        if todo:
+            augmented = self.augmenter.augment_many([s for _, s in todo], mode=self.mode, seed=self.seed)
+            for (i, _), aug in zip(todo, augmented, strict=True):
+                out[i] = Injection(self._frame(aug.block, aug.culture), aug.culture, aug.concepts, tuple(aug.tuple_ids))
+        return [o for o in out if o is not None]
+
+    # -- rendering -------------------------------------------------------------------------------------------
+    def _header(self, language: str) -> Any:
+        from culturekb.builders._prompts import load_prompt
+
+        assert self.template is not None
+        try:
+            return load_prompt(self.template, language, required=("knowledge",), allowed=("culture",))
+        except ConfigError:
+            if language == "en":
+                raise
+            return load_prompt(self.template, "en", required=("knowledge",), allowed=("culture",))
+
+    def _frame(self, block: str, culture: str) -> str:
+        if not block or self.template is None:
+            return block
+        from culturekb.inference.prompts import culture_display_name, normalise_language
+        from culturekb.kb.cultures import default_registry
+
+        language = normalise_language(default_registry().resolve(culture).language)
+        header = self._header(language)
+        return header.fill({"knowledge": block, "culture": culture_display_name(culture, language)}).strip()
+
+
+@functools.lru_cache(maxsize=4)
+def _shared_embedder(spec: str) -> Any:
+    from culturekb.models.factory import make_embedder
+
+    return make_embedder(spec)
+
+
+def _get(doc: Mapping[str, Any], field: str) -> Any:
+    """A field of a dict-like document; dotted names reach into nested dicts ("metadata.country")."""
+    value: Any = doc
+    for part in field.split("."):
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        else:
+            try:
+                value = value[part]
+            except (KeyError, TypeError, IndexError):
+                return None
+    return value
+
+
+def _same_after_parse(given: Any, actual: str) -> bool:
+    """Whether `given` is what a harness's argument parser makes of `actual` (e.g. lmms-eval turns an
+    all-digit version into an int)."""
+    if isinstance(given, bool) or not isinstance(given, int | float):
+        return False
+    if actual.isnumeric():
+        return isinstance(given, int) and given == int(actual)
+    try:
+        return isinstance(given, float) and given == float(actual)
+    except ValueError:
+        return False

@@ -1,0 +1,116 @@
+"""inspect_ai plug-in: the solver `culturekb_knowledge`, which adds the knowledge block to a sample's messages.
+
+    from inspect_ai.solver import generate
+    from culturekb.inference.adapters.inspect_ai import culturekb_knowledge
+
+    Task(dataset=..., solver=[culturekb_knowledge(kb_dir="./kb", culture_field="culture"), generate()], ...)
+
+or, with the ``inspect_ai`` entry point installed, from the command line (the task's solver is replaced, so
+``then_generate=true`` makes the solver call the model itself)::
+
+    inspect eval task.py --model openai/gpt-4o --solver culturekb/culturekb_knowledge \\
+        -S kb_dir=./kb -S culture_field=culture -S then_generate=true
+
+Each sample's culture comes from its metadata (`culture_field`, dotted names reach nested dicts) or the default
+`culture`; its concepts from the metadata (`concepts_field`) or the text of the user prompt. What was injected
+(KB version, culture, concepts, tuple ids) is kept in the sample's store under ``culturekb`` and so in the log.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from culturekb.errors import ConfigError, MissingExtraError
+from culturekb.inference.adapters._common import HARNESS_EXTRA, KnowledgeInjector, prepend_block
+
+try:
+    from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentText
+    from inspect_ai.solver import Generate, Solver, TaskState, solver
+except ImportError as exc:  # pragma: no cover - exercised through a subprocess without inspect_ai
+    raise MissingExtraError("inspect-ai", HARNESS_EXTRA, "the inspect_ai adapter") from exc
+
+__all__ = ["culturekb_knowledge", "STORE_KEY"]
+
+STORE_KEY = "culturekb"
+"""Key of the sample store entry that records what was injected."""
+
+
+def _add_to_user_prompt(state: TaskState, block: str) -> None:
+    for message in state.messages:
+        if isinstance(message, ChatMessageUser):
+            if isinstance(message.content, str):
+                message.content = prepend_block(block, message.content)
+            else:
+                parts = list(message.content)
+                texts = [(i, p) for i, p in enumerate(parts) if isinstance(p, ContentText)]
+                if not texts:
+                    parts.append(ContentText(text=block))
+                else:
+                    i, first = texts[0]
+                    parts[i] = ContentText(text=prepend_block(block, first.text))
+                message.content = parts
+            return
+    raise ConfigError(f"sample {state.sample_id}: no user message to add the knowledge block to")
+
+
+def _add_system_message(state: TaskState, block: str) -> None:
+    last_system = max((i for i, m in enumerate(state.messages) if isinstance(m, ChatMessageSystem)), default=-1)
+    state.messages.insert(last_system + 1, ChatMessageSystem(content=block))
+
+
+@solver
+def culturekb_knowledge(
+    kb_dir: str,
+    culture_field: str | None = "culture",
+    culture: str | None = None,
+    concepts_field: str | None = "concepts",
+    mode: str = "know",
+    on_unknown_culture: Literal["error", "skip"] = "error",
+    placement: Literal["prompt", "system"] = "prompt",
+    template: str | None = "harness_knowledge",
+    kb_version: str | None = None,
+    backend: str = "faiss",
+    embedder: str = "minilm",
+    tau: float | None = None,
+    then_generate: bool = False,
+) -> Solver:
+    """Add the culture's knowledge block to each sample: before the user prompt's text (`placement="prompt"`)
+    or as a system message after any others (`placement="system"`).
+
+    Args:
+      kb_dir: the KB directory.
+      culture_field: sample metadata field with the sample's culture (None: always `culture`).
+      culture: default culture for samples without one.
+      concepts_field: sample metadata field with the concepts (a list or one string separated by , ; |);
+        without it the concepts are extracted from the user prompt's text.
+      mode: an Augmenter mode (know, random-know, cross-culture-know, orig, internal-know).
+      on_unknown_culture: "error", or "skip" to send a sample of a culture the KB lacks without knowledge.
+      placement: "prompt" or "system".
+      template: header template of the block (None: the bare block).
+      kb_version: when given, must match the KB's version.
+      backend: vector store of the KB's index ("faiss", "qdrant").
+      embedder: embedder spec of the index ("minilm").
+      tau: similarity threshold of semantic matches (the retriever's default when None).
+      then_generate: call the model after adding the block (for ``inspect eval --solver``).
+    """
+    if placement not in ("prompt", "system"):
+        raise ConfigError(f"placement must be 'prompt' or 'system', got {placement!r}")
+    injector = KnowledgeInjector.open(
+        kb_dir, backend=backend, embedder=embedder, tau=tau, culture=culture, culture_field=culture_field,
+        concepts_field=concepts_field, mode=mode, on_unknown_culture=on_unknown_culture, template=template,
+    )
+    if kb_version is not None:
+        injector.check_version(kb_version, "solver culturekb_knowledge")
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        text = state.user_prompt.text if any(isinstance(m, ChatMessageUser) for m in state.messages) else ""
+        inj = injector.inject_many([(state.metadata, text, f"sample {state.sample_id}")])[0]
+        if inj.block:
+            if placement == "system":
+                _add_system_message(state, inj.block)
+            else:
+                _add_to_user_prompt(state, inj.block)
+        state.store.set(STORE_KEY, {"kb_version": injector.kb_version, "mode": mode, **inj.to_dict()})
+        return await generate(state) if then_generate else state
+
+    return solve

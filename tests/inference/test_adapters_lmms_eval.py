@@ -1,0 +1,261 @@
+"""The lmms-eval plug-in against the real lmms-eval: a local task, a scripted inner model that records prompts."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageFile
+
+# importing the harness changes PIL's process-wide settings (lmms-eval: LOAD_TRUNCATED_IMAGES; VLMEvalKit:
+# MAX_IMAGE_PIXELS); put them back so the rest of the suite sees PIL's defaults
+_PIL_GLOBALS = (Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES)
+
+pytest.importorskip("lmms_eval", reason="needs the harness extra: pip install 'culturekb[harness]'")
+
+from lmms_eval.api.instance import Instance  # noqa: E402
+from lmms_eval.api.model import lmms  # noqa: E402
+from lmms_eval.models import MODEL_REGISTRY_V2, get_model  # noqa: E402
+from lmms_eval.models.registry_v2 import ModelManifest, ModelRegistryV2  # noqa: E402
+
+from culturekb.errors import ConfigError  # noqa: E402
+from culturekb.inference.adapters import lmms_eval_manifests  # noqa: E402
+from culturekb.inference.adapters.lmms_eval import (  # noqa: E402
+    CultureKBChat,
+    CultureKBSimple,
+    model_args_for,
+    register,
+)
+from culturekb.kb import KnowledgeBase  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+
+def _restore_pil_globals():
+    Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES = _PIL_GLOBALS
+
+
+@pytest.fixture(scope="module", autouse=True)
+def pil_globals_restored():
+    yield
+    _restore_pil_globals()
+
+
+_restore_pil_globals()
+
+RECORD: dict[str, list] = {"init": [], "simple": [], "chat": [], "loglikelihood": []}
+_SCRIPTED = "ckb_scripted_lmms_models"
+
+
+class RecorderSimple(lmms):
+    """A scripted simple lmms-eval model: records each context, answers `answer`."""
+
+    is_simple = True
+
+    def __init__(self, answer: str = "fear", **kwargs):
+        super().__init__()
+        self.answer = str(answer)
+        RECORD["init"].append(dict(kwargs, answer=answer))
+
+    def generate_until(self, requests):
+        for req in requests:
+            RECORD["simple"].append(req.args[0])
+        return [self.answer] * len(requests)
+
+    def generate_until_multi_round(self, requests):
+        return self.generate_until(requests)
+
+    def loglikelihood(self, requests):
+        RECORD["loglikelihood"].extend(req.args[0] for req in requests)
+        return [(-1.0, False)] * len(requests)
+
+
+class RecorderChat(RecorderSimple):
+    """A scripted chat lmms-eval model: records the messages `doc_to_messages` builds."""
+
+    is_simple = False
+
+    def generate_until(self, requests):
+        for req in requests:
+            _, doc_to_messages, _, doc_id, task, split = req.args
+            RECORD["chat"].append(doc_to_messages(self.task_dict[task][split][doc_id]))
+        return [self.answer] * len(requests)
+
+
+DOCS = [
+    {"id": 0, "question": "What do you feel about the storm over the sea?", "answer": "fear", "culture": "en"},
+    {"id": 1, "question": "How does this painting make you feel?", "answer": "contentment", "culture": "zh",
+     "concepts": "bamboo; full moon"},
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def scripted_models():
+    module = types.ModuleType(_SCRIPTED)
+    module.RecorderSimple, module.RecorderChat = RecorderSimple, RecorderChat
+    sys.modules[_SCRIPTED] = module
+    MODEL_REGISTRY_V2.register_manifest(
+        ModelManifest("ckb_recorder", simple_class_path=f"{_SCRIPTED}.RecorderSimple",
+                      chat_class_path=f"{_SCRIPTED}.RecorderChat"), overwrite=True)
+    MODEL_REGISTRY_V2.register_manifest(
+        ModelManifest("ckb_recorder_simple_only", simple_class_path=f"{_SCRIPTED}.RecorderSimple"), overwrite=True)
+    register()  # what the lmms_eval.models entry point does once pyproject declares it
+    yield
+    sys.modules.pop(_SCRIPTED, None)
+
+
+@pytest.fixture(autouse=True)
+def clear_record():
+    for v in RECORD.values():
+        v.clear()
+
+
+@pytest.fixture(scope="module")
+def kb_dirs(small_kb, tmp_path_factory):
+    root = tmp_path_factory.mktemp("lmms_kb")
+    small_kb.save(root / "kb")
+    other = small_kb.replace([t for t in small_kb if t.concept != "skull"])
+    other.save(root / "kb2")
+    return root / "kb", root / "kb2"
+
+
+@pytest.fixture(scope="module")
+def task_manager(tmp_path_factory):
+    from lmms_eval.tasks import TaskManager
+
+    root = tmp_path_factory.mktemp("lmms_task")
+    data = root / "docs.jsonl"
+    data.write_text("".join(json.dumps(d) + "\n" for d in DOCS), encoding="utf-8")
+    (root / "tasks").mkdir()
+    (root / "tasks" / "ckb_toy.yaml").write_text(
+        f"""task: ckb_toy
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: {data}
+  cache_dir: {root / 'hf'}
+test_split: test
+output_type: generate_until
+doc_to_text: "{{{{question}}}}"
+doc_to_target: "answer"
+generation_kwargs:
+  max_new_tokens: 8
+  temperature: 0
+  do_sample: false
+metric_list:
+  - metric: exact_match
+    aggregation: mean
+    higher_is_better: true
+""", encoding="utf-8")
+    return TaskManager(include_path=str(root / "tasks"), include_defaults=False)
+
+
+def _version(kb_dir: Path) -> str:
+    return KnowledgeBase.load(kb_dir).version
+
+
+def _evaluate(task_manager, model_args: str, **kw):
+    from lmms_eval.evaluator import simple_evaluate
+
+    return simple_evaluate(model="culturekb", model_args=model_args, tasks=["ckb_toy"], task_manager=task_manager,
+                           batch_size=1, **kw)
+
+
+def test_simple_variant_puts_block_before_each_context(kb_dirs, task_manager, tmp_path):
+    kb, _ = kb_dirs
+    args = model_args_for(str(kb), "ckb_recorder", "answer=fear")
+    assert f"kb_version={_version(kb)}" in args
+    out = _evaluate(task_manager, args, force_simple=True, use_cache=str(tmp_path / "cache"))
+    storm, bamboo = RECORD["simple"]
+    # doc 0, culture en, concepts from the question: the storm tuple, then the question itself
+    assert storm.startswith("Notes from the annotations of people of the English-speaking culture")
+    assert "- storm: mostly fear" in storm and storm.endswith(DOCS[0]["question"])
+    # doc 1, culture zh, concepts from the document's field: Chinese header and labels
+    assert bamboo.startswith("以下注释来自中华文化背景观众的标注") and "满月让人思念远方的亲人" in bamboo
+    assert "storm" not in bamboo and bamboo.endswith(DOCS[1]["question"])
+    assert out["results"]["ckb_toy"]["exact_match,none"] == pytest.approx(0.5)
+    assert "CultureKBSimple (simple)" in out["config"]["model_backend"]
+    assert RECORD["init"][0]["answer"] == "fear" and RECORD["init"][0]["batch_size"] == 1  # inner got its args
+
+
+def test_chat_variant_puts_block_into_first_user_message(kb_dirs, task_manager):
+    kb, _ = kb_dirs
+    out = _evaluate(task_manager, model_args_for(str(kb), "ckb_recorder", culture_field="culture"))
+    assert "CultureKBChat (chat)" in out["config"]["model_backend"]
+    assert len(RECORD["chat"]) == 2
+    for messages, doc in zip(RECORD["chat"], DOCS, strict=True):
+        user = [m for m in messages if m["role"] == "user"][0]
+        text = [p for p in user["content"] if p["type"] == "text"][0]["text"]
+        assert text.endswith(doc["question"]) and text != doc["question"]
+    assert "- storm: mostly fear" in [p for p in RECORD["chat"][0][0]["content"] if p["type"] == "text"][0]["text"]
+
+
+def test_kb_version_is_part_of_the_model_identity(kb_dirs, task_manager, tmp_path):
+    kb, kb2 = kb_dirs
+    cache = str(tmp_path / "cache")
+    args = model_args_for(str(kb), "ckb_recorder")
+    _evaluate(task_manager, args, force_simple=True, use_cache=cache)
+    assert len(RECORD["simple"]) == 2
+    _evaluate(task_manager, args, force_simple=True, use_cache=cache)
+    assert len(RECORD["simple"]) == 2  # same KB, same arguments: served from lmms-eval's response cache
+    _evaluate(task_manager, model_args_for(str(kb2), "ckb_recorder"), force_simple=True, use_cache=cache)
+    assert len(RECORD["simple"]) == 4  # another KB: another identity, asked again
+
+    with pytest.raises(ConfigError, match=f"kb_version is required.*{_version(kb)}"):
+        CultureKBSimple.create_from_arg_string(f"inner_model=ckb_recorder,kb={kb}")
+    with pytest.raises(ConfigError, match=f"does not match the KB, whose version is {_version(kb)}"):
+        CultureKBSimple.create_from_arg_string(f"inner_model=ckb_recorder,kb={kb},kb_version={_version(kb2)}")
+
+
+def _instance(kind, args, doc_id=0):
+    return Instance(request_type=kind, arguments=args, idx=0,
+                    metadata={"task": "t", "doc_id": doc_id, "repeats": 1})
+
+
+def test_loglikelihood_unknown_culture_and_bad_arguments(kb_dirs):
+    kb, _ = kb_dirs
+    v = _version(kb)
+    model = CultureKBSimple(inner_model="ckb_recorder", kb=str(kb), kb_version=v)
+    model.task_dict["t"] = {"test": [{"culture": "zh", "concepts": ["skull"]}, {"culture": "sw"}, {}]}
+    reqs = [_instance("loglikelihood", ("Which emotion?", " fear", None, 0, "t", "test")),
+            _instance("loglikelihood", ("", " fear"))]  # an unconditional request keeps its empty context
+    assert model.loglikelihood(reqs) == [(-1.0, False)] * 2
+    first, second = RECORD["loglikelihood"]
+    assert "- skull" in first and first.endswith("Which emotion?") and second == ""
+    assert model.injections[("t", "test", 0)].tuple_ids == ("zh::skull",)
+
+    with pytest.raises(ConfigError, match="doc 1.*culture 'sw' is not in this KB.*on_unknown_culture=skip"):
+        model.generate_until([_instance("generate_until", ("q", {}, None, 1, "t", "test"), 1)])
+    with pytest.raises(ConfigError, match="doc 2: no culture.*culture=ID"):
+        model.generate_until([_instance("generate_until", ("q", {}, None, 2, "t", "test"), 2)])
+
+    lenient = CultureKBSimple(inner_model="ckb_recorder", kb=str(kb), kb_version=v, on_unknown_culture="skip",
+                              culture="en")
+    lenient.task_dict["t"] = model.task_dict["t"]
+    lenient.generate_until([_instance("generate_until", ("storm at night", {}, None, i, "t", "test"), i)
+                            for i in (1, 2)])
+    assert RECORD["simple"][0] == "storm at night"  # sw: skipped, sent as it was
+    assert "- storm: mostly fear" in RECORD["simple"][1]  # no culture field: the default culture
+    assert lenient.injections[("t", "test", 1)].skipped == "culture 'sw' is not in this KB"
+
+    with pytest.raises(ConfigError, match="inner_model is required"):
+        CultureKBSimple(kb=str(kb), kb_version=v)
+    with pytest.raises(ConfigError, match="not a registered lmms-eval model"):
+        CultureKBSimple(inner_model="no_such_model", kb=str(kb), kb_version=v)
+    with pytest.raises(ConfigError, match="only a simple implementation.*--force_simple"):
+        CultureKBChat(inner_model="ckb_recorder_simple_only", kb=str(kb), kb_version=v)
+    with pytest.raises(ConfigError, match="does not exist"):
+        CultureKBSimple(inner_model="ckb_recorder", kb=str(kb.parent / "missing"), kb_version=v)
+
+
+def test_manifests_resolve_both_variants():
+    registry = ModelRegistryV2()
+    for manifest in lmms_eval_manifests():
+        registry.register_manifest(manifest)
+    assert registry.get_model_class("culturekb") is CultureKBChat
+    assert registry.get_model_class("culturekb", force_simple=True) is CultureKBSimple
+    assert get_model("culturekb", force_simple=True) is CultureKBSimple
+

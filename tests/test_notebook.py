@@ -1,0 +1,83 @@
+"""notebooks/inspect_kb.ipynb executes offline, on the demo KB, and shows every section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat", reason="needs the notebook extra: pip install 'culturekb[notebook]'")
+nbclient = pytest.importorskip("nbclient", reason="needs the notebook extra: pip install 'culturekb[notebook]'")
+
+NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "inspect_kb.ipynb"
+
+pytestmark = pytest.mark.slow
+
+
+def _execute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kb_dir: Path | None = None) -> nbformat.NotebookNode:
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    if kb_dir is None:
+        monkeypatch.delenv("CULTUREKB_NOTEBOOK_KB", raising=False)
+    else:
+        monkeypatch.setenv("CULTUREKB_NOTEBOOK_KB", str(kb_dir))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # the notebook's build directory lands here
+    # kernel "python3": jupyter_client starts it with this interpreter (sys.executable), so the venv's packages
+    client = nbclient.NotebookClient(nb, timeout=240, kernel_name="python3",
+                                     resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()
+    return nb
+
+
+def _outputs(nb: nbformat.NotebookNode) -> tuple[str, int]:
+    text, images = [], 0
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            assert out.get("output_type") != "error", out
+            data = out.get("data", {})
+            images += "image/png" in data
+            text.append(data.get("text/markdown", "") + data.get("text/plain", "") + out.get("text", ""))
+    return "\n".join(text), images
+
+
+def test_notebook_runs_on_the_demo_kb(tmp_path, monkeypatch):
+    nb = _execute(tmp_path, monkeypatch)
+    text, images = _outputs(nb)
+    assert "Loaded the demo KB" in text
+    assert "## Per culture" in text and "| en |" in text  # stats per culture
+    assert "| concept | culture | support | dominant |" in text  # emotion distributions table
+    # the demo KB is (almost) English only: divergence comes from the ArtELingo multi-culture KB
+    assert "a multi-culture KB built from `artelingo_demo.csv`" in text
+    div_rows = [line for line in text.splitlines() if line.count("|") >= 5 and "n=" in line and ";" in line]
+    assert div_rows, "no divergent concept listed"
+    assert "flagged or pending" in text and ("✔" in text or "✘" in text)  # judges' verdicts
+    assert images == 3  # distributions, divergent concept, graph
+    assert list(tmp_path.glob("culturekb-notebook-*/demo/kb/manifest.json"))
+
+
+def _two_culture_kb(path: Path) -> Path:
+    from culturekb.kb import JudgeVerdict, KnowledgeBase, KnowledgeTuple
+
+    def t(concept, culture, dist, **kw):
+        return KnowledgeTuple(concept=concept, culture=culture, label=max(dist, key=dist.get), distribution=dist,
+                              support=kw.pop("support", 4), rationales=["a reason"], **kw)
+
+    doubt = [JudgeVerdict(judge="lexicon:x", label="sadness", agrees=True),
+             JudgeVerdict(judge="prototype:y", label="awe", agrees=False)]
+    return KnowledgeBase([
+        t("full moon", "zh", {"sadness": 0.6, "contentment": 0.4}, verdicts=doubt, flagged=True, status="pending"),
+        t("full moon", "en", {"fear": 0.5, "awe": 0.3, "contentment": 0.2}),
+        t("bamboo", "zh", {"contentment": 0.7, "awe": 0.3}, support=9),
+    ]).save(path)
+
+
+def test_notebook_uses_the_kb_from_the_environment(tmp_path, monkeypatch):
+    kb_dir = _two_culture_kb(tmp_path / "kb")  # two cultures: no extra build
+    nb = _execute(tmp_path, monkeypatch, kb_dir)
+    text, images = _outputs(nb)
+    assert f"`{kb_dir}` (from CULTUREKB_NOTEBOOK_KB)" in text and "Divergence in the loaded KB" in text
+    assert "| full moon | zh | sadness | 4 | pending | ✔ lexicon: sadness<br>✘ prototype: awe |" in text
+    assert images == 3
+    assert not list(tmp_path.glob("culturekb-notebook-*/demo"))
