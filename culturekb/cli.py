@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,6 +11,7 @@ import typer
 from rich.console import Console
 
 from culturekb.errors import CultureKBError
+from culturekb.inference.base import MODES
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, inspect and serve cultural knowledge bases.")
 review_app = typer.Typer(no_args_is_help=True, help="Export flagged tuples for human review; import decisions.")
@@ -29,7 +29,8 @@ def _csv(value: str | None) -> list[str] | None:
 
 @app.callback()
 def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
 
 
 @app.command()
@@ -38,7 +39,7 @@ def build(
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="KB directory to write")],
     data_root: Annotated[Path | None, typer.Option(help="folder the image paths are relative to")] = None,
     scheme: Annotated[str, typer.Option(help="label scheme: artemis9, cedar14, a file, or a comma list")] = "artemis9",
-    cultures: Annotated[str | None, typer.Option(help="comma list of cultures to build (default: all in the data)")] = None,
+    cultures: Annotated[str | None, typer.Option(help="comma list of cultures (default: all in the data)")] = None,
     split: Annotated[str, typer.Option(help="split to build from; 'all' for every sample")] = "train",
     concepts: Annotated[str, typer.Option(help="concept extractor: text | precomputed | vlm:openai:MODEL")] = "text",
     rationales: Annotated[str, typer.Option(help="rationale generator: extractive | openai:MODEL")] = "extractive",
@@ -105,7 +106,7 @@ def review_export(
 def review_import(
     kb: Annotated[Path, typer.Argument(help="KB directory")],
     decisions: Annotated[Path, typer.Argument(help="the reviewed queue file (.csv or .jsonl)")],
-    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="write the new KB here (default: in place)")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="new KB directory (default: in place)")] = None,
 ) -> None:
     """Apply human decisions to a KB; all rows are checked before anything is written."""
     from culturekb.workflows import apply_review
@@ -117,7 +118,7 @@ def review_import(
 @app.command()
 def index(
     kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
-    backend: Annotated[str, typer.Option(help="faiss (flat/hnsw/ivf chosen by size), faiss:hnsw, qdrant, numpy")] = "faiss",
+    backend: Annotated[str, typer.Option(help="faiss (flat/hnsw/ivf by size), faiss:hnsw, qdrant, numpy")] = "faiss",
     embedder: Annotated[str, typer.Option(help="minilm | use | st:PATH | openai-embed:MODEL")] = "minilm",
     url: Annotated[str | None, typer.Option(help="Qdrant server URL (backend qdrant); default: local files")] = None,
 ) -> None:
@@ -198,8 +199,8 @@ def eval_artemculture_cmd(
     kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
     out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
     model: Annotated[str, typer.Option(help="kb-prior | openai:MODEL | hf:PATH")] = "kb-prior",
-    modes: Annotated[str, typer.Option(help="comma list of modes")] = "orig,know,internal-know,random-know,cross-culture-know",
-    prompt_languages: Annotated[str | None, typer.Option(help="comma list: adds the prompt-language x culture grid")] = None,
+    modes: Annotated[str, typer.Option(help="comma list of modes")] = ",".join(MODES),
+    prompt_languages: Annotated[str | None, typer.Option(help="comma list: adds the language x culture grid")] = None,
     judges: Annotated[str | None, typer.Option(help="two judge models for explanation alignment, comma list")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     split: Annotated[str, typer.Option(help="split to evaluate")] = "test",
@@ -214,7 +215,7 @@ def eval_artemculture_cmd(
     res = _guard(lambda: eval_artemculture(
         data, kb, out_dir, model=model, modes=_csv(modes), prompt_languages=_csv(prompt_languages),
         base_url=base_url, judges=_csv(judges) or (), split=split, limit=limit, data_root=data_root))
-    for name, table in artemculture_tables(res.metrics).items():
+    for table in artemculture_tables(res.metrics).values():
         out.print(f"## {table.title}\n\n{render_markdown_table(table)}", markup=False)
     out.print(f"reports in {out_dir}")
 

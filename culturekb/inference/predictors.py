@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,12 +29,12 @@ def label_prior(kb: KnowledgeBase) -> dict[str, dict[str, float]]:
             out[c] = {lab: counts.get(lab, 0) / n for lab in kb.scheme.labels}
         return out
     for c in kb.cultures:
-        acc: Counter[str] = Counter()
+        acc: dict[str, float] = {}
         for t in kb.for_culture(c):
             for lab, p in t.distribution.items():
-                acc[lab] += p * t.support
-        total = sum(acc.values()) or 1
-        out[c] = {lab: acc.get(lab, 0) / total for lab in kb.scheme.labels}
+                acc[lab] = acc.get(lab, 0.0) + p * t.support
+        total = sum(acc.values()) or 1.0
+        out[c] = {lab: acc.get(lab, 0.0) / total for lab in kb.scheme.labels}
     return out
 
 
@@ -168,7 +167,8 @@ class ModelPredictor:
         out = []
         for i, (s, aug) in enumerate(zip(samples, augs, strict=True)):
             lang, tid = meta[i]
-            common: dict[str, Any] = {"sample_id": s.id, "culture": aug.culture, "mode": mode, "tuples_used": aug.tuple_ids,
+            common: dict[str, Any] = {"sample_id": s.id, "culture": aug.culture, "mode": mode,
+                                      "tuples_used": aug.tuple_ids,
                       "template_id": tid, "prompt_language": lang, "model": self.client.id}
             ans = by_index.get(i)
             if i in failures or isinstance(ans, BaseException):
