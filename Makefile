@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 	$(PIP) install -q "torch==2.14.1" "torchvision==0.29.1"
-	$(PIP) install -q -e ".[all,dev]"
+	$(PIP) install -q -e ".[all,harness,dev]"
 	touch $@
 
 demo: setup

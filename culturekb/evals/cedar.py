@@ -42,7 +42,7 @@ from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
 from culturekb.models.base import ModelClient
-from culturekb.retrieval.cues import CueBlock, cues
+from culturekb.retrieval.cue_blocks import CueBlock, cues
 from culturekb.retrieval.retriever import Retriever
 
 __all__ = ["CEDAR_MODES", "CedarPrediction", "CedarPredictor", "CedarRunner", "cedar_tables", "cedar_plots",

@@ -49,7 +49,7 @@ from culturekb.inference.base import Prediction
 from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import Sample
 from culturekb.models.base import ModelClient
-from culturekb.retrieval.cues import CueBlock, render_cues
+from culturekb.retrieval.cue_blocks import CueBlock, render_cues
 from culturekb.retrieval.retriever import Match, Retriever
 
 __all__ = [

@@ -45,13 +45,13 @@ _LAZY = {
     "Match": "culturekb.retrieval.retriever",
     "Retriever": "culturekb.retrieval.retriever",
     "open_retriever": "culturekb.retrieval.retriever",
-    "CueBlock": "culturekb.retrieval.cues",
-    "cues": "culturekb.retrieval.cues",
-    "render_cues": "culturekb.retrieval.cues",
+    "CueBlock": "culturekb.retrieval.cue_blocks",
+    "cues": "culturekb.retrieval.cue_blocks",
+    "render_cues": "culturekb.retrieval.cue_blocks",
 }
 
 if TYPE_CHECKING:
-    from culturekb.retrieval.cues import CueBlock, cues, render_cues
+    from culturekb.retrieval.cue_blocks import CueBlock, cues, render_cues
     from culturekb.retrieval.index import IndexMeta, KBIndex, build_index, load_index
     from culturekb.retrieval.retriever import DEFAULT_TAU, MAX_QUERY_CHARS, Match, Retriever, open_retriever
     from culturekb.retrieval.stores.base import (
