@@ -16,6 +16,8 @@ from culturekb.errors import DataError
 
 __all__ = [
     "atomic_write_text",
+    "atomic_write_bytes",
+    "iter_jsonl_text",
     "atomic_write_json",
     "atomic_dir",
     "sha256_text",
@@ -28,12 +30,17 @@ __all__ = [
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     """Write text to `path` through a temporary file and a rename, so readers never see half a file."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def atomic_write_bytes(path: str | Path, payload: bytes) -> None:
+    """Write bytes to `path` through a temporary file and a rename (fsync'd), so readers never see half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
@@ -87,27 +94,30 @@ def stable_hash(obj: Any) -> str:
     return sha256_text(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str))
 
 
-def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
-    """Read a JSONL file; a bad line raises DataError naming the file and line."""
-    path = Path(path)
-    rows: list[dict[str, Any]] = []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(
-            f"{path}: not valid UTF-8 at byte {exc.start}; re-save the file as UTF-8"
-        ) from exc
+def iter_jsonl_text(text: str, where: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, object) for each non-blank line; a bad line raises DataError naming `where` and the line."""
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DataError(f"{path}, line {lineno}: invalid JSON ({exc.msg}); fix or remove the line") from exc
+            raise DataError(f"{where}, line {lineno}: invalid JSON ({exc.msg}); one JSON object per line") from exc
         if not isinstance(obj, dict):
-            raise DataError(f"{path}, line {lineno}: expected a JSON object, got {type(obj).__name__}")
-        rows.append(obj)
-    return rows
+            raise DataError(f"{where}, line {lineno}: expected a JSON object, got {type(obj).__name__}")
+        yield lineno, obj
+
+
+def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
+    """Read a JSONL file; a bad line raises DataError naming the file and line."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(
+            f"{path}: not valid UTF-8 at byte {exc.start}; re-save the file as UTF-8"
+        ) from exc
+    return [obj for _, obj in iter_jsonl_text(text, path)]
 
 
 def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:

@@ -97,6 +97,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from culturekb._io import iter_jsonl_text
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import Sample
@@ -232,15 +233,7 @@ def read_rows(path: str | Path) -> Iterator[Row]:
                 raise DataError(f"{p}, item {i}: expected a JSON object, got {type(obj).__name__}")
             yield Row(obj, str(p), i)
         return
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{p}, line {lineno}: invalid JSON ({exc.msg}); each line must be one JSON object") from exc
-        if not isinstance(obj, dict):
-            raise DataError(f"{p}, line {lineno}: expected a JSON object, got {type(obj).__name__}")
+    for lineno, obj in iter_jsonl_text(text, p):
         yield Row(obj, str(p), lineno)
 
 

@@ -13,19 +13,16 @@ written atomically (temporary file + rename).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import io
 import logging
 import math
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from culturekb._io import atomic_write_json, atomic_write_text
+from culturekb._io import atomic_write_bytes, atomic_write_json, atomic_write_text
 from culturekb.errors import ConfigError, require
 from culturekb.evals.metrics import ConfusionMatrix
 
@@ -321,21 +318,6 @@ def _render_png(plot: Plot) -> bytes:
     return buf.getvalue()
 
 
-def _atomic_write_bytes(path: Path, payload: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 # -- JSON and the report --------------------------------------------------------------------------------------------
 
 
@@ -415,7 +397,7 @@ def write_report(
     images: list[Path] = []
     for plot in plots:
         path = out / f"{name}-{plot.name}.png"
-        _atomic_write_bytes(path, _render_png(plot))
+        atomic_write_bytes(path, _render_png(plot))
         images.append(path)
 
     md = [f"# {name}", ""]
