@@ -7,6 +7,7 @@ the test explanations); a VLM can list them instead (`concept_extractor=VLMConce
 
 from __future__ import annotations
 
+import logging
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ from culturekb.kb.schema import KnowledgeTuple, Sample
 from culturekb.retrieval.retriever import Match, Retriever
 
 __all__ = ["Budget", "AugmentedPrompt", "Augmenter"]
+
+log = logging.getLogger(__name__)
 
 _ITEM_FIELDS = ("concept", "label", "share", "support", "rationales")
 
@@ -141,7 +144,11 @@ class Augmenter:
         concept_lists = self.concepts_for(samples)
         cultures = [self.retriever.resolve_culture(s.culture) for s in samples]
         matches: list[list[Match]]
-        if mode in ("orig", "internal-know"):
+        single_culture = len(self.retriever.cultures) < 2
+        if mode in ("orig", "internal-know") or (mode == "cross-culture-know" and single_culture):
+            if mode == "cross-culture-know":
+                log.warning("cross-culture-know: the KB has one culture only (%s); no tuples to give",
+                            self.retriever.cultures)
             matches = [[] for _ in samples]
         else:
             cross = mode == "cross-culture-know"

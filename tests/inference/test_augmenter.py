@@ -67,3 +67,14 @@ def test_non_leaky_concepts_come_from_title_and_style(augmenter):
     assert "crane" in concepts and "full moon" in concepts
     assert "skull" not in concepts  # never the test explanations
     assert "ukiyo e" in concepts
+
+
+def test_cross_culture_on_a_single_culture_kb_gives_no_knowledge(default_embedder):
+    from culturekb.kb import KnowledgeBase, KnowledgeTuple
+    from culturekb.retrieval.retriever import open_retriever
+
+    kb = KnowledgeBase([KnowledgeTuple(concept="storm", culture="en", label="fear", distribution={"fear": 1.0},
+                                       support=2)])
+    aug = Augmenter(open_retriever(kb, default_embedder, backend="numpy"))
+    assert aug.augment(_s(["storm"], culture="en"), mode="know").tuple_ids == ["en::storm"]
+    assert aug.augment(_s(["storm"], culture="en"), mode="cross-culture-know").tuple_ids == []

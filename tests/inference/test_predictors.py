@@ -63,3 +63,13 @@ def test_model_predictor_records_failures(augmenter, openai_server, tmp_path):
         pred.predict([Sample(id="a", culture="zh")], mode="orig", prompt_language="sw")
     with pytest.raises(ConfigError, match="unknown model"):
         make_predictor("gpt", augmenter)
+
+
+def test_support_shrinkage_pulls_small_tuples_toward_the_prior(augmenter):
+    # zh prior: contentment 5/7, awe 2/7. 'skull' (support 4): fear 0.9, sadness 0.1.
+    s = [Sample(id="a", culture="zh", concepts=["skull"])]
+    raw = KBPriorPredictor(augmenter, prior_weight=0.0, support_shrinkage=0.0).predict(s)[0]
+    assert raw.label == "fear"
+    # m = 20: fear (4*0.9)/24 = 0.15 < contentment (20*5/7)/24 = 0.595
+    shrunk = KBPriorPredictor(augmenter, prior_weight=0.0, support_shrinkage=20.0).predict(s)[0]
+    assert shrunk.label == "contentment"
