@@ -263,15 +263,14 @@ class CedarPredictor:
     def _predict_model(self, samples: Sequence[Sample], mode: str, langs: Sequence[str],
                        concepts: Sequence[list[str]], blocks: Sequence[tuple[CueBlock, str]]
                        ) -> list[CedarPrediction]:
-        from culturekb.inference.messages import build_messages
+        from culturekb.inference.messages import ask_each
         from culturekb.inference.parsing import parse_prediction
         from culturekb.inference.prompts import culture_display_name, format_labels
 
         assert self.client is not None
-        batch: list[list[dict[str, Any]]] = []
+        prompts: list[tuple[str, str | None, str]] = []
         tids: list[str] = []
-        failures: dict[int, str] = {}
-        for i, (s, lang, (block, _)) in enumerate(zip(samples, langs, blocks, strict=True)):
+        for s, lang, (block, _) in zip(samples, langs, blocks, strict=True):
             # the paper's rule: with no cue retrieved, the item is asked without a block
             use_mode = "know" if mode == "know" and block.text else "orig"
             template = cedar_template(use_mode, lang, self.template_dir)
@@ -280,27 +279,19 @@ class CedarPredictor:
                       "question": (s.question or "").strip(), "labels": format_labels(self.scheme, lang),
                       "cues": block.text.strip()}
             tid = template.id + (f"+{block.template_id}" if use_mode == "know" else "")
-            try:
-                batch.append(build_messages(template.fill(values), s.image, self.max_image_side,
-                                            where=f"sample {s.id!r}"))
-            except CultureKBError as exc:  # a missing or unreadable image: recorded, scored wrong
-                failures[i] = str(exc)
-                batch.append([])
+            prompts.append((template.fill(values), s.image, f"sample {s.id!r}"))
             tids.append(tid)
-        todo = [i for i in range(len(samples)) if i not in failures]
-        answers = self.client.complete_many([batch[i] for i in todo], temperature=self.temperature,
-                                            max_tokens=self.max_tokens, return_exceptions=True)
-        by_index = dict(zip(todo, answers, strict=True))
+        answers = ask_each(self.client, prompts, self.max_image_side, temperature=self.temperature,
+                           max_tokens=self.max_tokens)
         out = []
         for i, (s, lang, cs, (block, status)) in enumerate(zip(samples, langs, concepts, blocks, strict=True)):
             common: dict[str, Any] = {
                 "sample_id": s.id, "culture": s.culture, "mode": mode, "template_id": tids[i],
                 "tuples_used": [m.tuple.id for m in block.matches], "prompt_language": lang,
                 "model": self.client.id, "cue_status": status, "concepts": cs}
-            ans = None if i in failures else by_index[i]
-            if ans is None or isinstance(ans, BaseException):
-                out.append(CedarPrediction(label=None, parse_status="error",
-                                           error=failures.get(i) or f"{type(ans).__name__}: {ans}", **common))
+            ans = answers[i]
+            if isinstance(ans, str):  # the image could not be read, or the call failed: scored wrong
+                out.append(CedarPrediction(label=None, parse_status="error", error=ans, **common))
                 continue
             parsed = parse_prediction(ans.text, self.scheme, lang)
             out.append(CedarPrediction(label=parsed.label, explanation=parsed.explanation, raw=ans.text,

@@ -635,7 +635,7 @@ class RiceVLVQARunner(Runner):
         return text, f"{template.id}+{self.formats[fmt].id}"
 
     def predict_chunk(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
-        from culturekb.inference.messages import build_messages
+        from culturekb.inference.messages import ask_each
 
         mode = setting.mode
         if mode not in VQA_SETTINGS:
@@ -654,25 +654,16 @@ class RiceVLVQARunner(Runner):
                 tids.append(block.template_id)
             model_id = self.answerer.id
         else:
-            batch: list[list[dict[str, Any]]] = []
-            failed: dict[int, str] = {}
-            for i, (s, (block, _)) in enumerate(zip(samples, blocks, strict=True)):
+            prompts: list[tuple[str, str | None, str]] = []
+            for s, (block, _) in zip(samples, blocks, strict=True):
                 text, tid = self._prompt(s, mode, block)
                 tids.append(tid)
-                try:
-                    batch.append(build_messages(text, s.image, self.max_image_side, where=f"sample {s.id!r}"))
-                except CultureKBError as exc:
-                    failed[i] = str(exc)
-                    batch.append([])
-            todo = [i for i in range(len(samples)) if i not in failed]
-            got = self.client.complete_many([batch[i] for i in todo], temperature=self.temperature,
-                                            max_tokens=self.max_tokens, return_exceptions=True)
-            by_index = dict(zip(todo, got, strict=True))
-            for i in range(len(samples)):
-                ans = None if i in failed else by_index[i]
-                if ans is None or isinstance(ans, BaseException):
+                prompts.append((text, s.image, f"sample {s.id!r}"))
+            for ans in ask_each(self.client, prompts, self.max_image_side, temperature=self.temperature,
+                                max_tokens=self.max_tokens):
+                if isinstance(ans, str):  # the image could not be read, or the call failed
                     answers.append(None)
-                    errors.append(failed.get(i) or f"{type(ans).__name__}: {ans}")
+                    errors.append(ans)
                     cached.append(False)
                 else:
                     answers.append(ans.text)
@@ -853,7 +844,7 @@ class RiceVLGroundingRunner(Runner):
                 "decoding": [self.temperature, self.max_tokens, self.max_image_side]}
 
     def predict_chunk(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
-        from culturekb.inference.messages import build_messages
+        from culturekb.inference.messages import ask_each
 
         out: list[Prediction] = []
         if self.client is None:
@@ -865,32 +856,24 @@ class RiceVLGroundingRunner(Runner):
                     raw="", parse_status="json" if box else "invalid", model="full-image", box=box,
                     box_status=status, box_form="baseline", template_id=""))
             return out
-        batch: list[list[dict[str, Any]]] = []
+        prompts: list[tuple[str, str | None, str]] = []
         sizes: list[tuple[int, int] | None] = []
-        failed: dict[int, str] = {}
-        for i, s in enumerate(samples):
+        for s in samples:
             w, h = s.metadata.get("width"), s.metadata.get("height")
             size = _sent_size(float(w), float(h), self.max_image_side) if w and h else None
             sizes.append(size)
             text = self.template.fill({"phrase": s.text or "", "width": size[0] if size else "unknown",
                                        "height": size[1] if size else "unknown"})
-            try:
-                batch.append(build_messages(text, s.image, self.max_image_side, where=f"sample {s.id!r}"))
-            except CultureKBError as exc:
-                failed[i] = str(exc)
-                batch.append([])
-        todo = [i for i in range(len(samples)) if i not in failed]
-        got = self.client.complete_many([batch[i] for i in todo], temperature=self.temperature,
-                                        max_tokens=self.max_tokens, return_exceptions=True)
-        by_index = dict(zip(todo, got, strict=True))
-        for i, s in enumerate(samples):
+            prompts.append((text, s.image, f"sample {s.id!r}"))
+        answers = ask_each(self.client, prompts, self.max_image_side, temperature=self.temperature,
+                           max_tokens=self.max_tokens)
+        for i, (s, ans) in enumerate(zip(samples, answers, strict=True)):
             common: dict[str, Any] = {"sample_id": s.id, "culture": s.culture, "mode": setting.mode,
                                       "model": self.client.id, "template_id": self.template.id,
                                       "sent_size": list(sizes[i] or ()) or None}
-            ans = None if i in failed else by_index[i]
-            if ans is None or isinstance(ans, BaseException):
-                out.append(GroundingPrediction(label=None, parse_status="error", box_status="error",
-                                               error=failed.get(i) or f"{type(ans).__name__}: {ans}", **common))
+            if isinstance(ans, str):  # the image could not be read, or the call failed: IoU 0, counted
+                out.append(GroundingPrediction(label=None, parse_status="error", box_status="error", error=ans,
+                                               **common))
                 continue
             size = sizes[i]
             parsed: ParsedBox = parse_box(ans.text, width=size[0] if size else None,

@@ -7,11 +7,14 @@ A missing, unreadable or decompression-bomb sized image raises `DataError` namin
 
 from __future__ import annotations
 
-from culturekb._images import DEFAULT_MAX_PIXELS, image_data_url
-from culturekb.errors import ConfigError
-from culturekb.models.base import Message
+from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["build_messages", "image_part", "DEFAULT_MAX_IMAGE_SIDE"]
+from culturekb._images import DEFAULT_MAX_PIXELS, image_data_url
+from culturekb.errors import ConfigError, CultureKBError
+from culturekb.models.base import Message, ModelClient, ModelResponse
+
+__all__ = ["build_messages", "image_part", "ask_each", "DEFAULT_MAX_IMAGE_SIDE"]
 
 DEFAULT_MAX_IMAGE_SIDE = 1024
 
@@ -57,3 +60,29 @@ def build_messages(
     part = image_part(str(image).strip(), max_image_side, where=where, max_pixels=max_pixels, quality=quality)
     messages.append({"role": "user", "content": [part, {"type": "text", "text": template_text}]})
     return messages
+
+
+def ask_each(
+    client: ModelClient,
+    prompts: Sequence[tuple[str, str | None, str]],
+    max_image_side: int = DEFAULT_MAX_IMAGE_SIDE,
+    **params: Any,
+) -> list[ModelResponse | str]:
+    """Ask `client` every (prompt text, image, where) in one concurrent batch; never raises for one item.
+
+    Per item, in order: the model's response, or an error message: the item's image could not be read (the
+    item is not sent) or its call failed after the client's retries. Callers record these as failed
+    predictions, scored wrong, so a rerun can retry them.
+    """
+    out: list[ModelResponse | str] = [""] * len(prompts)
+    batch: list[list[Message]] = []
+    sent: list[int] = []
+    for i, (text, image, where) in enumerate(prompts):
+        try:
+            batch.append(build_messages(text, image, max_image_side, where=where))
+            sent.append(i)
+        except CultureKBError as exc:  # a missing or unreadable image
+            out[i] = str(exc)
+    for i, answer in zip(sent, client.complete_many(batch, return_exceptions=True, **params), strict=True):
+        out[i] = f"{type(answer).__name__}: {answer}" if isinstance(answer, BaseException) else answer
+    return out

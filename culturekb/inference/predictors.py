@@ -6,7 +6,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from culturekb.errors import ConfigError, CultureKBError
+from culturekb.errors import ConfigError
 from culturekb.inference.augmenter import AugmentedPrompt, Augmenter
 from culturekb.inference.base import Prediction, check_mode
 from culturekb.kb.cultures import default_registry
@@ -125,9 +125,8 @@ class ModelPredictor:
             return normalise_language(requested)
         return normalise_language(default_registry().resolve(culture).language)
 
-    def build(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[list[dict[str, Any]], str]:
-        """The chat messages for one sample, and the template id."""
-        from culturekb.inference.messages import build_messages
+    def prompt(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[str, str]:
+        """The rendered prompt text for one sample, and the template id."""
         from culturekb.inference.prompts import prediction_template, prediction_values
 
         template = prediction_template(mode, language, self.template_dir)
@@ -135,21 +134,27 @@ class ModelPredictor:
         if mode in ("know", "random-know", "cross-culture-know") and not aug.block:
             # the paper: with no tuple retrieved, the model predicts without a block
             template = prediction_template("orig", language, self.template_dir)
-        text = template.fill(values)
-        return build_messages(text, sample.image, max_image_side=self.max_image_side), template.id
+        return template.fill(values), template.id
+
+    def build(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[list[dict[str, Any]], str]:
+        """The chat messages for one sample, and the template id."""
+        from culturekb.inference.messages import build_messages
+
+        text, tid = self.prompt(sample, aug, mode, language)
+        return build_messages(text, sample.image, self.max_image_side, where=f"sample {sample.id!r}"), tid
 
     def predict(
         self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
     ) -> list[Prediction]:
+        from culturekb.inference.messages import ask_each
         from culturekb.inference.parsing import parse_prediction
         from culturekb.inference.prompts import prediction_languages
 
         check_mode(mode)
         augs = self.augmenter.augment_many(samples, mode=mode, seed=self.seed)
-        batch: list[list[dict[str, Any]]] = []
+        prompts: list[tuple[str, str | None, str]] = []
         meta: list[tuple[str, str]] = []
-        failures: dict[int, str] = {}
-        for i, (s, aug) in enumerate(zip(samples, augs, strict=True)):
+        for s, aug in zip(samples, augs, strict=True):
             lang = self._language(aug.culture, prompt_language)
             if lang not in prediction_languages(mode, self.template_dir):
                 if prompt_language:
@@ -159,30 +164,20 @@ class ModelPredictor:
                     )
                 log.warning("no %s template for %s (culture %s); using English", mode, lang, aug.culture)
                 lang = "en"
-            try:
-                messages, tid = self.build(s, aug, mode, lang)
-            except CultureKBError as exc:  # e.g. a missing or unreadable image: recorded, scored wrong
-                failures[i] = str(exc)
-                messages, tid = [], ""
-            batch.append(messages)
+            text, tid = self.prompt(s, aug, mode, lang)
+            prompts.append((text, s.image, f"sample {s.id!r}"))
             meta.append((lang, tid))
-        todo = [i for i in range(len(samples)) if i not in failures]
         max_tokens = self.cot_max_tokens if mode == "internal-know" else self.max_tokens
-        answers = self.client.complete_many([batch[i] for i in todo], temperature=self.temperature,
-                                            max_tokens=max_tokens, return_exceptions=True)
-        by_index: dict[int, Any] = dict(zip(todo, answers, strict=True))
+        answers = ask_each(self.client, prompts, self.max_image_side, temperature=self.temperature,
+                           max_tokens=max_tokens)
         out = []
-        for i, (s, aug) in enumerate(zip(samples, augs, strict=True)):
-            lang, tid = meta[i]
+        for s, aug, (lang, tid), ans in zip(samples, augs, meta, answers, strict=True):
             common: dict[str, Any] = {"sample_id": s.id, "culture": aug.culture, "mode": mode,
                                       "tuples_used": aug.tuple_ids,
-                      "template_id": tid, "prompt_language": lang, "model": self.client.id}
-            ans = by_index.get(i)
-            if i in failures or isinstance(ans, BaseException):
-                err = failures.get(i) or f"{type(ans).__name__}: {ans}"
-                out.append(Prediction(label=None, parse_status="error", error=err, **common))
+                                      "template_id": tid, "prompt_language": lang, "model": self.client.id}
+            if isinstance(ans, str):  # the image could not be read, or the call failed: scored wrong
+                out.append(Prediction(label=None, parse_status="error", error=ans, **common))
                 continue
-            assert ans is not None  # every index not in `failures` was sent
             parsed = parse_prediction(ans.text, self.scheme, lang)
             out.append(Prediction(label=parsed.label, explanation=parsed.explanation, raw=ans.text,
                                   parse_status=parsed.status, cached=ans.cached, **common))
