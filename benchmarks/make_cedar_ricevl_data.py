@@ -240,7 +240,7 @@ def make_ricevl(shared: Path, out: Path, n_test_per_country: int) -> dict[str, A
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from culturekb.builders.concepts import TextConceptExtractor
+    from culturekb.text.concepts import TextConceptExtractor
     from culturekb.kb.schema import Sample
 
     title_concepts = TextConceptExtractor(fields=("title",), max_concepts=4)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from culturekb.builders.normalise import normalise_concept
+from culturekb.text.normalise import normalise_concept
 from culturekb.retrieval.retriever import colour_conflict
 
 RESULTS = Path(__file__).parent / "results"

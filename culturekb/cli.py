@@ -66,9 +66,9 @@ def build(
     if as_json:
         out.print_json(json.dumps(result.report, ensure_ascii=False))
     else:
-        from culturekb.builders.report import render_report_markdown
+        from culturekb.workflows import render_build_report
 
-        out.print(render_report_markdown(result.report), markup=False)
+        out.print(render_build_report(result.report), markup=False)
         out.print(f"KB written to {out_dir}")
 
 
@@ -95,10 +95,9 @@ def review_export(
     all_flagged: Annotated[bool, typer.Option(help="include every flagged tuple, not only pending ones")] = False,
 ) -> None:
     """Write the pending (flagged) tuples to a review queue."""
-    from culturekb.builders.review import export_review_queue
-    from culturekb.kb.store import KnowledgeBase
+    from culturekb.workflows import export_review
 
-    n = _guard(lambda: export_review_queue(KnowledgeBase.load(kb), queue, include_all_flagged=all_flagged))
+    n = _guard(lambda: export_review(kb, queue, include_all_flagged=all_flagged))
     out.print(f"{n} tuples written to {queue}; fill in 'decision' (approve/reject/relabel) and import it")
 
 

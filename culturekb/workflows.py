@@ -17,6 +17,8 @@ __all__ = [
     "build_from_files",
     "inspect_kb",
     "apply_review",
+    "export_review",
+    "render_build_report",
     "run_demo",
     "demo_data_files",
     "index_kb",
@@ -118,7 +120,23 @@ def _plain(obj: Any) -> Any:
     return dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else obj
 
 
+def render_build_report(report: dict[str, Any]) -> str:
+    """The Markdown page of a build report (what `culturekb build` prints)."""
+    from culturekb.builders.report import render_report_markdown
+
+    return render_report_markdown(report)
+
+
+def export_review(kb_dir: str | Path, queue: str | Path, include_all_flagged: bool = False) -> int:
+    """Write a KB's pending (or all flagged) tuples to a review queue file; returns how many were written."""
+    from culturekb.builders.review import export_review_queue
+    from culturekb.kb.store import KnowledgeBase
+
+    return export_review_queue(KnowledgeBase.load(kb_dir), queue, include_all_flagged=include_all_flagged)
+
+
 def apply_review(kb_dir: str | Path, decisions: str | Path, out: str | Path) -> dict[str, int]:
+    """Apply a filled-in review queue to a KB and save the result to `out`; returns the decision counts."""
     from culturekb.builders.review import import_review_decisions
     from culturekb.kb.store import KnowledgeBase
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from culturekb._io import atomic_write_json
-from culturekb.builders.normalise import normalise_concept
+from culturekb.text.normalise import normalise_concept
 from culturekb.errors import ConfigError, CultureKBError, DataError
 from culturekb.inference.augmenter import Augmenter
 from culturekb.kb.schema import KnowledgeTuple

@@ -1,4 +1,7 @@
-"""Contracts of the build steps (paper steps 1, 3 and 4): concept extraction, rationales, judges."""
+"""Contracts of the build steps (paper steps 1, 3 and 4): concept extraction, rationales, judges.
+
+`ConceptExtractor` lives in the text layer (`culturekb.text.concepts`) and is re-exported here.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +9,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
-from culturekb.kb.schema import JudgeVerdict, Sample
+from culturekb.kb.schema import JudgeVerdict
+from culturekb.text.concepts import ConceptExtractor
 
 __all__ = ["ConceptExtractor", "RationaleRequest", "RationaleGenerator", "JudgeInput", "Judge"]
-
-
-@runtime_checkable
-class ConceptExtractor(Protocol):
-    """Lists the salient, normalised concepts of each sample (step 1)."""
-
-    id: str
-
-    def extract(self, samples: Sequence[Sample]) -> list[list[str]]:
-        """One list of normalised concepts per sample, in input order."""
-        ...
 
 
 @dataclass(frozen=True)

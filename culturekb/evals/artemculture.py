@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 def score_alignment(judge: Any, samples_by_id: Mapping[str, Sample], preds: Sequence[Prediction],
                     culture_name: Any = str) -> list[float | None]:
     """1-5 alignment of each explanation with its predicted emotion, by one judge model (None: no explanation)."""
-    from culturekb.builders._prompts import load_prompt
+    from culturekb.text.prompts import load_prompt
     from culturekb.models.json_output import complete_json
 
     template = load_prompt("explanation_alignment", "en", required=("culture", "emotion", "explanation"))

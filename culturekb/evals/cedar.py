@@ -20,8 +20,8 @@ from typing import Any
 
 from pydantic import Field
 
-from culturekb.builders.base import ConceptExtractor
-from culturekb.builders.concepts import TextConceptExtractor
+from culturekb.text.concepts import ConceptExtractor
+from culturekb.text.concepts import TextConceptExtractor
 from culturekb.errors import ConfigError, CultureKBError
 from culturekb.evals.metrics import (
     accuracy,
@@ -66,7 +66,7 @@ class CedarPrediction(Prediction):
 
 def cedar_template(mode: str, language: str, template_dir: str | Path | None = None) -> Any:
     """The Cedar prompt for `mode` (orig | know) in `language`, validated for its placeholders."""
-    from culturekb.builders._prompts import load_prompt
+    from culturekb.text.prompts import load_prompt
 
     if mode not in CEDAR_MODES:
         raise ConfigError(f"unknown Cedar mode {mode!r}; use one of {list(CEDAR_MODES)}")
@@ -76,7 +76,7 @@ def cedar_template(mode: str, language: str, template_dir: str | Path | None = N
 
 
 def _cedar_languages(mode: str, template_dir: str | Path | None) -> list[str]:
-    from culturekb.builders._prompts import available_prompt_languages
+    from culturekb.text.prompts import available_prompt_languages
 
     return available_prompt_languages(f"cedar_{mode}", override_dir=template_dir)
 

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from culturekb.builders.base import ConceptExtractor
-from culturekb.builders.concepts import TextConceptExtractor
+from culturekb.text.concepts import ConceptExtractor
+from culturekb.text.concepts import TextConceptExtractor
 from culturekb.errors import ConfigError, CultureKBError, DataError, ModelOutputError
 from culturekb.evals.boxes import ParsedBox, parse_box
 from culturekb.evals.cedar import cue_block_for
@@ -155,7 +155,7 @@ def build_cue_kb(
     what happens to flagged tuples (``keep`` by default: the metadata is curated; verdicts are recorded).
     Returns the `BuildResult`.
     """
-    from culturekb.builders.concepts import PrecomputedConcepts
+    from culturekb.text.concepts import PrecomputedConcepts
     from culturekb.builders.judges import LexiconJudge, PrototypeJudge
     from culturekb.builders.pipeline import BuildComponents, BuildConfig, build_kb
     from culturekb.builders.rationales import ExtractiveRationaleGenerator
@@ -356,7 +356,7 @@ class SeaLaveJudge:
         self.id = f"sealave:{client.id}:{stable_hash([t.sha for t in self.templates.values()])[:10]}:r{retries}"
 
     def _template(self, fmt: str) -> Any:
-        from culturekb.builders._prompts import load_prompt
+        from culturekb.text.prompts import load_prompt
 
         return load_prompt(f"sealave_{fmt}", "en", required=("question", "reference", "answer", "country"),
                            allowed=("region", "region_countries", "category", "sub_culture"),
@@ -460,7 +460,7 @@ def _fallback_block(retriever: Retriever, culture: str, k: int) -> CueBlock:
 
 def _template(name: str, required: tuple[str, ...], allowed: tuple[str, ...], template_dir: str | Path | None
               ) -> Any:
-    from culturekb.builders._prompts import load_prompt
+    from culturekb.text.prompts import load_prompt
 
     return load_prompt(name, "en", required=required, allowed=allowed, override_dir=template_dir)
 

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from culturekb.builders._prompts import load_prompt
-from culturekb.builders.base import ConceptExtractor
-from culturekb.builders.normalise import normalise_concept
+from culturekb.text.prompts import load_prompt
+from culturekb.text.concepts import ConceptExtractor
+from culturekb.text.normalise import normalise_concept
 from culturekb.errors import ConfigError
 from culturekb.inference.base import check_mode
 from culturekb.kb.cultures import default_registry
@@ -95,7 +95,7 @@ class Augmenter:
             if self.concept_extractor is not None:
                 found = self.concept_extractor.extract([samples[i] for i in todo])
             else:
-                from culturekb.builders.concepts import TextConceptExtractor
+                from culturekb.text.concepts import TextConceptExtractor
 
                 ext = TextConceptExtractor(fields=("title",))
                 found = ext.extract([samples[i] for i in todo])
@@ -126,7 +126,7 @@ class Augmenter:
             sample = sample.model_copy(update={k: v for k, v in (("culture", culture), ("concepts", concepts))
                                                if v is not None})
         if concepts is None and sample.concepts is None and prompt and not sample.title:
-            from culturekb.builders.concepts import TextConceptExtractor
+            from culturekb.text.concepts import TextConceptExtractor
 
             sample = sample.model_copy(update={"concepts": TextConceptExtractor(fields=("text",)).extract([sample])[0]})
         return self.augment_many([sample], mode=mode, seed=seed, language=language, prompts=[prompt])[0]

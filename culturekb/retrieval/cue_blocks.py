@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from culturekb.builders._prompts import PromptTemplate, load_prompt
-from culturekb.builders.concepts import TextConceptExtractor
+from culturekb.text.prompts import PromptTemplate, load_prompt
+from culturekb.text.concepts import TextConceptExtractor
 from culturekb.errors import ConfigError
 from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import Sample

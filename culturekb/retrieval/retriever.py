@@ -43,7 +43,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from culturekb.builders.normalise import MAX_CONCEPT_CHARS, normalise_concept
+from culturekb.text.normalise import MAX_CONCEPT_CHARS, normalise_concept
 from culturekb.errors import ConfigError, DataError, IndexError_
 from culturekb.kb.cultures import resolve_culture
 from culturekb.kb.schema import KnowledgeTuple

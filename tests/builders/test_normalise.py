@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from culturekb.builders.normalise import MAX_CONCEPT_CHARS, english_stopwords, normalise_concept, singularise
+from culturekb.text.normalise import MAX_CONCEPT_CHARS, english_stopwords, normalise_concept, singularise
 
 
 @pytest.mark.parametrize(

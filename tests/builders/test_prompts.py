@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from culturekb.builders._prompts import available_prompt_languages, load_prompt
+from culturekb.text.prompts import available_prompt_languages, load_prompt
 from culturekb.errors import ConfigError
 
 

@@ -11,7 +11,7 @@ import pytest
 from PIL import Image
 
 from culturekb._images import decode_data_url, load_image
-from culturekb.builders._images import image_data_url as builders_image_data_url
+from culturekb._images import image_data_url as builders_image_data_url
 from culturekb.errors import ConfigError, DataError
 from culturekb.inference.messages import build_messages, image_part
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from culturekb.builders._prompts import load_prompt
+from culturekb.text.prompts import load_prompt
 from culturekb.errors import ConfigError
 from culturekb.inference.base import MODES
 from culturekb.inference.prompts import (

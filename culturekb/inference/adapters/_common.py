@@ -167,7 +167,7 @@ class KnowledgeInjector:
     def inject_many(self, items: Sequence[tuple[Mapping[str, Any] | None, str, str]]) -> list[Injection]:
         """One Injection per (document, text, reference) with one batched lookup; `reference` names the
         document in error messages (e.g. "task mmbench, doc 12")."""
-        from culturekb.builders.concepts import TextConceptExtractor
+        from culturekb.text.concepts import TextConceptExtractor
         from culturekb.kb.schema import Sample
 
         out: list[Injection | None] = [None] * len(items)
@@ -202,7 +202,7 @@ class KnowledgeInjector:
 
     # -- rendering -------------------------------------------------------------------------------------------
     def _header(self, language: str) -> Any:
-        from culturekb.builders._prompts import load_prompt
+        from culturekb.text.prompts import load_prompt
 
         assert self.template is not None
         try:
