@@ -240,8 +240,8 @@ def make_ricevl(shared: Path, out: Path, n_test_per_country: int) -> dict[str, A
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from culturekb.text.concepts import TextConceptExtractor
     from culturekb.kb.schema import Sample
+    from culturekb.text.concepts import TextConceptExtractor
 
     title_concepts = TextConceptExtractor(fields=("title",), max_concepts=4)
     train = [r for r in rows if _h(r["pair_id"]) % 10 < 7]

@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from culturekb.text.normalise import normalise_concept
 from culturekb.retrieval.retriever import colour_conflict
+from culturekb.text.normalise import normalise_concept
 
 RESULTS = Path(__file__).parent / "results"
 THRESHOLDS = [round(0.30 + 0.05 * i, 2) for i in range(14)]  # 0.30 .. 0.95

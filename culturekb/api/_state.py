@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from culturekb._io import atomic_write_json
-from culturekb.text.normalise import normalise_concept
 from culturekb.errors import ConfigError, CultureKBError, DataError
 from culturekb.inference.augmenter import Augmenter
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
 from culturekb.retrieval.retriever import DEFAULT_TAU, Retriever, open_retriever
+from culturekb.text.normalise import normalise_concept
 
 __all__ = ["ServingState", "KBHolder", "ReloadSync", "ReloadOutcome"]
 

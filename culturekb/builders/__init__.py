@@ -13,11 +13,11 @@ from culturekb.builders.concepts import (
     make_concept_extractor,
 )
 from culturekb.builders.judges import LexiconJudge, LLMJudge, PrototypeJudge, make_judge
-from culturekb.text.normalise import normalise_concept
 from culturekb.builders.pipeline import BuildComponents, BuildConfig, BuildResult, build_kb, make_components
 from culturekb.builders.rationales import ExtractiveRationaleGenerator, LLMRationaleGenerator
 from culturekb.builders.review import export_review_queue, import_review_decisions
 from culturekb.builders.validation import POLICIES, apply_verdicts, cohen_kappa
+from culturekb.text.normalise import normalise_concept
 
 __all__ = [
     "ConceptExtractor",

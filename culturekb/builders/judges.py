@@ -25,14 +25,14 @@ import numpy as np
 
 from culturekb._io import stable_hash
 from culturekb.builders._llm import complete_json_batch
-from culturekb.text.prompts import PromptTemplate, load_prompt
 from culturekb.builders.base import Judge, JudgeInput
-from culturekb.text.normalise import english_stopwords, singularise
 from culturekb.builders.rationales import culture_display_name
 from culturekb.errors import ConfigError, DataError, ModelOutputError
 from culturekb.kb.schema import JudgeVerdict
 from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
 from culturekb.models.base import Embedder, ModelClient
+from culturekb.text.normalise import english_stopwords, singularise
+from culturekb.text.prompts import PromptTemplate, load_prompt
 
 __all__ = [
     "LexiconJudge",

@@ -37,8 +37,8 @@ log = logging.getLogger(__name__)
 def score_alignment(judge: Any, samples_by_id: Mapping[str, Sample], preds: Sequence[Prediction],
                     culture_name: Any = str) -> list[float | None]:
     """1-5 alignment of each explanation with its predicted emotion, by one judge model (None: no explanation)."""
-    from culturekb.text.prompts import load_prompt
     from culturekb.models.json_output import complete_json
+    from culturekb.text.prompts import load_prompt
 
     template = load_prompt("explanation_alignment", "en", required=("culture", "emotion", "explanation"))
 

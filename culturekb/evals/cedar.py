@@ -20,8 +20,6 @@ from typing import Any
 
 from pydantic import Field
 
-from culturekb.text.concepts import ConceptExtractor
-from culturekb.text.concepts import TextConceptExtractor
 from culturekb.errors import ConfigError, CultureKBError
 from culturekb.evals.metrics import (
     accuracy,
@@ -44,6 +42,7 @@ from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
 from culturekb.models.base import ModelClient
 from culturekb.retrieval.cue_blocks import CueBlock, cues
 from culturekb.retrieval.retriever import Retriever
+from culturekb.text.concepts import ConceptExtractor, TextConceptExtractor
 
 __all__ = ["CEDAR_MODES", "CedarPrediction", "CedarPredictor", "CedarRunner", "cedar_tables", "cedar_plots",
            "cedar_template", "cue_block_for"]

@@ -36,8 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from culturekb.text.concepts import ConceptExtractor
-from culturekb.text.concepts import TextConceptExtractor
 from culturekb.errors import ConfigError, CultureKBError, DataError, ModelOutputError
 from culturekb.evals.boxes import ParsedBox, parse_box
 from culturekb.evals.cedar import cue_block_for
@@ -51,6 +49,7 @@ from culturekb.kb.schema import Sample
 from culturekb.models.base import ModelClient
 from culturekb.retrieval.cue_blocks import CueBlock, render_cues
 from culturekb.retrieval.retriever import Match, Retriever
+from culturekb.text.concepts import ConceptExtractor, TextConceptExtractor
 
 __all__ = [
     "SEA_COUNTRIES",
@@ -155,13 +154,13 @@ def build_cue_kb(
     what happens to flagged tuples (``keep`` by default: the metadata is curated; verdicts are recorded).
     Returns the `BuildResult`.
     """
-    from culturekb.text.concepts import PrecomputedConcepts
     from culturekb.builders.judges import LexiconJudge, PrototypeJudge
     from culturekb.builders.pipeline import BuildComponents, BuildConfig, build_kb
     from culturekb.builders.rationales import ExtractiveRationaleGenerator
     from culturekb.evals.loaders import load_cue_metadata
     from culturekb.kb.schemes import get_scheme
     from culturekb.models.factory import make_embedder
+    from culturekb.text.concepts import PrecomputedConcepts
 
     if isinstance(metadata, str | Path):
         samples = load_cue_metadata(metadata, scheme=scheme, allow_unknown_countries=allow_unknown_countries)

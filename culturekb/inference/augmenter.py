@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from culturekb.text.prompts import load_prompt
-from culturekb.text.concepts import ConceptExtractor
-from culturekb.text.normalise import normalise_concept
 from culturekb.errors import ConfigError
 from culturekb.inference.base import check_mode
 from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import KnowledgeTuple, Sample
 from culturekb.retrieval.retriever import Match, Retriever
+from culturekb.text.concepts import ConceptExtractor
+from culturekb.text.normalise import normalise_concept
+from culturekb.text.prompts import load_prompt
 
 __all__ = ["Budget", "AugmentedPrompt", "Augmenter"]
 

@@ -17,11 +17,11 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from culturekb.text.prompts import PromptTemplate, available_prompt_languages, load_prompt
 from culturekb.errors import ConfigError
 from culturekb.inference.base import MODES, check_mode
 from culturekb.kb.cultures import Culture, default_registry
 from culturekb.kb.schemes import EmotionScheme
+from culturekb.text.prompts import PromptTemplate, available_prompt_languages, load_prompt
 
 __all__ = [
     "TemplateFields",

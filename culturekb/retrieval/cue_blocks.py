@@ -12,12 +12,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from culturekb.text.prompts import PromptTemplate, load_prompt
-from culturekb.text.concepts import TextConceptExtractor
 from culturekb.errors import ConfigError
 from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import Sample
 from culturekb.retrieval.retriever import Match, Retriever
+from culturekb.text.concepts import TextConceptExtractor
+from culturekb.text.prompts import PromptTemplate, load_prompt
 
 __all__ = ["CueBlock", "cues", "render_cues"]
 

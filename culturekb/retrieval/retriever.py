@@ -43,13 +43,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from culturekb.text.normalise import MAX_CONCEPT_CHARS, normalise_concept
 from culturekb.errors import ConfigError, DataError, IndexError_
 from culturekb.kb.cultures import resolve_culture
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
 from culturekb.retrieval.index import KBIndex, build_index, load_index
+from culturekb.text.normalise import MAX_CONCEPT_CHARS, normalise_concept
 
 __all__ = ["DEFAULT_TAU", "MAX_QUERY_CHARS", "Match", "Retriever", "open_retriever", "colour_conflict", "colour_words"]
 

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from culturekb.text.prompts import available_prompt_languages, load_prompt
 from culturekb.errors import ConfigError
+from culturekb.text.prompts import available_prompt_languages, load_prompt
 
 
 @pytest.mark.parametrize(

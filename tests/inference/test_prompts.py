@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from culturekb.text.prompts import load_prompt
 from culturekb.errors import ConfigError
 from culturekb.inference.base import MODES
 from culturekb.inference.prompts import (
@@ -20,6 +19,7 @@ from culturekb.inference.prompts import (
     prediction_values,
 )
 from culturekb.kb import get_scheme
+from culturekb.text.prompts import load_prompt
 
 LANGS = ("en", "zh", "ar")
 SCHEME = get_scheme("artemis9")

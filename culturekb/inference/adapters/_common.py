@@ -167,8 +167,8 @@ class KnowledgeInjector:
     def inject_many(self, items: Sequence[tuple[Mapping[str, Any] | None, str, str]]) -> list[Injection]:
         """One Injection per (document, text, reference) with one batched lookup; `reference` names the
         document in error messages (e.g. "task mmbench, doc 12")."""
-        from culturekb.text.concepts import TextConceptExtractor
         from culturekb.kb.schema import Sample
+        from culturekb.text.concepts import TextConceptExtractor
 
         out: list[Injection | None] = [None] * len(items)
         todo: list[tuple[int, Sample]] = []
