@@ -119,11 +119,11 @@ class GroundingOracle:
     """Gold boxes by (phrase, sent size), answered in rotating forms with a rule-based error."""
 
     def __init__(self, rows: list[dict[str, Any]], max_side: int = 1024) -> None:
-        from culturekb.evals.ricevl import _sent_size
+        from culturekb.evals.ricevl.grounding import sent_size
 
         self.gold: dict[tuple[str, int, int], tuple[list[float], tuple[int, int]]] = {}
         for r in rows:
-            w, h = _sent_size(r["width"], r["height"], max_side)
+            w, h = sent_size(r["width"], r["height"], max_side)
             f = w / r["width"]
             self.gold[(r["phrase"], w, h)] = ([v * f for v in r["bbox"]], (w, h))
 

@@ -339,10 +339,12 @@ def build_ricevl_cue_kb(
     progress: bool = True,
 ) -> Any:
     """Build the regional cue KB from RICE-VL-style training metadata (JSONL) into `out`; returns the BuildResult."""
-    from culturekb.evals.ricevl import build_cue_kb
+    from culturekb.builders.cue_kb import build_cue_kb
+    from culturekb.evals.loaders import load_cue_metadata
 
-    return build_cue_kb(metadata, out, scheme=scheme, embedder=embedder, policy=policy,
-                        allow_unknown_countries=allow_unknown_countries, cache_dir=cache_dir, progress=progress)
+    samples = load_cue_metadata(metadata, scheme=scheme, allow_unknown_countries=allow_unknown_countries)
+    return build_cue_kb(samples, out, scheme=scheme, embedder=embedder, policy=policy, cache_dir=cache_dir,
+                        progress=progress)
 
 
 def eval_ricevl_vqa(

@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import Field
 
 from culturekb.errors import ConfigError, CultureKBError
+from culturekb.evals._cues import cue_block_for
 from culturekb.evals.metrics import (
     accuracy,
     accuracy_by_group,
@@ -40,7 +41,7 @@ from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
 from culturekb.models.base import ModelClient
-from culturekb.retrieval.cue_blocks import CueBlock, cues
+from culturekb.retrieval.cue_blocks import CueBlock
 from culturekb.retrieval.retriever import Retriever
 from culturekb.text.concepts import ConceptExtractor, TextConceptExtractor
 
@@ -78,28 +79,6 @@ def _cedar_languages(mode: str, template_dir: str | Path | None) -> list[str]:
     from culturekb.text.prompts import available_prompt_languages
 
     return available_prompt_languages(f"cedar_{mode}", override_dir=template_dir)
-
-
-def cue_block_for(concepts: Sequence[str], culture: str, retriever: Retriever, *, language: str = "en",
-                  max_items: int = 5, tau: float | None = None, block_template: str | Path = "cues",
-                  item_template: str | Path = "cue_item") -> tuple[CueBlock, str]:
-    """(cue block, status) for one item: status ``matched``, ``no-match``, ``no-concepts`` or
-    ``culture-not-in-kb`` (then the block is empty; the item goes without cues, it is not dropped)."""
-    if not concepts:
-        return CueBlock("", (), ()), "no-concepts"
-    try:
-        retriever.resolve_culture(culture)
-    except ConfigError:
-        return CueBlock("", (), tuple(concepts)), "culture-not-in-kb"
-    try:
-        block = cues(list(concepts), culture, retriever, max_items=max_items, tau=tau, language=language,
-                     block_template=block_template, item_template=item_template)
-    except ConfigError:
-        if language == "en":
-            raise
-        block = cues(list(concepts), culture, retriever, max_items=max_items, tau=tau, language="en",
-                     block_template=block_template, item_template=item_template)
-    return block, ("matched" if block else "no-match")
 
 
 class CedarPredictor:

@@ -8,8 +8,9 @@ import pytest
 from PIL import Image
 from typer.testing import CliRunner
 
+from culturekb.builders.cue_kb import build_cue_kb
 from culturekb.errors import ConfigError
-from culturekb.evals.loaders import load_ricevl_grounding, load_ricevl_vqa
+from culturekb.evals.loaders import load_cue_metadata, load_ricevl_grounding, load_ricevl_vqa
 from culturekb.evals.ricevl import (
     JudgeScores,
     ReferenceJudge,
@@ -17,7 +18,6 @@ from culturekb.evals.ricevl import (
     RiceVLGroundingRunner,
     RiceVLVQARunner,
     SeaLaveJudge,
-    build_cue_kb,
     parse_judge_scores,
     token_f1,
 )
@@ -38,8 +38,8 @@ def _prompt(body):
 @pytest.fixture(scope="module")
 def cue_kb(default_embedder, tmp_path_factory):
     out = tmp_path_factory.mktemp("cue") / "kb"
-    res = build_cue_kb(FIX / "ricevl_cue_metadata.jsonl", out, embedder=default_embedder,
-                       allow_unknown_countries=True)
+    samples = load_cue_metadata(FIX / "ricevl_cue_metadata.jsonl", allow_unknown_countries=True)
+    res = build_cue_kb(samples, out, embedder=default_embedder)
     return res.kb, out
 
 

@@ -1,0 +1,426 @@
+"""RICE-VL cultural VQA: the ``global``, ``sea`` and ``kb-cues`` settings, each answer scored by a SEA-LAVE judge.
+
+Settings (PAPERS.md section 3): ``global`` (the question alone), ``sea`` (a regional framing that names the
+region and its countries) and ``kb-cues`` (the framing plus regional cues from the cue KB). Cues are looked up for
+the question's concepts (and the image's, with a VLM concept extractor) among the tuples of every country of the
+region, so the block does not give the item's country away (``cue_scope="region"``, the default);
+``cue_scope="country"`` is an oracle that retrieves within the item's own country and, when no concept matches,
+falls back to that country's best-supported tuples. Each answer is scored by a judge (`culturekb.evals.ricevl.judges`)
+with the rubric of its question format. Tables per country, per category and per question format.
+
+Offline (no model): the ``kb-prior`` answerer answers from the cue KB alone, and the ``reference`` judge scores by
+matching the reference answer and country names. The cue KB itself is built by `culturekb.builders.cue_kb`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from culturekb.errors import ConfigError, CultureKBError, DataError
+from culturekb.evals._cues import cue_block_for
+from culturekb.evals.metrics import mean_by_group, mean_score
+from culturekb.evals.reports import BarPlot, Plot, Table
+from culturekb.evals.ricevl.common import (
+    FORMATS,
+    Region,
+    country_names,
+    culture_terms,
+    load_template,
+    mentions,
+    region_from_samples,
+)
+from culturekb.evals.ricevl.judges import ReferenceJudge
+from culturekb.evals.runner import Runner, Setting, register_runner
+from culturekb.inference.base import Prediction
+from culturekb.inference.messages import ask_each
+from culturekb.kb.schema import Sample
+from culturekb.models.base import ModelClient
+from culturekb.retrieval.cue_blocks import CueBlock, render_cues
+from culturekb.retrieval.retriever import Match, Retriever
+from culturekb.text.concepts import ConceptExtractor, TextConceptExtractor
+
+__all__ = ["VQA_SETTINGS", "VQAPrediction", "KBPriorAnswerer", "RiceVLVQARunner", "vqa_tables", "vqa_plots"]
+
+log = logging.getLogger(__name__)
+
+VQA_SETTINGS: tuple[str, ...] = ("global", "sea", "kb-cues")
+
+
+class VQAPrediction(Prediction):
+    """A VQA answer (`label` holds the answer text; None when the call failed) with its judge's scores."""
+
+    format: str = ""
+    cue_status: str = "not-used"
+    tu: int | None = None
+    cu: int | None = None
+    ci: int | None = None
+    sea_lave: float | None = None
+    judge_status: Literal["ok", "invalid", "error", "skipped"] = "skipped"
+    """ok: scored; invalid: no valid JSON after the retries (scored 0); error: the judge call failed (scored 0,
+    judged again on a rerun); skipped: no answer to judge (scored 0)."""
+    judge: str = ""
+    justification: str = ""
+    judge_error: str | None = None
+
+
+class KBPriorAnswerer:
+    """Offline VQA baseline that answers from the cue KB alone.
+
+    ``kb-cues``: the top retrieved tuple: "<sub-culture>, from <its country>" (tf: "True" when the question names
+    that sub-culture or country, else "False"); with no cue it answers as in ``sea``. ``sea``: the best-supported
+    tuple of the region's countries; ``global``: the best-supported tuple of the whole KB (tf: "True").
+    """
+
+    def __init__(self, retriever: Retriever) -> None:
+        self.retriever = retriever
+        self.id = f"kb-prior:{retriever.kb.version}"
+
+    def _top(self, cultures: Sequence[str] | None) -> Any:
+        pool = [t for t in self.retriever.kb.tuples if cultures is None or t.culture in cultures]
+        return max(pool, key=lambda t: (t.support, -len(t.concept), t.id), default=None)
+
+    def answer(self, sample: Sample, setting: str, block: CueBlock, region: Region) -> str:
+        fmt = sample.metadata.get("format")
+        if setting == "kb-cues" and block.matches:
+            t = block.matches[0].tuple
+            name = culture_terms(t.culture)[0]
+            if fmt == "tf":
+                hit = mentions(sample.question or "", [t.concept.lower(), *culture_terms(t.culture)[1]])
+                return f"{'True' if hit else 'False'}. Related: {t.concept}, from {name}."
+            return f"{t.concept}, from {name}."
+        t = self._top(list(region.countries) if setting == "sea" else None)
+        if fmt == "tf":
+            return "True."
+        if t is None:
+            return "I do not know."
+        return f"{t.concept}, from {culture_terms(t.culture)[0]}."
+
+
+def _fallback_block(retriever: Retriever, culture: str, k: int) -> CueBlock:
+    """The country's `k` best-supported tuples as a cue block (used when no concept matched)."""
+    pool = sorted(retriever.kb.for_culture(culture), key=lambda t: (-t.support, t.id))[:k]
+    matches = [Match(query="", tuple=t, score=0.0, kind="exact") for t in pool]
+    text, tid = render_cues(matches, culture, "en", "regional_cues", "regional_cue_item")
+    return CueBlock(text, tuple(matches), (), tid)
+
+@register_runner("ricevl-vqa")
+class RiceVLVQARunner(Runner):
+    """RICE-VL VQA in the ``global``, ``sea`` and ``kb-cues`` settings, each answer scored by the judge."""
+
+    default_modes = VQA_SETTINGS
+    record_type = VQAPrediction
+
+    def __init__(
+        self,
+        samples: Sequence[Sample],
+        *,
+        client: ModelClient | None = None,
+        retriever: Retriever | None = None,
+        judge: Any = None,
+        region: Region | None = None,
+        setting_names: Sequence[str] | None = None,
+        concept_extractor: ConceptExtractor | None = None,
+        image_concepts: ConceptExtractor | None = None,
+        cue_scope: str = "region",
+        max_cues: int = 5,
+        fallback_cues: int = 3,
+        tau: float | None = None,
+        template_dir: str | Path | None = None,
+        temperature: float = 0.0,
+        max_tokens: int = 128,
+        max_image_side: int = 1024,
+        **kw: Any,
+    ) -> None:
+        self.samples = list(samples)
+        if cue_scope not in ("region", "country"):
+            raise ConfigError(f"cue_scope must be 'region' or 'country' (an oracle that uses the item's country), "
+                              f"got {cue_scope!r}")
+        self.cue_scope = cue_scope
+        names = list(setting_names or VQA_SETTINGS)
+        bad = [n for n in names if n not in VQA_SETTINGS]
+        if bad:
+            raise ConfigError(f"unknown RICE-VL VQA settings {bad}; use any of {list(VQA_SETTINGS)}")
+        if client is None and retriever is None:
+            raise ConfigError("the kb-prior VQA answerer needs a cue KB; pass a KB (or cue metadata) or a model")
+        if "kb-cues" in names and retriever is None:
+            raise ConfigError("the kb-cues setting needs a cue KB; pass --kb or --cue-metadata, or drop kb-cues")
+        self.setting_names = names
+        self.client = client
+        self.retriever = retriever
+        self.judge = judge if judge is not None else ReferenceJudge()
+        self.region = region or region_from_samples(self.samples)
+        self.concept_extractor = concept_extractor or TextConceptExtractor(fields=("question",))
+        self.image_concepts = image_concepts
+        self.max_cues = max_cues
+        self.fallback_cues = fallback_cues
+        self.tau = tau
+        self.template_dir = template_dir
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.max_image_side = max_image_side
+        self.answerer = KBPriorAnswerer(retriever) if client is None and retriever is not None else None
+        frame = ("question", "answer_format")
+        region_fields = ("region", "region_countries")
+        self.templates = {
+            "global": load_template("ricevl_global", frame, (), template_dir),
+            "sea": load_template("ricevl_sea", (*frame, *region_fields), (), template_dir),
+            "kb-cues": load_template("ricevl_cues", (*frame, *region_fields, "cues"), (), template_dir),
+        }
+        self.formats = {f: load_template(f"ricevl_answer_{f}", (), (), template_dir) for f in FORMATS}
+        super().__init__(None, **kw)
+
+    def load(self) -> list[Sample]:
+        for s in self.samples:
+            if s.metadata.get("format") not in FORMATS or s.label is None:
+                raise ConfigError(f"VQA item {s.id!r} lacks its format or reference answer; load it with "
+                                  "load_ricevl_vqa")
+        return list(self.samples)
+
+    def default_settings(self) -> list[Setting]:
+        return [Setting(n) for n in self.setting_names]
+
+    def config(self) -> dict[str, Any]:
+        kb = self.retriever.kb.version if self.retriever is not None else None
+        answerer = self.client.id if self.client is not None else getattr(self.answerer, "id", None)
+        return {"runner": self.label, "answerer": answerer, "judge": getattr(self.judge, "id", str(self.judge)),
+                "kb_version": kb, "region": [self.region.name, list(self.region.countries)],
+                "templates": {k: t.id for k, t in {**self.templates, **self.formats}.items()},
+                "cue_scope": self.cue_scope, "max_cues": self.max_cues, "fallback_cues": self.fallback_cues,
+                "tau": self.tau,
+                "concepts": self.concept_extractor.id,
+                "image_concepts": getattr(self.image_concepts, "id", None),
+                "decoding": [self.temperature, self.max_tokens, self.max_image_side]}
+
+    def _is_done(self, prediction: Prediction | None) -> bool:
+        if not super()._is_done(prediction):
+            return False
+        return not (self.retry_errors and getattr(prediction, "judge_status", "") == "error")
+
+    # -- one chunk: cues, answers, judge ----------------------------------------------------------------------
+    def _concepts(self, chunk: Sequence[Sample]) -> list[list[str]]:
+        concepts = [list(c) for c in self.concept_extractor.extract(list(chunk))]
+        if self.image_concepts is not None:
+            idx = [i for i, s in enumerate(chunk) if s.image]
+            if idx:
+                try:
+                    found = self.image_concepts.extract([chunk[i] for i in idx])
+                except CultureKBError as exc:
+                    log.warning("image concept extraction failed for %d items (%s); using question concepts only",
+                                len(idx), exc)
+                    found = [[] for _ in idx]
+                for i, cs in zip(idx, found, strict=True):
+                    concepts[i] = list(dict.fromkeys([*cs, *concepts[i]]))
+        return concepts
+
+    def _region_scope(self) -> list[str]:
+        assert self.retriever is not None
+        kb_cultures = list(self.retriever.cultures)
+        inside = [c for c in kb_cultures if c in self.region.countries]
+        return inside or kb_cultures
+
+    def _region_block(self, concepts: Sequence[str], scope: Sequence[str]) -> tuple[CueBlock, str]:
+        """Cues for the concepts from any country of the region (the item's country is not used)."""
+        assert self.retriever is not None
+        if not concepts:
+            return CueBlock("", (), ()), "no-concepts"
+        if not scope:
+            return CueBlock("", (), tuple(concepts)), "culture-not-in-kb"
+        found = self.retriever.lookup(list(concepts), scope[0], tau=self.tau, cross_culture=list(scope),
+                                      on_invalid="skip")
+        matches: list[Match] = []
+        seen: set[str] = set()
+        for m in found:
+            if m is not None and m.tuple.id not in seen:
+                seen.add(m.tuple.id)
+                matches.append(m)
+            if len(matches) >= self.max_cues:
+                break
+        if not matches:
+            return CueBlock("", (), tuple(concepts)), "no-match"
+        parts: list[str] = []
+        tid = ""
+        for culture in dict.fromkeys(m.tuple.culture for m in matches):
+            text, tid = render_cues([m for m in matches if m.tuple.culture == culture], culture, "en",
+                                    "regional_cues", "regional_cue_item")
+            parts.append(text.strip())
+        return CueBlock("\n".join(parts) + "\n", tuple(matches), tuple(concepts), tid), "matched"
+
+    def _blocks(self, chunk: Sequence[Sample]) -> list[tuple[CueBlock, str]]:
+        assert self.retriever is not None
+        concepts = self._concepts(chunk)
+        out = []
+        scope = self._region_scope()
+        for s, cs in zip(chunk, concepts, strict=True):
+            if self.cue_scope == "region":
+                out.append(self._region_block(cs, scope))
+                continue
+            block, status = cue_block_for(cs, s.culture, self.retriever, max_items=self.max_cues, tau=self.tau,
+                                          block_template="regional_cues", item_template="regional_cue_item")
+            if not block and self.fallback_cues > 0 and status != "culture-not-in-kb":
+                block, status = _fallback_block(self.retriever, s.culture, self.fallback_cues), "fallback"
+            out.append((block, status))
+        return out
+
+    def _prompt(self, sample: Sample, setting: str, block: CueBlock) -> tuple[str, str]:
+        fmt = str(sample.metadata["format"])
+        template = self.templates[setting]
+        cue_text = block.text.strip()
+        if setting == "kb-cues" and not cue_text:
+            template = self.templates["sea"]  # nothing retrieved: the regional framing without a block
+        text = template.fill({"question": sample.question or "", "answer_format": self.formats[fmt].text.strip(),
+                              "region": self.region.name, "region_countries": self.region.describe(),
+                              "cues": cue_text})
+        return text, f"{template.id}+{self.formats[fmt].id}"
+
+    def predict_chunk(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
+        mode = setting.mode
+        if mode not in VQA_SETTINGS:
+            raise ConfigError(f"unknown RICE-VL VQA setting {mode!r}; use one of {list(VQA_SETTINGS)}")
+        blocks = self._blocks(samples) if mode == "kb-cues" else [(CueBlock("", (), ()), "not-used")] * len(samples)
+        answers: list[str | None] = []
+        errors: list[str | None] = []
+        cached: list[bool] = []
+        tids: list[str] = []
+        if self.client is None:
+            assert self.answerer is not None
+            for s, (block, _) in zip(samples, blocks, strict=True):
+                answers.append(self.answerer.answer(s, mode, block, self.region))
+                errors.append(None)
+                cached.append(False)
+                tids.append(block.template_id)
+            model_id = self.answerer.id
+        else:
+            prompts: list[tuple[str, str | None, str]] = []
+            for s, (block, _) in zip(samples, blocks, strict=True):
+                text, tid = self._prompt(s, mode, block)
+                tids.append(tid)
+                prompts.append((text, s.image, f"sample {s.id!r}"))
+            for ans in ask_each(self.client, prompts, self.max_image_side, temperature=self.temperature,
+                                max_tokens=self.max_tokens):
+                if isinstance(ans, str):  # the image could not be read, or the call failed
+                    answers.append(None)
+                    errors.append(ans)
+                    cached.append(False)
+                else:
+                    answers.append(ans.text)
+                    errors.append(None)
+                    cached.append(bool(ans.cached))
+            model_id = self.client.id
+        to_judge = [i for i, a in enumerate(answers) if a is not None and a.strip()]
+        verdicts = dict(zip(to_judge, self.judge.judge([(samples[i], str(answers[i])) for i in to_judge],
+                                                       self.region), strict=True))
+        out: list[Prediction] = []
+        judge_id = getattr(self.judge, "id", str(self.judge))
+        for i, s in enumerate(samples):
+            block, status = blocks[i]
+            v = verdicts.get(i)
+            answer = answers[i]
+            common: dict[str, Any] = {
+                "sample_id": s.id, "culture": s.culture, "mode": mode, "format": str(s.metadata["format"]),
+                "tuples_used": [m.tuple.id for m in block.matches], "template_id": tids[i], "prompt_language": "en",
+                "model": model_id, "cue_status": status, "judge": judge_id, "cached": cached[i]}
+            if answer is None:
+                out.append(VQAPrediction(label=None, parse_status="error", error=errors[i], **common))
+            elif v is None:  # an empty answer: nothing to judge, scored 0
+                out.append(VQAPrediction(label=None, raw=answer, parse_status="invalid", **common))
+            else:
+                out.append(VQAPrediction(
+                    label=answer.strip(), raw=answer, parse_status="text", tu=v.tu, cu=v.cu, ci=v.ci,
+                    sea_lave=v.score if v.status == "ok" else None, judge_status=v.status,
+                    justification=v.justification, judge_error=v.error, **common))
+        return out
+
+    # -- scoring ------------------------------------------------------------------------------------------------
+    def score(self, samples: Sequence[Sample], predictions_by_setting: Mapping[Setting, Sequence[Prediction]]
+              ) -> dict[str, Any]:
+        countries = [s.culture for s in samples]
+        categories = [str(s.metadata.get("category")) for s in samples]
+        formats = [str(s.metadata.get("format")) for s in samples]
+        per_setting: dict[str, Any] = {}
+        for setting, preds in predictions_by_setting.items():
+            by_id = {p.sample_id: p for p in preds}
+            missing = [s.id for s in samples if s.id not in by_id]
+            if missing:
+                raise DataError(f"ricevl-vqa/{setting.key}: {len(missing)} items have no prediction (first: "
+                                f"{missing[:5]}); rerun to resume")
+            recs = [by_id[s.id] for s in samples]
+            scores = [float(getattr(p, "sea_lave", None) or 0.0) for p in recs]
+            ok = [p for p in recs if getattr(p, "judge_status", "") == "ok"]
+            per_setting[setting.key] = {
+                "sea_lave": mean_score(scores),
+                "sea_lave_judged_only": mean_score([float(p.sea_lave or 0.0) for p in ok]),  # type: ignore[attr-defined]
+                "tu": mean_score([float(p.tu or 0) for p in recs]),  # type: ignore[attr-defined]
+                "cu": mean_score([float(p.cu or 0) for p in recs]),  # type: ignore[attr-defined]
+                "ci": mean_score([float(p.ci or 0) for p in recs]),  # type: ignore[attr-defined]
+                "per_country": mean_by_group(scores, countries),
+                "per_category": mean_by_group(scores, categories),
+                "per_format": mean_by_group(scores, formats),
+                "n": len(recs),
+                "judged": len(ok),
+                "answer_errors": sum(p.parse_status == "error" for p in recs),
+                "empty_answers": sum(p.parse_status == "invalid" for p in recs),
+                "judge_invalid": sum(getattr(p, "judge_status", "") == "invalid" for p in recs),
+                "judge_errors": sum(getattr(p, "judge_status", "") == "error" for p in recs),
+                "with_cues": sum(bool(p.tuples_used) for p in recs),
+                "cue_status": dict(sorted(Counter(getattr(p, "cue_status", "") for p in recs).items())),
+            }
+        return {
+            "n_samples": len(samples),
+            "judge": getattr(self.judge, "id", str(self.judge)),
+            "region": {"name": self.region.name, "countries": self.region.country_names},
+            "country_names": country_names(countries),
+            "n_per_country": dict(sorted(Counter(countries).items())),
+            "n_per_category": dict(sorted(Counter(categories).items())),
+            "n_per_format": dict(sorted(Counter(formats).items())),
+            "settings": per_setting,
+        }
+
+    def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
+        return vqa_tables(results)
+
+    def plots(self, results: Mapping[str, Any]) -> list[Plot]:
+        return vqa_plots(results)
+
+
+def _by_group_table(title: str, results: Mapping[str, Any], field: str, counts: str, label: str,
+                    names: Mapping[str, str] | None = None) -> Table:
+    settings = results["settings"]
+    rows: dict[str, dict[str, Any]] = {}
+    for group, n in results[counts].items():
+        name = names.get(group, group) if names else group
+        rows[name] = {**{k: v[field].get(group) for k, v in settings.items()}, "n": n}
+    return Table.from_nested(title, rows, row_label=label, precision=3)
+
+
+def vqa_tables(results: Mapping[str, Any]) -> dict[str, Table]:
+    """SEA-LAVE per setting with its parts and failure counts; per country, category and question format."""
+    settings = results["settings"]
+    summary = {k: {"SEA-LAVE": v["sea_lave"], "TU": v["tu"], "CU": v["cu"], "CI (0-2)": v["ci"],
+                   "judged only": v["sea_lave_judged_only"], "n": v["n"], "judged": v["judged"],
+                   "answer errors": v["answer_errors"], "empty answers": v["empty_answers"],
+                   "judge invalid": v["judge_invalid"], "judge errors": v["judge_errors"],
+                   "with cues": v["with_cues"]} for k, v in settings.items()}
+    return {
+        "summary": Table.from_nested(
+            "SEA-LAVE per setting", summary, row_label="setting", precision=3,
+            note=f"judge {results['judge']}; (TU + CU + CI/2) / 3 per item; failed answers and judge failures "
+                 "score 0 and are counted"),
+        "country": _by_group_table("SEA-LAVE per country", results, "per_country", "n_per_country", "country",
+                                   results.get("country_names")),
+        "category": _by_group_table("SEA-LAVE per category", results, "per_category", "n_per_category", "category"),
+        "format": _by_group_table("SEA-LAVE per question format", results, "per_format", "n_per_format", "format"),
+    }
+
+
+def vqa_plots(results: Mapping[str, Any]) -> list[Plot]:
+    names = results.get("country_names", {})
+    per_country = {k: {names.get(c, c): x for c, x in v["per_country"].items()}
+                   for k, v in results["settings"].items()}
+    per_category = {k: v["per_category"] for k, v in results["settings"].items()}
+    return [BarPlot.from_nested("country", "SEA-LAVE per country", per_country, ylabel="SEA-LAVE", ylim=(0.0, 1.0)),
+            BarPlot.from_nested("category", "SEA-LAVE per category", per_category, ylabel="SEA-LAVE",
+                                ylim=(0.0, 1.0))]
