@@ -16,6 +16,7 @@ from pathlib import Path
 from threading import Lock
 from typing import Any
 
+from culturekb._io import is_remote_url
 from culturekb.errors import DataError, require
 
 __all__ = [
@@ -38,11 +39,6 @@ _cache_lock = Lock()
 
 def _pil() -> Any:
     return require("PIL.Image", "vision", "image loading")
-
-
-def is_remote_url(ref: str) -> bool:
-    """True for `http://` and `https://` references (fetched by the model server, not by us)."""
-    return ref.startswith(("http://", "https://"))
 
 
 def local_image_path(ref: str) -> Path:

@@ -1,4 +1,8 @@
-"""Atomic file and directory writes, content hashing and JSONL helpers."""
+"""File helpers shared by every layer: atomic writes, content hashing, UTF-8 text and JSON/JSONL rows with errors
+that name the file and line, image references that cannot leave their data root, and the one URI test.
+
+Every reader raises `DataError` (or the error class the caller names) with the file, the place and the fix.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,14 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from culturekb.errors import DataError
+from culturekb.errors import CultureKBError, DataError
 
 __all__ = [
     "atomic_write_text",
@@ -25,7 +30,17 @@ __all__ = [
     "stable_hash",
     "read_jsonl",
     "write_jsonl",
+    "read_text_utf8",
+    "read_json",
+    "iter_json_records",
+    "is_uri",
+    "is_remote_url",
+    "safe_relpath",
+    "resolve_image_ref",
 ]
+
+_URI = re.compile(r"^(?:[a-z][a-z0-9+.\-]*://|data:)", re.IGNORECASE)
+_WINDOWS_DRIVE = re.compile(r"^[a-zA-Z]:")
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -51,6 +66,7 @@ def atomic_write_bytes(path: str | Path, payload: bytes) -> None:
 
 
 def atomic_write_json(path: str | Path, obj: Any) -> None:
+    """Write `obj` as indented, key-sorted UTF-8 JSON, atomically."""
     atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
@@ -78,10 +94,12 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
 
 
 def sha256_text(text: str) -> str:
+    """SHA-256 hex digest of the UTF-8 bytes of `text`."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    """SHA-256 hex digest of a file's bytes, read in chunks."""
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         while block := fh.read(chunk):
@@ -94,6 +112,40 @@ def stable_hash(obj: Any) -> str:
     return sha256_text(json.dumps(obj, sort_keys=True, ensure_ascii=False, default=str))
 
 
+def read_text_utf8(path: str | Path, *, fix: str = "re-save the file as UTF-8",
+                   error: type[CultureKBError] = DataError) -> str:
+    """The text of a UTF-8 file (a leading byte-order mark removed).
+
+    A missing file, a directory, or a byte that is not UTF-8 raises `error` (DataError by default) naming the file
+    (and, for bad bytes, the byte offset and line) and `fix`.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise error(f"{path}: the file does not exist; check the path") from exc
+    except IsADirectoryError as exc:
+        raise error(f"{path}: is a directory; give the path of a file") from exc
+    except OSError as exc:
+        raise error(f"{path}: cannot be read ({exc}); check the file and its permissions") from exc
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise error(f"{path}: not valid UTF-8 at byte offset {exc.start} (line {line}); {fix}") from exc
+    return text.removeprefix("\ufeff")
+
+
+def read_json(path: str | Path, *, fix: str = "fix the file", error: type[CultureKBError] = DataError) -> Any:
+    """The JSON value in a UTF-8 file; unreadable bytes or invalid JSON raise `error` naming the file, the line
+    and `fix`."""
+    text = read_text_utf8(path, fix=fix, error=error)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise error(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {fix}") from exc
+
+
 def iter_jsonl_text(text: str, where: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; a bad line raises DataError naming `where` and the line."""
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -102,23 +154,100 @@ def iter_jsonl_text(text: str, where: str | Path) -> Iterator[tuple[int, dict[st
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DataError(f"{where}, line {lineno}: invalid JSON ({exc.msg}); one JSON object per line") from exc
+            raise DataError(f"{where}, line {lineno}: invalid JSON ({exc.msg} at column {exc.colno}); one JSON "
+                            "object per line: fix or remove the line") from exc
         if not isinstance(obj, dict):
             raise DataError(f"{where}, line {lineno}: expected a JSON object, got {type(obj).__name__}")
         yield lineno, obj
 
 
+def iter_json_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line, object) of a JSONL file, or (item number, object) of a ``.json`` file that holds a list of objects.
+
+    A file whose text starts with ``[`` is read as a JSON list whatever its suffix. Bad JSON, or an item that is
+    not an object, raises DataError naming the file and the line (or item).
+    """
+    path = Path(path)
+    text = read_text_utf8(path)
+    if path.suffix.lower() == ".json" or text.lstrip().startswith("["):
+        try:
+            items = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno}); fix the file") from exc
+        if not isinstance(items, list):
+            raise DataError(f"{path}: a .json data file must hold a list of objects; use JSONL for one object per "
+                            "line")
+        for i, obj in enumerate(items, start=1):
+            if not isinstance(obj, dict):
+                raise DataError(f"{path}, item {i}: expected a JSON object, got {type(obj).__name__}")
+            yield i, obj
+        return
+    yield from iter_jsonl_text(text, path)
+
+
 def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     """Read a JSONL file; a bad line raises DataError naming the file and line."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(
-            f"{path}: not valid UTF-8 at byte {exc.start}; re-save the file as UTF-8"
-        ) from exc
-    return [obj for _, obj in iter_jsonl_text(text, path)]
+    return [obj for _, obj in iter_jsonl_text(read_text_utf8(path), path)]
 
 
 def write_jsonl(path: str | Path, rows: Iterable[Any]) -> None:
+    """Write rows as JSONL (sorted keys, UTF-8), atomically."""
     atomic_write_text(path, "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in rows))
+
+
+# -- references to images -------------------------------------------------------------------------------------
+
+
+def is_uri(ref: str) -> bool:
+    """True for a reference with a URI scheme (``http://``, ``https://``, ``file://``, ``s3://`` ...) or a
+    ``data:`` URL; such references are kept as given, never joined to a data root. A Windows drive (``C:\\``) is
+    not a scheme."""
+    return bool(_URI.match(ref.strip()))
+
+
+def is_remote_url(ref: str) -> bool:
+    """True for `http://` and `https://` references (fetched by the model server, not by us)."""
+    return ref.strip().lower().startswith(("http://", "https://"))
+
+
+def _is_absolute(ref: str) -> bool:
+    posix = ref.replace("\\", "/")
+    return posix.startswith("/") or bool(_WINDOWS_DRIVE.match(posix)) or Path(ref).is_absolute()
+
+
+def safe_relpath(ref: str, where: str, data_root: str | Path | None = None) -> str:
+    """`ref` as a relative POSIX path that stays inside its data root; an absolute path, a drive letter or a
+    ``..`` part raises DataError naming `where`."""
+    posix = ref.replace("\\", "/")
+    if _is_absolute(ref) or ".." in PurePosixPath(posix).parts:
+        root = f"the data root {data_root}" if data_root is not None else "the data root"
+        raise DataError(
+            f"{where}: image path {ref!r} escapes {root}; image paths must be relative and must not contain "
+            "'..'. Fix the path (an absolute path is accepted only without a data root)"
+        )
+    return posix
+
+
+def resolve_image_ref(ref: str, where: str, *, data_root: str | Path | None = None, base_dir: str | Path | None = None,
+                      check: bool = False) -> str:
+    """Where the image `ref` of a data file is: a URI unchanged; a relative path under `data_root` (else under
+    `base_dir`, the data file's folder); an absolute path only when no `data_root` is given.
+
+    A path that would leave the data root raises DataError (`safe_relpath`); with `check`, so does a local file
+    that does not exist.
+    """
+    ref = ref.strip()
+    if is_uri(ref):
+        return ref
+    if data_root is None and _is_absolute(ref):
+        path = Path(ref)
+    else:
+        rel = PurePosixPath(safe_relpath(ref, where, data_root))
+        base = Path(data_root) if data_root is not None else Path(base_dir) if base_dir is not None else Path()
+        path = base / Path(*rel.parts)
+    if check and not path.is_file():
+        raise DataError(
+            f"{where}: image {ref!r} not found at {path}; pass --data-root (data_root=) pointing at the image "
+            "folder, fix the path, or load with check_images=False"
+        )
+    return str(path)

@@ -41,7 +41,8 @@ def load_data(
     seed: int = 0,
 ) -> tuple[list[Sample], dict[str, Any]]:
     """Read CSV/JSONL files into samples; images without a split get the deterministic 8:1:1 split by image."""
-    from culturekb.kb.loaders import load_artemis_csv, load_samples_jsonl, split_by_image
+    from culturekb.kb.artemis import split_by_image
+    from culturekb.kb.loaders import load_artemis_csv, load_samples_jsonl
 
     if not paths:
         raise DataError("no data files given; pass at least one CSV or JSONL file")

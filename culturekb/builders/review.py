@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from culturekb._io import atomic_write_text, read_jsonl
+from culturekb._io import atomic_write_text, read_jsonl, read_text_utf8
 from culturekb.errors import DataError
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
@@ -69,10 +69,7 @@ def _read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
         return list(enumerate(read_jsonl(path), start=1))
     if path.suffix != ".csv":
         raise DataError(f"{path}: review decisions must be a .csv or .jsonl file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not valid UTF-8 at byte {exc.start}; re-save it as UTF-8") from exc
+    text = read_text_utf8(path)
     reader = csv.DictReader(io.StringIO(text))
     missing = {"tuple_id", "decision"} - set(reader.fieldnames or [])
     if missing:

@@ -88,16 +88,15 @@ label the category and explanations the facts, ready for `culturekb.builders.bui
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from culturekb._io import iter_jsonl_text
+from culturekb._io import is_uri, iter_json_records, resolve_image_ref
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import Sample
@@ -137,7 +136,6 @@ _MULTIMODAL = {"multimodal", "multi-modal", "mm", "image", "vision", "image+text
                "visual"}
 _TEXT = {"text", "text-only", "text_only", "textonly", "text only", "unimodal", "language"}
 _BLANK = re.compile(r"_{2,}|\[blank\]|<blank>|\[mask\]|<mask>|\(blank\)", re.IGNORECASE)
-_URI = re.compile(r"^(https?|data|file):", re.IGNORECASE)
 _LANG_SEPARATORS = re.compile(r"[,/;+|&]| and ")
 
 _ALIASES: dict[str, tuple[str, ...]] = {
@@ -216,25 +214,8 @@ def read_rows(path: str | Path) -> Iterator[Row]:
     p = Path(path)
     if not p.is_file():
         raise DataError(f"data file {p} does not exist; give the path of a JSONL file")
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise DataError(f"{p}: not valid UTF-8 ({exc}); re-save the file as UTF-8") from exc
-    stripped = text.lstrip()
-    if p.suffix.lower() == ".json" or stripped.startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{p}: invalid JSON ({exc.msg} at line {exc.lineno}); fix the file") from exc
-        if not isinstance(items, list):
-            raise DataError(f"{p}: a .json data file must hold a list of objects; use JSONL for one object per line")
-        for i, obj in enumerate(items, start=1):
-            if not isinstance(obj, dict):
-                raise DataError(f"{p}, item {i}: expected a JSON object, got {type(obj).__name__}")
-            yield Row(obj, str(p), i)
-        return
-    for lineno, obj in iter_jsonl_text(text, p):
-        yield Row(obj, str(p), lineno)
+    for line, obj in iter_json_records(p):
+        yield Row(obj, str(p), line)
 
 
 def _check_unique(samples: Sequence[Sample], path: str | Path) -> None:
@@ -247,25 +228,7 @@ def _check_unique(samples: Sequence[Sample], path: str | Path) -> None:
 
 
 def _resolve_image(row: Row, value: str, data_root: Path | None, check: bool) -> str:
-    if _URI.match(value):
-        return value
-    rel = PurePosixPath(value.replace("\\", "/"))
-    if Path(value).is_absolute():
-        if data_root is not None:
-            raise DataError(f"{row.where}: image {value!r} is absolute but data_root is given; use a relative path")
-        path = Path(value)
-    else:
-        if ".." in rel.parts:
-            raise DataError(f"{row.where}: image path {value!r} must not contain '..'; make it relative to the "
-                            "data root")
-        base = data_root if data_root is not None else Path(row.source).parent
-        path = base / Path(*rel.parts)
-    if check and not path.is_file():
-        raise DataError(
-            f"{row.where}: image {value!r} not found at {path}; pass --data-root (data_root=) pointing at the image "
-            "folder, fix the path, or load with check_images=False"
-        )
-    return str(path)
+    return resolve_image_ref(value, row.where, data_root=data_root, base_dir=Path(row.source).parent, check=check)
 
 
 def _canonical(scheme: EmotionScheme, value: Any, row: Row, field: str) -> str:
@@ -501,7 +464,7 @@ def convert_box(values: Sequence[float], box_format: str, width: float | None, h
 
 
 def _image_size(path: str | None) -> tuple[int, int] | None:
-    if not path or _URI.match(path) or not Path(path).is_file():
+    if not path or is_uri(path) or not Path(path).is_file():
         return None
     from PIL import Image, UnidentifiedImageError
 

@@ -1,8 +1,9 @@
 """The knowledge itself: schema, cultures, label schemes, the KB store, stats and graph views."""
 
+from culturekb.kb.artemis import parse_painting_slug, split_by_image
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry, resolve_culture
 from culturekb.kb.graph import concept_subgraph, to_graph
-from culturekb.kb.loaders import LoadResult, load_artemis_csv, load_samples_jsonl, parse_painting_slug, split_by_image
+from culturekb.kb.loaders import LoadResult, load_artemis_csv, load_samples_jsonl
 from culturekb.kb.schema import SCHEMA_VERSION, JudgeVerdict, KnowledgeTuple, Manifest, Sample
 from culturekb.kb.schemes import (
     EmotionScheme,

@@ -1,4 +1,7 @@
-"""Loaders that turn annotation files into `Sample`s, one per (image, culture).
+"""File parsing: annotation files (CSV, JSONL) read and checked row by row into `Sample`s.
+
+The rules that turn ArtEmis annotations into one sample per (image, culture) (majority label, per-image
+grouping, the split by image) are in `culturekb.kb.artemis`; this module reads the files.
 
 ArtEmis / ArtELingo CSV (`load_artemis_csv`)
 --------------------------------------------
@@ -16,7 +19,7 @@ split          no        ``train`` / ``valid`` (``val``, ``validation`` accepted
 repetition     no        number of annotators; its presence marks the one-row-per-image layout
 =============  ========  =====================================================================================
 
-Two layouts are read:
+Two layouts are read (aggregated by `culturekb.kb.artemis.aggregate_annotations`):
 
 * one row per annotation (ArtEmis / ArtELingo releases): the culture-level label of an image is the label chosen
   by the most annotators of that culture; an image whose top label is tied is dropped for that culture and
@@ -60,26 +63,24 @@ metadata       no        object; ``image_id`` groups the samples of one image ac
 
 Any other top-level field is an error (put extra information under ``metadata``).
 
-`split_by_image` assigns train/valid/test by image, the same for every culture, deterministically.
+Image paths never leave the data root (`culturekb._io.resolve_image_ref`); what counts as a URI is
+`culturekb._io.is_uri`, the same test the benchmark loaders use.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
-import json
 import logging
-import math
-import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from importlib import resources
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 
+from culturekb._io import iter_jsonl_text, read_text_utf8, resolve_image_ref, safe_relpath
 from culturekb.errors import ConfigError, DataError
+from culturekb.kb.artemis import Annotation, aggregate_annotations
 from culturekb.kb.cultures import CultureRegistry, default_registry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
@@ -88,9 +89,6 @@ __all__ = [
     "LoadResult",
     "load_artemis_csv",
     "load_samples_jsonl",
-    "split_by_image",
-    "parse_painting_slug",
-    "is_western_style",
     "CSV_REQUIRED_COLUMNS",
     "CSV_OPTIONAL_COLUMNS",
     "JSONL_FIELDS",
@@ -107,8 +105,6 @@ JSONL_FIELDS: tuple[str, ...] = (
 SPLITS: tuple[str, ...] = ("train", "valid", "test")
 _SPLIT_ALIASES = {"train": "train", "training": "train", "valid": "valid", "val": "valid", "validation": "valid",
                   "dev": "valid", "test": "test", "testing": "test"}
-_URI = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.\-]*://|data:)")
-_WINDOWS_DRIVE = re.compile(r"^[a-zA-Z]:")
 
 Layout = Literal["auto", "per-annotation", "per-image"]
 
@@ -147,81 +143,6 @@ class LoadResult:
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
-def _read_utf8(path: Path) -> str:
-    """The file's text; a missing file or a non-UTF-8 byte is a DataError with the fix."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise DataError(f"{path}: file not found; check the path") from exc
-    except IsADirectoryError as exc:
-        raise DataError(f"{path}: is a directory; give the path of a file") from exc
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise DataError(
-            f"{path}: not valid UTF-8 at byte offset {exc.start} (line {line}); re-save the file as UTF-8"
-        ) from exc
-    return text.removeprefix("\ufeff")
-
-
-def _norm_style(style: str) -> str:
-    return re.sub(r"[\s\-_]+", "_", style.strip().lower())
-
-
-_STYLE_CACHE: dict[str, dict[str, bool]] = {}
-
-
-def _style_table() -> dict[str, bool]:
-    table = _STYLE_CACHE.get("default")
-    if table is None:
-        raw = json.loads(resources.files("culturekb.data").joinpath("art_styles.json").read_text("utf-8"))
-        table = {_norm_style(s): True for s in raw["western"]}
-        table.update({_norm_style(s): False for s in raw["non_western"]})
-        _STYLE_CACHE["default"] = table
-    return table
-
-
-def is_western_style(art_style: str | None) -> bool | None:
-    """True/False for an art style listed in ``culturekb/data/art_styles.json``; None for an unlisted style.
-
-    WikiArt styles are European and American movements except the Japanese woodblock traditions (``Ukiyo_e``);
-    the non-Western list also names Chinese, Korean, Indian, Islamic and mural traditions used by other data.
-    """
-    if not art_style:
-        return None
-    return _style_table().get(_norm_style(art_style))
-
-
-_YEAR_TAIL = re.compile(r"-(?:1[0-9]{3}|20[0-9]{2})(?:-[0-9]{1,2})?$")
-_COPY_TAIL = re.compile(r"\(\d+\)$")
-_NUMBER_TAIL = re.compile(r"-([0-9]{1,2})$")
-_KEEP_NUMBER_AFTER = {"no", "n", "nr", "number", "op", "opus", "part", "vol", "study", "composition", "series"}
-
-
-def parse_painting_slug(slug: str) -> tuple[str, str]:
-    """``"agostino-carracci_venus-and-mars-1600"`` -> ``("agostino carracci", "venus and mars")``.
-
-    The WikiArt slug is ``artist_title``; a trailing year (``-1600``), a copy marker (``(2)``) and a small
-    disambiguation number (``self-portrait-1``) are removed, except after words such as "no" or "op"
-    (``composition-no-3`` keeps its number). Hyphens become spaces.
-    """
-    artist, sep, title = slug.strip().partition("_")
-    if not sep:
-        artist, title = "", artist
-    title = _COPY_TAIL.sub("", title.strip())
-    stripped = _YEAR_TAIL.sub("", title)
-    if stripped == title:
-        m = _NUMBER_TAIL.search(title)
-        if m:
-            head = title[: m.start()]
-            last = head.rsplit("-", 1)[-1].lower()
-            if head and last not in _KEEP_NUMBER_AFTER:
-                stripped = head
-    words = [w for w in re.split(r"[-_\s]+", stripped) if w]
-    return " ".join(artist.replace("_", " ").split("-")).strip(), " ".join(words).lower()
-
-
 def _norm_split(value: str, where: str) -> str | None:
     v = value.strip().lower()
     if not v:
@@ -229,19 +150,6 @@ def _norm_split(value: str, where: str) -> str | None:
     if v not in _SPLIT_ALIASES:
         raise DataError(f"{where}: unknown split {value!r}; use one of {list(SPLITS)} (or leave it empty)")
     return _SPLIT_ALIASES[v]
-
-
-def _check_relpath(rel: str, where: str, data_root: Path | None) -> str:
-    """Refuse an image path that would leave the data root (absolute, drive letter or ``..``)."""
-    posix = rel.replace("\\", "/")
-    parts = PurePosixPath(posix).parts
-    if posix.startswith("/") or _WINDOWS_DRIVE.match(posix) or ".." in parts:
-        root = f"the data root {data_root}" if data_root is not None else "the data root"
-        raise DataError(
-            f"{where}: image path {rel!r} escapes {root}; image paths must be relative and must not contain "
-            "'..'. Fix the row (or, for JSONL, give an absolute path only without data_root)"
-        )
-    return posix
 
 
 def _canonical_label(scheme: EmotionScheme, value: Any, where: str) -> str:
@@ -277,21 +185,6 @@ def _culture_filter(cultures: Iterable[str] | None, registry: CultureRegistry) -
 
 
 # -- CSV -----------------------------------------------------------------------------------------------------
-@dataclass
-class _Image:
-    art_style: str
-    first_line: int
-    splits: dict[str, int] = field(default_factory=dict)  # split -> first line
-    repetition: int | None = None
-
-
-@dataclass
-class _Group:
-    lines: list[int] = field(default_factory=list)
-    labels: list[str] = field(default_factory=list)
-    utterances: list[str] = field(default_factory=list)
-
-
 def _read_csv_rows(path: Path, text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """Header (lower-cased) and (start line, fields) of each non-blank data row."""
     reader = csv.reader(io.StringIO(text, newline=""))
@@ -340,7 +233,7 @@ def load_artemis_csv(
     reg = registry or default_registry()
     keep = _culture_filter(cultures, reg)
     root = Path(data_root) if data_root is not None else None
-    header, rows = _read_csv_rows(path, _read_utf8(path))
+    header, rows = _read_csv_rows(path, read_text_utf8(path))
 
     missing = [c for c in CSV_REQUIRED_COLUMNS if c not in header]
     if missing:
@@ -349,132 +242,61 @@ def load_artemis_csv(
             f"(optional: {list(CSV_OPTIONAL_COLUMNS)}), found {header}"
         )
     col = {name: header.index(name) for name in (*CSV_REQUIRED_COLUMNS, *CSV_OPTIONAL_COLUMNS) if name in header}
-
-    images: dict[str, _Image] = {}
-    groups: dict[tuple[str, str], _Group] = {}
     default_culture = _resolve_culture(reg, default_language, f"{path}: default_language")
-    for lineno, fields in rows:
-        where = f"{path}, line {lineno}"
-        if len(fields) != len(header):
-            raise DataError(
-                f"{where}: {len(fields)} fields but the header has {len(header)}; quote values that contain commas"
-            )
-
-        def get(name: str, fields: list[str] = fields) -> str:
-            return fields[col[name]].strip() if name in col else ""
-
-        painting = get("painting")
-        if not painting:
-            raise DataError(f"{where}: column 'painting' is empty; every row needs the painting's slug")
-        art_style = get("art_style")
-        if not art_style:
-            raise DataError(f"{where}: column 'art_style' is empty; give the WikiArt style folder of {painting!r}")
-        _check_relpath(f"{art_style}/{painting}.jpg", where, root)
-        lang = get("language")
-        culture = _resolve_culture(reg, lang, f"{where}, column 'language'") if lang else default_culture
-        label = _canonical_label(scheme_, get("emotion"), f"{where}, column 'emotion'")
-        split = _norm_split(get("split"), f"{where}, column 'split'")
-
-        img = images.get(painting)
-        if img is None:
-            img = images[painting] = _Image(art_style=art_style, first_line=lineno)
-        elif img.art_style != art_style:
-            raise DataError(
-                f"{where}: painting {painting!r} has art_style {art_style!r} here but {img.art_style!r} on line "
-                f"{img.first_line}; one painting has one style (it names the image folder). Fix one of the rows"
-            )
-        if split is not None:
-            img.splits.setdefault(split, lineno)
-            if len(img.splits) > 1:
-                seen = ", ".join(f"{s!r} (line {ln})" for s, ln in img.splits.items())
-                raise DataError(
-                    f"{where}: painting {painting!r} is in more than one split: {seen}; the split is by image, "
-                    "so all rows of one painting need the same split"
-                )
-        rep = get("repetition")
-        if rep:
-            try:
-                img.repetition = int(float(rep))
-            except ValueError as exc:
-                raise DataError(f"{where}: column 'repetition' is {rep!r}, not a number of annotators") from exc
-        if keep is not None and culture not in keep:
-            continue
-        g = groups.setdefault((painting, culture), _Group())
-        g.lines.append(lineno)
-        g.labels.append(label)
-        g.utterances.append(get("utterance"))
-
-    if layout not in ("auto", "per-annotation", "per-image"):
-        raise ConfigError(f"unknown CSV layout {layout!r}; use 'auto', 'per-annotation' or 'per-image'")
-    per_image = layout == "per-image" or (
-        layout == "auto" and ("repetition" in col or all(len(g.lines) == 1 for g in groups.values()))
-    )
-    if per_image:
-        for (painting, culture), g in groups.items():
-            if len(g.lines) > 1:
-                raise DataError(
-                    f"{path}, line {g.lines[1]}: painting {painting!r} appears again for culture {culture!r} "
-                    f"(first on line {g.lines[0]}); a one-row-per-image CSV has one row per painting and culture. "
-                    "Remove the duplicate, or drop the 'repetition' column if the file has one row per annotation"
-                )
-
-    samples: list[Sample] = []
-    dropped: dict[str, list[str]] = {}
-    for (painting, culture), g in groups.items():
-        dropped.setdefault(culture, [])
-        counts = Counter(g.labels)
-        top = max(counts.values())
-        winners = [lab for lab, n in counts.items() if n == top]
-        if len(winners) > 1:
-            dropped[culture].append(painting)
-            continue
-        img = images[painting]
-        artist, title = parse_painting_slug(painting)
-        relpath = f"{img.art_style}/{painting}.jpg"
-        explanations = [u for u in g.utterances if u]
-        expl_labels = [lab for lab, u in zip(g.labels, g.utterances, strict=True) if u]
-        n_annot = img.repetition if (per_image and img.repetition) else len(g.labels)
-        metadata: dict[str, Any] = {
-            "image_id": painting,
-            "art_style": img.art_style,
-            "western": is_western_style(img.art_style),
-            "artist": artist,
-            "image_relpath": relpath,
-            "explanation_labels": expl_labels,
-            "n_annotators": n_annot,
-            "source": path.name,
-            "source_line": g.lines[0],
-        }
-        if not per_image:
-            metadata["label_counts"] = {lab: counts[lab] for lab in scheme_.labels if counts.get(lab)}
-        samples.append(
-            Sample(
-                id=f"{painting}::{culture}",
-                culture=culture,
-                image=str(root / relpath) if root is not None else None,
-                label=winners[0],
-                explanations=explanations,
-                title=title or None,
-                split=next(iter(img.splits), None),
-                metadata=metadata,
-            )
-        )
+    annotations = [_annotation(lineno, fields, header, col, path, root, reg, default_culture, scheme_)
+                   for lineno, fields in rows]
+    agg = aggregate_annotations(annotations, scheme_, source=path, layout=layout, has_repetition="repetition" in col,
+                                data_root=root, keep=keep)
     result = LoadResult(
-        samples=tuple(samples),
-        dropped_no_majority={c: len(v) for c, v in dropped.items()},
+        samples=agg.samples,
+        dropped_no_majority={c: len(v) for c, v in agg.dropped.items()},
         rows_read=len(rows),
         source=str(path),
-        layout="per-image" if per_image else "per-annotation",
-        dropped_ids={c: tuple(v) for c, v in dropped.items()},
+        layout="per-image" if agg.per_image else "per-annotation",
+        dropped_ids=dict(agg.dropped),
     )
     logger.info("loaded %s", result.summary())
-    if not samples:
+    if not agg.samples:
         logger.warning("%s: no samples left (cultures=%s, %d rows read)", path, sorted(keep or []), len(rows))
     if root is not None:
-        absent = sum(1 for s in samples if s.image and not Path(s.image).is_file())
+        absent = sum(1 for s in agg.samples if s.image and not Path(s.image).is_file())
         if absent:
-            logger.info("%d of %d images are not under %s (fine for text-only builds)", absent, len(samples), root)
+            logger.info("%d of %d images are not under %s (fine for text-only builds)", absent, len(agg.samples),
+                        root)
     return result
+
+
+def _annotation(lineno: int, fields: list[str], header: list[str], col: dict[str, int], path: Path,
+                root: Path | None, reg: CultureRegistry, default_culture: str, scheme: EmotionScheme) -> Annotation:
+    """One CSV row checked field by field (errors name the file, line and column)."""
+    where = f"{path}, line {lineno}"
+    if len(fields) != len(header):
+        raise DataError(
+            f"{where}: {len(fields)} fields but the header has {len(header)}; quote values that contain commas"
+        )
+
+    def get(name: str) -> str:
+        return fields[col[name]].strip() if name in col else ""
+
+    painting = get("painting")
+    if not painting:
+        raise DataError(f"{where}: column 'painting' is empty; every row needs the painting's slug")
+    art_style = get("art_style")
+    if not art_style:
+        raise DataError(f"{where}: column 'art_style' is empty; give the WikiArt style folder of {painting!r}")
+    safe_relpath(f"{art_style}/{painting}.jpg", where, root)
+    lang = get("language")
+    culture = _resolve_culture(reg, lang, f"{where}, column 'language'") if lang else default_culture
+    label = _canonical_label(scheme, get("emotion"), f"{where}, column 'emotion'")
+    split = _norm_split(get("split"), f"{where}, column 'split'")
+    rep = get("repetition")
+    repetition = None
+    if rep:
+        try:
+            repetition = int(float(rep))
+        except ValueError as exc:
+            raise DataError(f"{where}: column 'repetition' is {rep!r}, not a number of annotators") from exc
+    return Annotation(painting, art_style, culture, label, get("utterance"), split, repetition, lineno)
 
 
 # -- JSONL ---------------------------------------------------------------------------------------------------
@@ -508,22 +330,13 @@ def load_samples_jsonl(
     reg = registry or default_registry()
     keep = _culture_filter(cultures, reg)
     root = Path(data_root) if data_root is not None else None
-    text = _read_utf8(path)
     samples: list[Sample] = []
     first_line: dict[str, int] = {}
     rows = 0
     allowed = set(JSONL_FIELDS)
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
+    for lineno, obj in iter_jsonl_text(read_text_utf8(path), path):
         rows += 1
         where = f"{path}, line {lineno}"
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); fix or remove the line") from exc
-        if not isinstance(obj, dict):
-            raise DataError(f"{where}: expected a JSON object, got {type(obj).__name__}")
         unknown = sorted(set(obj) - allowed)
         if unknown:
             raise DataError(
@@ -568,15 +381,8 @@ def load_samples_jsonl(
             raise DataError(f"{where}: field 'metadata' must be an object, got {type(metadata).__name__}")
         metadata = dict(metadata)
         raw_image = _opt_str(obj, "image", where)
-        image: str | None = None
-        if raw_image is not None:
-            if _URI.match(raw_image):
-                image = raw_image
-            elif root is not None:
-                image = str(root / _check_relpath(raw_image, f"{where}, field 'image'", root))
-            else:
-                p = Path(raw_image)
-                image = str(p if p.is_absolute() else path.parent / p)
+        image = None if raw_image is None else resolve_image_ref(
+            raw_image, f"{where}, field 'image'", data_root=root, base_dir=path.parent)
         metadata.setdefault("image_id", raw_image or (sid.rsplit("::", 1)[0] if "::" in sid else sid))
         split_raw = obj.get("split")
         split = _norm_split(str(split_raw), f"{where}, field 'split'") if split_raw is not None else None
@@ -613,42 +419,3 @@ def load_samples_jsonl(
     )
     logger.info("loaded %s", result.summary())
     return result
-
-
-# -- splitting -----------------------------------------------------------------------------------------------
-def _rank_key(image_id: str, seed: int) -> tuple[str, str]:
-    return hashlib.sha256(f"{seed}\x00{image_id}".encode()).hexdigest(), image_id
-
-
-def split_by_image(
-    samples: Sequence[Sample], ratios: tuple[float, float, float] = (8, 1, 1), seed: int = 0
-) -> list[Sample]:
-    """Give samples without a split a train/valid/test split, by image id and the same for every culture.
-
-    Images are ranked by ``sha256(seed, image_id)`` and the first ``round(n * r_train / sum)`` go to train, the
-    next ``round(n * r_valid / sum)`` to valid, the rest to test: exact proportions, independent of input order,
-    and reproducible for a given seed. An image that already has a split (in any of its samples) keeps it for all
-    its samples; samples keep their order.
-    """
-    if len(ratios) != 3 or any((not math.isfinite(r)) or r < 0 for r in ratios) or sum(ratios) <= 0:
-        raise ConfigError(f"split ratios must be three non-negative numbers with a positive sum, got {ratios}")
-    fixed: dict[str, str] = {}
-    for s in samples:
-        if s.split:
-            prev = fixed.setdefault(s.image_id, s.split)
-            if prev != s.split:
-                raise DataError(
-                    f"image {s.image_id!r} has samples in split {prev!r} and {s.split!r} (sample {s.id!r}); "
-                    "the split is by image, so give all its samples the same split"
-                )
-    todo = sorted({s.image_id for s in samples} - fixed.keys(), key=lambda i: _rank_key(i, seed))
-    total = float(sum(ratios))
-    n = len(todo)
-    n_train = min(n, math.floor(n * ratios[0] / total + 0.5))
-    n_valid = min(n - n_train, math.floor(n * ratios[1] / total + 0.5))
-    if ratios[2] == 0:
-        n_valid = n - n_train
-    assigned = dict(fixed)
-    for i, image_id in enumerate(todo):
-        assigned[image_id] = "train" if i < n_train else "valid" if i < n_train + n_valid else "test"
-    return [s if s.split else s.model_copy(update={"split": assigned[s.image_id]}) for s in samples]

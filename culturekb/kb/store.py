@@ -11,7 +11,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from culturekb._io import atomic_dir, atomic_write_json, atomic_write_text, stable_hash, write_jsonl
+from culturekb._io import (
+    atomic_dir,
+    atomic_write_json,
+    atomic_write_text,
+    read_text_utf8,
+    stable_hash,
+    write_jsonl,
+)
 from culturekb.errors import DataError, SchemaError
 from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
 from culturekb.kb.schemes import EmotionScheme, get_scheme
@@ -159,9 +166,11 @@ class KnowledgeBase:
                 f"{directory} is not a knowledge base: {MANIFEST} is missing. Build one with `culturekb build`."
             )
         try:
-            raw = json.loads(mpath.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raw = json.loads(read_text_utf8(mpath, fix="the manifest is damaged; rebuild the KB"))
+        except json.JSONDecodeError as exc:
             raise DataError(f"{mpath}: manifest is not valid UTF-8 JSON ({exc}); rebuild the KB") from exc
+        if not isinstance(raw, dict):
+            raise DataError(f"{mpath}: the manifest is not a JSON object; rebuild the KB")
         sv = raw.get("schema_version")
         if not isinstance(sv, int):
             raise SchemaError(f"{mpath}: 'schema_version' missing or not an integer; rebuild the KB")
@@ -183,12 +192,7 @@ class KnowledgeBase:
         if not tpath.is_file():
             raise DataError(f"{directory}: {TUPLES} is missing; the KB is incomplete, rebuild it")
         tuples: list[KnowledgeTuple] = []
-        try:
-            tuples_text = tpath.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(
-                f"{tpath}: not valid UTF-8 at byte {exc.start}; the file is damaged, rebuild the KB"
-            ) from exc
+        tuples_text = read_text_utf8(tpath, fix="the file is damaged, rebuild the KB")
         for lineno, line in enumerate(tuples_text.splitlines(), start=1):
             if not line.strip():
                 continue

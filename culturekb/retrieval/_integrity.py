@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from culturekb._io import sha256_file
+from culturekb._io import read_json, sha256_file
 from culturekb.errors import IndexError_
 
 __all__ = ["HASH_LIMIT_BYTES", "REBUILD_HINT", "file_manifest", "verify_files", "read_meta"]
@@ -53,10 +52,7 @@ def read_meta(path: Path, what: str, hint: str = REBUILD_HINT) -> dict[str, Any]
     """Read a JSON metadata file of an index, turning every failure into IndexError_ with the fix."""
     if not path.is_file():
         raise IndexError_(f"{what} {path} is missing; no index was saved there, {hint}")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise IndexError_(f"{what} {path} is not valid JSON ({exc}); it is truncated or corrupted, {hint}") from exc
+    raw = read_json(path, fix=f"{what} is truncated or corrupted, {hint}", error=IndexError_)
     if not isinstance(raw, dict):
         raise IndexError_(f"{what} {path} is not a JSON object; it is corrupted, {hint}")
     return raw

@@ -12,14 +12,8 @@ import pytest
 
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb import Sample
-from culturekb.kb.loaders import (
-    LoadResult,
-    is_western_style,
-    load_artemis_csv,
-    load_samples_jsonl,
-    parse_painting_slug,
-    split_by_image,
-)
+from culturekb.kb.artemis import is_western_style, parse_painting_slug, split_by_image
+from culturekb.kb.loaders import LoadResult, load_artemis_csv, load_samples_jsonl
 
 DEMO = resources.files("culturekb.data").joinpath("demo")
 VASNETSOV = "viktor-vasnetsov_ivan-tsarevich-riding-the-grey-wolf-1889"
