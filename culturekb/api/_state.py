@@ -7,6 +7,10 @@ that fails to load or validate leaves the old one serving.
 Several workers of one server (`serve(workers=N)`) share reloads through a small JSON file (`ReloadSync`): the
 worker that received the reload publishes the KB directory and version there, the others poll it and load the
 same KB.
+
+Each KB is read from disk once per worker: `KBHolder.start` takes the KB the caller already loaded, if any.
+The embedder is the one each KB's index records unless one was fixed; a loaded model is reused by the next
+KB whose index names the same spec.
 """
 
 from __future__ import annotations
@@ -24,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from culturekb._io import atomic_write_json
+from culturekb.config import Settings, load_settings
 from culturekb.errors import ConfigError, CultureKBError, DataError
 from culturekb.inference.augmenter import Augmenter
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
-from culturekb.retrieval.retriever import DEFAULT_TAU, Retriever, open_retriever
+from culturekb.retrieval.retriever import Retriever, open_retriever
 from culturekb.text.normalise import normalise_concept
 
 __all__ = ["ServingState", "KBHolder", "ReloadSync", "ReloadOutcome"]
@@ -84,27 +89,47 @@ class ReloadOutcome:
 
 
 class KBHolder:
-    """Holds the serving state of one worker and replaces it atomically on reload."""
+    """Holds the serving state of one worker and replaces it atomically on reload.
+
+    `embedder` (an Embedder or a spec), `backend` and `tau` fix what every KB is opened with; left out, each
+    KB's index decides the embedder, and `settings` (default `load_settings()`) the backend and tau.
+    """
 
     def __init__(
         self,
-        embedder: Embedder,
-        backend: str = "faiss",
+        embedder: Embedder | str | None = None,
+        backend: str | None = None,
         tau: float | None = None,
         build_index: bool = False,
         sync: ReloadSync | None = None,
+        settings: Settings | None = None,
     ) -> None:
         self.embedder = embedder
         self.backend = backend
-        self.tau = DEFAULT_TAU if tau is None else tau
+        self.tau = tau
         self.build_index = build_index
         self.sync = sync
+        self.settings = settings if settings is not None else load_settings()
         self.current: ServingState | None = None
         self._lock = threading.Lock()
         self._generation = 0
 
-    def load(self, kb_dir: str | Path, *, build_index: bool | None = None) -> ServingState:
-        """Load and validate a KB and its index read-only (memory-mapped); does not change what is served."""
+    def _embedder_for(self, spec: str) -> Embedder:
+        """The served embedder when it has this spec (no second copy of a model in memory), else a new one."""
+        current = self.current.retriever.embedder if self.current is not None else None
+        if current is not None and getattr(current, "spec", None) == spec:
+            return current
+        from culturekb.models.factory import make_embedder
+
+        return make_embedder(spec)
+
+    def load(
+        self, kb_dir: str | Path, *, build_index: bool | None = None, kb: KnowledgeBase | None = None
+    ) -> ServingState:
+        """Load and validate a KB and its index read-only (memory-mapped); does not change what is served.
+
+        `kb`: the KB of `kb_dir` when the caller has loaded it already (it is not read again).
+        """
         directory = Path(kb_dir)
         try:
             exists = directory.is_dir()
@@ -113,29 +138,36 @@ class KBHolder:
         if not exists:
             raise DataError(f"KB directory {str(directory)[:200]!r} does not exist; pass a directory written by "
                             "`culturekb build`")
-        kb = KnowledgeBase.load(directory)
+        if kb is None:
+            kb = KnowledgeBase.load(directory)
         build = self.build_index if build_index is None else build_index
-        retriever = open_retriever(kb, self.embedder, self.backend, build=build, tau=self.tau, mmap=True)
+        retriever = open_retriever(kb, self.embedder, self.backend, build=build, tau=self.tau, mmap=True,
+                                   settings=self.settings, embedder_factory=self._embedder_for)
         state = ServingState(
             kb=kb,
             retriever=retriever,
             augmenter=Augmenter(retriever),
             kb_dir=directory.resolve(),
-            backend=self.backend,
+            backend=retriever.index.meta.backend,
             loaded_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         )
         state.exact("", "")  # builds the exact-match table before the state serves
         _ = state.kb_version
         return state
 
-    def start(self, kb_dir: str | Path) -> ServingState:
-        """Load the first KB (or the one a sibling worker switched to, when a sync file says so)."""
+    def start(self, kb_dir: str | Path, kb: KnowledgeBase | None = None) -> ServingState:
+        """Load the first KB (or the one a sibling worker switched to, when a sync file says so).
+
+        `kb`: the KB of `kb_dir`, when the caller has loaded it already.
+        """
         if self.sync is not None:
             published = self.sync.read()
             if published and published.get("kb_dir"):
+                if Path(published["kb_dir"]) != Path(kb_dir):
+                    kb = None
                 kb_dir = published["kb_dir"]
                 self._generation = int(published.get("generation", 0))
-        state = self.load(kb_dir)
+        state = self.load(kb_dir, kb=kb)
         state.generation = self._generation
         self.current = state
         return state

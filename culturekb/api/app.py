@@ -24,7 +24,9 @@ from culturekb.api.limits import BodySizeLimit, InvalidRequestError, limits_in_o
 from culturekb.api.metrics import ApiMetrics, MetricsMiddleware
 from culturekb.api.routes import admin_router, health_router, metrics_router, v1_router
 from culturekb.api.settings import ApiSettings, load_api_settings
+from culturekb.config import Settings
 from culturekb.errors import ConfigError, CultureKBError, DataError, IndexError_, ProviderError
+from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
 
 __all__ = ["create_app", "app_from_env"]
@@ -46,12 +48,17 @@ def create_app(
     settings: ApiSettings | None = None,
     *,
     embedder: Embedder | str | None = None,
+    kb: KnowledgeBase | None = None,
+    library_settings: Settings | None = None,
     **overrides: Any,
 ) -> FastAPI:
     """The API over the KB in `kb_dir`; settings come from `settings`, else the environment, then `overrides`.
 
-    The KB and its index are loaded (read-only, memory-mapped) before this returns, so a broken KB fails here.
-    `embedder`: an Embedder instance to share (tests, notebooks) or a spec; default `settings.embedder`.
+    The KB and its index are loaded (read-only, memory-mapped) before this returns, so a broken KB fails here;
+    `kb` is that KB when the caller has loaded it already (it is then not read again). `embedder`: an
+    Embedder instance to share (tests, notebooks) or a spec; default `settings.embedder`, else the one the
+    index records. `library_settings`: backend, tau and the embedder of a missing index (default
+    `load_settings()`: environment and config file).
     """
     if settings is None:
         settings = load_api_settings(kb_dir=kb_dir, **overrides)
@@ -62,14 +69,11 @@ def create_app(
         raise ConfigError("no KB to serve; pass kb_dir (or set CULTUREKB_API_KB_DIR) to a directory built with "
                           "`culturekb build`")
     read, admin = settings.keys()
-    if isinstance(embedder, str) or embedder is None:
-        from culturekb.models.factory import make_embedder
-
-        embedder = make_embedder(embedder or settings.embedder)
     set_torch_threads(settings.torch_threads)
     sync = ReloadSync(settings.sync_file) if settings.sync_file is not None else None
-    holder = KBHolder(embedder, settings.backend, settings.tau, build_index=settings.build_index, sync=sync)
-    holder.start(settings.kb_dir)
+    holder = KBHolder(embedder or settings.embedder, settings.backend, settings.tau, build_index=settings.build_index,
+                      sync=sync, settings=library_settings)
+    holder.start(settings.kb_dir, kb=kb)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

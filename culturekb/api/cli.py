@@ -18,9 +18,16 @@ def serve_command(
     host: Annotated[str, typer.Option(help="interface to listen on; 0.0.0.0 for every interface")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port")] = 8000,
     workers: Annotated[int, typer.Option(min=1, help="worker processes, each loading the index read-only")] = 1,
-    backend: Annotated[str, typer.Option(help="vector store of the index: faiss | qdrant")] = "faiss",
-    embedder: Annotated[str, typer.Option(help="embedder the index was built with")] = "minilm",
-    tau: Annotated[float | None, typer.Option(help="default cosine threshold of semantic matches")] = None,
+    backend: Annotated[str | None, typer.Option(
+        help="vector store of the index: faiss | qdrant (default: the backend setting, else the KB's only "
+             "index)")] = None,
+    embedder: Annotated[str | None, typer.Option(
+        help="embedder the index was built with (default: the one the index records; another one is "
+             "refused)")] = None,
+    tau: Annotated[float | None, typer.Option(
+        help="default cosine threshold of semantic matches (default: the tau setting, 0.70)")] = None,
+    config: Annotated[Path | None, typer.Option(
+        help="TOML settings file (default $CULTUREKB_CONFIG, else ./culturekb.toml)")] = None,
     api_keys_file: Annotated[Path | None, typer.Option(
         help="TOML file with `read = [...]` and `admin = [...]` key lists; or set CULTUREKB_API_READ_KEYS and "
              "CULTUREKB_API_ADMIN_KEYS (comma-separated). Without keys, /v1 is open and admin routes are off")] = None,
@@ -32,7 +39,7 @@ def serve_command(
     """Serve the HTTP retrieval API (FastAPI + uvicorn): lookups, knowledge blocks, KB stats, metrics."""
     from culturekb.api.server import serve
 
-    _guard(lambda: serve(kb, host, port, workers, backend=backend, embedder=embedder, tau=tau,
+    _guard(lambda: serve(kb, host, port, workers, backend=backend, embedder=embedder, tau=tau, config=config,
                          api_keys_file=api_keys_file, build_index=build_index, log_level=log_level,
                          max_batch=max_batch, max_body_bytes=max_body_bytes))
 

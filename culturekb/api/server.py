@@ -1,5 +1,10 @@
 """`serve`: run the API with uvicorn, in one process or in N worker processes that each load the index
-read-only (memory-mapped) and share admin reloads and metrics."""
+read-only (memory-mapped) and share admin reloads and metrics.
+
+Each process reads the KB once: with one worker, the app is built (KB loaded, index built when missing and
+allowed) before uvicorn starts; with N workers, the parent checks the KB and builds a missing index once
+(`prepare_kb`), then each worker loads it once.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from culturekb.api.settings import ENV_PREFIX, ApiSettings, load_api_settings
+from culturekb.config import CONFIG_ENV, Settings, config_file, load_settings
 from culturekb.errors import ConfigError, IndexError_, MissingExtraError
 
 __all__ = ["serve", "prepare_kb", "settings_to_env"]
@@ -20,28 +26,39 @@ log = logging.getLogger(__name__)
 APP_FACTORY = "culturekb.api.app:app_from_env"
 
 
-def prepare_kb(settings: ApiSettings) -> dict[str, Any]:
-    """Check the KB before any worker starts, and build its index once when it is missing and allowed.
+def prepare_kb(settings: ApiSettings, library_settings: Settings | None = None) -> dict[str, Any]:
+    """Check the KB and its index before any worker starts, and build the index once when it is missing and
+    allowed; no embedding model is loaded unless an index is built.
 
     Building here (not in each worker) keeps N workers from writing the same index at the same time.
     """
     from culturekb.kb.store import KnowledgeBase
-    from culturekb.retrieval.index import INDEX_META, index_dir
+    from culturekb.retrieval.index import INDEX_META, index_backend, index_dir, load_index, read_index_meta
+    from culturekb.retrieval.retriever import open_retriever
 
     if settings.kb_dir is None:
         raise ConfigError("no KB to serve; pass --kb DIR (a directory written by `culturekb build`)")
+    library_settings = library_settings if library_settings is not None else load_settings()
     kb = KnowledgeBase.load(settings.kb_dir)
+    backend = index_backend(kb, settings.backend, library_settings)
+    folder = index_dir(kb, backend)
     built = False
-    if not (index_dir(kb, settings.backend) / INDEX_META).is_file():
-        if not settings.build_index:
-            raise IndexError_(f"{settings.kb_dir} has no {settings.backend} index; build it with `culturekb index "
-                              f"--kb {settings.kb_dir} --backend {settings.backend}`, or serve with --build-index")
-        from culturekb.workflows import index_kb
+    if (folder / INDEX_META).is_file():
+        meta = read_index_meta(folder)
+        index = load_index(kb, meta.embedder, backend, verify=False)  # KB version, files, sizes: no model needed
+        index.close()
+        if settings.embedder is not None and settings.embedder != meta.embedder_spec:
+            from culturekb.models.factory import make_embedder
 
-        log.warning("building the %s index of %s before serving", settings.backend, settings.kb_dir)
-        index_kb(settings.kb_dir, settings.backend, settings.embedder)
+            index.check(kb, make_embedder(settings.embedder))  # a fixed embedder must be the index's own
+    elif not settings.build_index:
+        raise IndexError_(f"{settings.kb_dir} has no {backend} index; build it with `culturekb index "
+                          f"--kb {settings.kb_dir} --backend {backend}`, or serve with --build-index")
+    else:
+        log.warning("building the %s index of %s before serving", backend, settings.kb_dir)
+        open_retriever(kb, settings.embedder, backend, build=True, settings=library_settings).index.close()
         built = True
-    return {"kb_version": kb.version, "tuples": len(kb), "index_built": built}
+    return {"kb_version": kb.version, "tuples": len(kb), "index_built": built, "backend": backend}
 
 
 def settings_to_env(settings: ApiSettings) -> dict[str, str]:
@@ -66,9 +83,10 @@ def serve(
     port: int = 8000,
     workers: int = 1,
     *,
-    backend: str = "faiss",
-    embedder: str = "minilm",
+    backend: str | None = None,
+    embedder: str | None = None,
     tau: float | None = None,
+    config: str | Path | None = None,
     api_keys_file: str | Path | None = None,
     build_index: bool = True,
     log_level: str = "info",
@@ -76,10 +94,13 @@ def serve(
 ) -> None:
     """Serve the KB in `kb_dir` over HTTP until interrupted.
 
+    `backend`, `embedder` and `tau` default to the library settings (`config`: a TOML file, else
+    $CULTUREKB_CONFIG or ./culturekb.toml; then CULTUREKB_* variables) and to what the KB's index records.
     One worker runs the app in this process. With `workers > 1`, uvicorn starts that many processes from the
     import string `culturekb.api.app:app_from_env`; the settings travel through CULTUREKB_API_* environment
-    variables, admin reloads through a sync file, and metrics through PROMETHEUS_MULTIPROC_DIR (temporary, removed
-    on exit). `limits`: further `ApiSettings` fields (max_batch, max_body_bytes, ...).
+    variables (and CULTUREKB_CONFIG), admin reloads through a sync file, and metrics through
+    PROMETHEUS_MULTIPROC_DIR (temporary, removed on exit). `limits`: further `ApiSettings` fields (max_batch,
+    max_body_bytes, ...).
     """
     try:
         import uvicorn
@@ -87,28 +108,36 @@ def serve(
         raise MissingExtraError("uvicorn", "api", "culturekb serve") from exc
     if workers < 1:
         raise ConfigError(f"workers must be at least 1; got {workers}")
+    library_settings = load_settings(config)
     settings = load_api_settings(kb_dir=Path(kb_dir), backend=backend, embedder=embedder, tau=tau,
                                  api_keys_file=api_keys_file, build_index=build_index, **limits)
     settings.keys()  # a broken keys file fails now, not in every worker
-    info = prepare_kb(settings)
-    log.info("serving KB %s (%d tuples) on http://%s:%d with %d worker(s)", info["kb_version"], info["tuples"],
-             host, port, workers)
     # Requests run concurrently in the threadpool, so each encode call gets one torch thread: intra-op threads on
     # top of concurrent requests oversubscribe the cores (measured: 10x slower single lookups on a busy machine).
     threads = settings.torch_threads or 1
     if workers == 1:
         from culturekb.api.app import create_app
 
-        app = create_app(settings=settings.model_copy(update={"build_index": False, "torch_threads": threads}))
+        app = create_app(settings=settings.model_copy(update={"torch_threads": threads}),
+                         library_settings=library_settings)
+        state = app.state.holder.current
+        log.info("serving KB %s (%d tuples, %s index) on http://%s:%d with 1 worker", state.kb_version,
+                 len(state.kb), state.backend, host, port)
         uvicorn.run(app, host=host, port=port, log_level=log_level)
         return
 
+    info = prepare_kb(settings, library_settings)
+    log.info("serving KB %s (%d tuples, %s index) on http://%s:%d with %d workers", info["kb_version"],
+             info["tuples"], info["backend"], host, port, workers)
     runtime = Path(tempfile.mkdtemp(prefix="culturekb-serve-"))
     saved = dict(os.environ)
     try:
         worker_settings = settings.model_copy(update={"build_index": False, "sync_file": runtime / "reload.json",
                                                       "torch_threads": threads})
         env = settings_to_env(worker_settings)
+        config_path = config_file(config)
+        if config_path is not None:  # the workers read the same settings file as this process
+            env[CONFIG_ENV] = str(config_path.resolve())
         if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             (runtime / "metrics").mkdir()
             env["PROMETHEUS_MULTIPROC_DIR"] = str(runtime / "metrics")

@@ -1,4 +1,8 @@
-"""Settings of the HTTP API: what to serve, API keys, and request limits (environment prefix CULTUREKB_API_)."""
+"""Settings of the HTTP API: what to serve, API keys, and request limits (environment prefix CULTUREKB_API_).
+
+Embedder, backend and tau are the library's settings (`culturekb.config`: CULTUREKB_*, the TOML file); the
+fields of the same names here only fix them for one server (the `serve` options), and are None otherwise.
+"""
 
 from __future__ import annotations
 
@@ -25,9 +29,13 @@ class ApiSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid")
 
     kb_dir: Path | None = Field(None, description="KB directory to serve (its index must be built, or build_index)")
-    backend: str = Field("faiss", description="vector store backend of the index: faiss | qdrant")
-    embedder: str = Field("minilm", description="embedder spec; must be the one the index was built with")
-    tau: float | None = Field(None, ge=0.0, le=1.0, description="default cosine threshold (None: the retriever's)")
+    backend: str | None = Field(
+        None, description="index backend, faiss | qdrant (None: the backend setting, else the KB's only index)"
+    )
+    embedder: str | None = Field(
+        None, description="embedder spec, checked against the index (None: the one the index records)"
+    )
+    tau: float | None = Field(None, ge=0.0, le=1.0, description="default cosine threshold (None: the tau setting)")
     build_index: bool = Field(False, description="build the index at start-up when it is missing")
     read_keys: Annotated[list[str], NoDecode] = Field(default_factory=list, description="keys for the /v1 routes")
     admin_keys: Annotated[list[str], NoDecode] = Field(

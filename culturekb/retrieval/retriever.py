@@ -35,20 +35,30 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
+from culturekb.config import Settings, load_settings
 from culturekb.errors import ConfigError, DataError, IndexError_
 from culturekb.kb.cultures import resolve_culture
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
-from culturekb.retrieval.index import KBIndex, build_index, load_index
+from culturekb.retrieval.index import (
+    INDEX_META,
+    KBIndex,
+    build_index,
+    index_backend,
+    index_dir,
+    load_index,
+    read_index_meta,
+)
 from culturekb.text.normalise import MAX_CONCEPT_CHARS, normalise_concept
 
 __all__ = ["DEFAULT_TAU", "MAX_QUERY_CHARS", "Match", "Retriever", "open_retriever", "colour_conflict", "colour_words"]
@@ -332,39 +342,69 @@ def _check_tau(tau: Any) -> float:
     return float(tau)
 
 
+EmbedderFactory = Callable[[str], Embedder]
+"""Makes an embedder from a spec; `open_retriever` takes one so that callers can share loaded models."""
+
+
 def open_retriever(
-    kb: KnowledgeBase,
-    embedder: Embedder | None = None,
-    backend: str = "faiss",
+    kb: KnowledgeBase | str | Path,
+    embedder: Embedder | str | None = None,
+    backend: str | None = None,
     *,
     build: bool = True,
-    tau: float = DEFAULT_TAU,
+    tau: float | None = None,
     colour_guard: bool = True,
     mmap: bool = True,
+    settings: Settings | None = None,
+    embedder_factory: EmbedderFactory | None = None,
     **store_kw: Any,
 ) -> Retriever:
-    """A Retriever over a KB: loads `<kb.path>/index/<backend>`, building it first when missing and `build`.
+    """A Retriever over a KB (a `KnowledgeBase` or its directory), its index opened read-only.
 
-    A KB without a directory gets an in-memory index. `embedder` defaults to `make_embedder("minilm")`.
-    An index built for another KB version or embedder is an error, never silently rebuilt.
+    The index says how to reopen it: left out, `embedder` is the one the index records and `backend` is chosen
+    by `index_backend` (the configured backend, else the KB's only index). A given `embedder` (an Embedder or a
+    spec) must be the index's: another one is an error, never a silent rebuild. When the index is missing and
+    `build`, it is built with `embedder`, else the configured embedder (`culturekb.config`); a KB without a
+    directory gets an in-memory index. `tau` defaults to the configured tau, else DEFAULT_TAU. `settings`
+    defaults to `load_settings()`; `embedder_factory` (default `make_embedder`) turns specs into embedders.
     """
-    if embedder is None:
-        from culturekb.models.factory import make_embedder
-
-        embedder = make_embedder("minilm")
+    settings = settings if settings is not None else load_settings()
+    if not isinstance(kb, KnowledgeBase):
+        kb = KnowledgeBase.load(kb)
+    tau = tau if tau is not None else settings.tau if settings.tau is not None else DEFAULT_TAU
+    make = embedder_factory or _make_embedder
+    given = embedder if embedder is not None and not isinstance(embedder, str) else None
     if kb.path is None:
-        index = build_index(kb, embedder, backend, persist=False, **store_kw)
-        return Retriever(kb, index, embedder, tau, colour_guard=colour_guard)
-    from culturekb.retrieval.index import INDEX_META, index_dir
-
-    if build and not (index_dir(kb, backend) / INDEX_META).is_file():
-        index = build_index(kb, embedder, backend, mmap=mmap, **store_kw)
+        emb = given or make(embedder if isinstance(embedder, str) else settings.embedder)
+        index = build_index(kb, emb, backend or settings.backend, persist=False, **store_kw)
+        return Retriever(kb, index, emb, tau, colour_guard=colour_guard)
+    name = index_backend(kb, backend, settings)
+    folder = index_dir(kb, name)
+    if not (folder / INDEX_META).is_file():
+        if not build:  # load_index raises the error that says how to build it
+            load_index(kb, "", name)
+        spec = embedder if isinstance(embedder, str) else settings.embedder
+        emb = given or make(spec)
+        index = build_index(kb, emb, name, mmap=mmap, embedder_spec=None if given else spec, **store_kw)
+        return Retriever(kb, index, emb, tau, colour_guard=colour_guard)
+    if given is not None:
+        emb = given
+    elif isinstance(embedder, str):
+        emb = make(embedder)
     else:
-        index = load_index(
-            kb,
-            embedder,
-            backend,
-            mmap=mmap,
-            **{k: v for k, v in store_kw.items() if k in ("url", "api_key", "timeout", "ef_search", "nprobe")},
-        )
-    return Retriever(kb, index, embedder, tau, colour_guard=colour_guard)
+        meta = read_index_meta(folder, hint=f"rebuild it with `culturekb index --kb {kb.path}`")
+        emb = make(meta.require_spec(folder))
+    index = load_index(
+        kb,
+        emb,
+        name,
+        mmap=mmap,
+        **{k: v for k, v in store_kw.items() if k in ("url", "api_key", "timeout", "ef_search", "nprobe")},
+    )
+    return Retriever(kb, index, emb, tau, colour_guard=colour_guard)
+
+
+def _make_embedder(spec: str) -> Embedder:
+    from culturekb.models.factory import make_embedder
+
+    return make_embedder(spec)
