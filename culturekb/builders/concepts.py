@@ -19,11 +19,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from culturekb import registry
 from culturekb._io import sha256_file, sha256_text, stable_hash
-from culturekb.builders._llm import complete_json_batch
 from culturekb.errors import ConfigError, DataError, ModelOutputError, require
 from culturekb.kb.schema import Sample
 from culturekb.models.base import ModelClient
+from culturekb.models.json_output import complete_json_batch
 from culturekb.text.concepts import (
     ConceptExtractor,
     PrecomputedConcepts,
@@ -40,7 +41,6 @@ __all__ = [
     "VLMConceptExtractor",
     "ClipConceptExtractor",
     "make_concept_extractor",
-    "CONCEPT_EXTRACTORS",
 ]
 
 logger = logging.getLogger(__name__)
@@ -292,23 +292,18 @@ class ClipConceptExtractor:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# registry
+# factory: the extractors are registered in culturekb.registry.CONCEPT_EXTRACTORS
 # ----------------------------------------------------------------------------------------------------------
-CONCEPT_EXTRACTORS: dict[str, Callable[..., ConceptExtractor]] = {
-    "precomputed": PrecomputedConcepts,
-    "text": TextConceptExtractor,
-    "vlm": VLMConceptExtractor,
-    "clip": ClipConceptExtractor,
-}
-
-
 def make_concept_extractor(spec: str, **kw: Any) -> ConceptExtractor:
-    """A concept extractor by name: "precomputed", "text", "vlm" (needs client=), "clip" (needs vocabulary=)."""
-    factory = CONCEPT_EXTRACTORS.get(spec)
-    if factory is None:
-        raise ConfigError(f"unknown concept extractor {spec!r}; use one of {sorted(CONCEPT_EXTRACTORS)}")
+    """A concept extractor by name: "precomputed", "text", "vlm" (needs client=), "clip" (needs vocabulary=), or
+    a plug-in's (entry-point group ``culturekb.concept_extractors``); `kw` goes to its constructor."""
+    factory, argument = registry.CONCEPT_EXTRACTORS.resolve(spec)
+    if argument:
+        raise ConfigError(f"concept extractor {spec!r}: the name takes no value after ':'; pass options as keywords "
+                          "(the model of 'vlm' as client=)")
     try:
         inspect.signature(factory).bind(**kw)
     except TypeError as exc:
         raise ConfigError(f"concept extractor {spec!r}: bad arguments {sorted(kw)} ({exc})") from exc
-    return factory(**kw)
+    extractor: ConceptExtractor = factory(**kw)
+    return extractor

@@ -23,14 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from culturekb import registry
 from culturekb._io import stable_hash
-from culturekb.builders._llm import complete_json_batch
 from culturekb.builders.base import Judge, JudgeInput
 from culturekb.builders.rationales import culture_display_name
 from culturekb.errors import ConfigError, DataError, ModelOutputError
 from culturekb.kb.schema import JudgeVerdict
 from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
 from culturekb.models.base import Embedder, ModelClient
+from culturekb.models.json_output import complete_json_batch
 from culturekb.text.normalise import english_stopwords, singularise
 from culturekb.text.prompts import PromptTemplate, load_prompt
 
@@ -39,6 +40,7 @@ __all__ = [
     "PrototypeJudge",
     "LLMJudge",
     "make_judge",
+    "prototype_judge",
     "culture_language",
     "DIRECT_HIT_WEIGHT",
 ]
@@ -424,26 +426,35 @@ class LLMJudge:
 # ----------------------------------------------------------------------------------------------------------
 # registry
 # ----------------------------------------------------------------------------------------------------------
-def make_judge(spec: str, scheme: EmotionScheme | str = "artemis9", **kw: Any) -> Judge:
-    """A judge by spec: "lexicon", "prototype" (embedder= or the default MiniLM), "openai:MODEL".
+def prototype_judge(scheme: EmotionScheme | str = "artemis9", embedder: Embedder | None = None, **kw: Any
+                    ) -> PrototypeJudge:
+    """Factory of ``prototype`` (registered in `culturekb.registry.JUDGES`): the default MiniLM embedder unless
+    `embedder` is given."""
+    if embedder is None:
+        from culturekb.models.factory import make_embedder
 
-    For "openai:MODEL", `base_url` and `client_kwargs` (a dict: cache, max_concurrency ...) go to
+        embedder = make_embedder("minilm")
+    return PrototypeJudge(embedder, scheme, **kw)
+
+
+def make_judge(spec: str, scheme: EmotionScheme | str = "artemis9", **kw: Any) -> Judge:
+    """A judge by spec: a `culturekb.registry.JUDGES` name ("lexicon", "prototype" with embedder= or the default
+    MiniLM), else any model-client spec ("openai:MODEL", "hf:PATH" or a plug-in client), which makes an `LLMJudge`.
+
+    For a client spec, `base_url` and `client_kwargs` (a dict: cache, max_concurrency ...) go to
     `culturekb.models.factory.make_client`, or pass a ready `client=`; the other keywords go to `LLMJudge`.
     """
-    if spec == "lexicon":
-        return LexiconJudge(scheme, **kw)
-    if spec == "prototype":
-        embedder = kw.pop("embedder", None)
-        if embedder is None:
-            from culturekb.models.factory import make_embedder
+    source = registry.which(spec, registry.JUDGES, registry.CLIENTS, kind="judge")
+    if source is registry.JUDGES:
+        factory, argument = registry.JUDGES.resolve(spec)
+        if argument:
+            name = registry.split_spec(spec)[0]
+            raise ConfigError(f"judge {spec!r}: the offline judge {name!r} takes no value after ':'; use {name!r}")
+        judge: Judge = factory(scheme, **kw)
+        return judge
+    from culturekb.models.factory import make_client
 
-            embedder = make_embedder("minilm")
-        return PrototypeJudge(embedder, scheme, **kw)
-    if spec.startswith("openai:"):
-        from culturekb.models.factory import make_client
-
-        base_url = kw.pop("base_url", None)
-        client_kwargs = kw.pop("client_kwargs", None) or {}
-        client = kw.pop("client", None) or make_client(spec, base_url=base_url, **client_kwargs)
-        return LLMJudge(client, scheme, **kw)
-    raise ConfigError(f"unknown judge {spec!r}; use 'lexicon', 'prototype' or 'openai:<model name>'")
+    base_url = kw.pop("base_url", None)
+    client_kwargs = kw.pop("client_kwargs", None) or {}
+    client = kw.pop("client", None) or make_client(spec, base_url=base_url, **client_kwargs)
+    return LLMJudge(client, scheme, **kw)

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from tqdm.auto import tqdm
 
+from culturekb import registry
 from culturekb._io import stable_hash
 from culturekb.builders._stepcache import StepCache
 from culturekb.builders.base import ConceptExtractor, Judge, JudgeInput, RationaleGenerator, RationaleRequest
@@ -130,21 +131,20 @@ def make_components(config: BuildConfig) -> BuildComponents:
     generator: RationaleGenerator
     if config.rationales == "extractive":
         generator = ExtractiveRationaleGenerator(emb(), max_rationales=config.max_rationales)
-    elif ":" in config.rationales:
+    elif config.rationales in registry.CLIENTS:
         generator = LLMRationaleGenerator(client(config.rationales), scheme, max_rationales=config.max_rationales)
     else:
-        raise ConfigError(f"unknown rationale generator {config.rationales!r}; use 'extractive' or 'openai:MODEL'")
+        forms = ", ".join(["extractive", *registry.CLIENTS.forms()])
+        raise ConfigError(f"unknown rationale generator {config.rationales!r}; choose one of: {forms}")
 
     judges: list[Judge] = []
     for spec in config.judges:
-        if spec == "prototype":
-            judges.append(make_judge("prototype", scheme=scheme, embedder=emb()))
-        elif spec == "lexicon":
-            judges.append(make_judge("lexicon", scheme=scheme))
-        elif ":" in spec:
+        if spec == "prototype":  # the build's embedder, loaded once
+            judges.append(make_judge(spec, scheme=scheme, embedder=emb()))
+        elif spec not in registry.JUDGES and spec in registry.CLIENTS:  # one client (and cache) per spec
             judges.append(make_judge(spec, scheme=scheme, client=client(spec)))
-        else:
-            raise ConfigError(f"unknown judge {spec!r}; use 'lexicon', 'prototype' or 'openai:MODEL'")
+        else:  # an offline judge, or an unknown spec that make_judge reports with every valid form
+            judges.append(make_judge(spec, scheme=scheme))
     return BuildComponents(extractor, generator, judges, list(clients.values()))
 
 

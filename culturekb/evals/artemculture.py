@@ -24,7 +24,7 @@ from culturekb.evals.metrics import (
     western_group,
 )
 from culturekb.evals.reports import BarPlot, HeatmapPlot, Plot, Table
-from culturekb.evals.runner import Runner, Setting, register_runner
+from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import MODES, Prediction, Predictor
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme
@@ -62,6 +62,9 @@ def score_alignment(judge: Any, samples_by_id: Mapping[str, Sample], preds: Sequ
 @register_runner("artemculture")
 class ArtECultureRunner(Runner):
     """Held-out split of ArtEmis/ArtELingo-style data, predicted in each mode (and prompt language)."""
+
+    command = RunnerCommand("culturekb.evals.commands:artemculture_options", "culturekb.workflows:eval_artemculture")
+    """`culturekb eval`: the options in `culturekb.evals.commands`, the job in `culturekb.workflows`."""
 
     default_modes = MODES
 

@@ -35,7 +35,7 @@ from culturekb.evals.metrics import (
     quadrant_bias_by_group,
 )
 from culturekb.evals.reports import BarPlot, HeatmapPlot, Plot, Table
-from culturekb.evals.runner import Runner, Setting, register_runner
+from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
 from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import Sample
@@ -283,6 +283,9 @@ class CedarPredictor:
 @register_runner("cedar")
 class CedarRunner(Runner):
     """Cedar items predicted in ``orig`` and ``know`` (in each item's language), plus the prompt-language grid."""
+
+    command = RunnerCommand("culturekb.evals.commands:cedar_options", "culturekb.workflows:eval_cedar")
+    """`culturekb eval`: the options in `culturekb.evals.commands`, the job in `culturekb.workflows`."""
 
     default_modes = CEDAR_MODES
     record_type = CedarPrediction

@@ -4,6 +4,8 @@ A benchmark is a thin subclass registered by name, so the CLI can do ``culturekb
 
     @register_runner("cedar")
     class CedarRunner(Runner):
+        command = RunnerCommand(options=cedar_options, job="culturekb.workflows:eval_cedar")  # culturekb eval cedar
+
         def __init__(self, data: Path, predictor: Predictor, languages: Sequence[str], **kw: Any) -> None:
             super().__init__(predictor, **kw)
             self.data, self.languages = data, list(languages)
@@ -22,6 +24,11 @@ A benchmark is a thin subclass registered by name, so the CLI can do ``culturekb
 
         def tables(self, results) -> dict[str, Table]: ...    # optional: Markdown tables
         def plots(self, results) -> list[Plot]: ...           # optional: PNGs
+
+`command` (a `RunnerCommand`) is what ``culturekb eval NAME`` offers: a typer-compatible function whose
+parameters are the command line's arguments and options and which returns the job's keyword arguments, and the
+job that runs the benchmark. The CLI builds one command per registered runner, built-in or plug-in (entry-point
+group ``culturekb.runners``), and prints the run's `tables` after it.
 
 The default `predict_chunk` hands each chunk to the `Predictor` given to the constructor as
 ``predictor.predict(chunk, mode=setting.mode, prompt_language=setting.prompt_language)``. A benchmark whose
@@ -52,14 +59,13 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import import_module
-from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
 from pydantic import ValidationError
 from tqdm.auto import tqdm
 
+from culturekb import registry
 from culturekb._io import atomic_write_json, atomic_write_text
 from culturekb.errors import ConfigError, DataError, ProviderError
 from culturekb.evals.reports import Plot, ReportFiles, Table, to_jsonable, write_report
@@ -71,6 +77,7 @@ __all__ = [
     "CHECKPOINT_FILE",
     "RunResult",
     "Runner",
+    "RunnerCommand",
     "Setting",
     "get_runner",
     "list_runners",
@@ -82,7 +89,6 @@ logger = logging.getLogger(__name__)
 PREDICTIONS_FILE = "predictions.jsonl"
 CHECKPOINT_FILE = "checkpoint.json"
 _RUN_FILE = "run.json"
-_ENTRY_POINT_GROUP = "culturekb.runners"
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,8 @@ class RunResult:
     """Per setting key: predictions made in this run (the rest came from the checkpoint)."""
     n_resumed: Mapping[str, int]
     files: tuple[Path, ...] = field(default_factory=tuple)
+    tables: Mapping[str, Table] = field(default_factory=dict)
+    """The report's tables (`Runner.tables` of the metrics), for a caller that shows them."""
 
     def summary(self) -> dict[str, Any]:
         """A JSON-safe summary (no predictions), as written to ``run.json``."""
@@ -147,11 +155,30 @@ class RunResult:
         }
 
 
+@dataclass(frozen=True)
+class RunnerCommand:
+    """How ``culturekb eval NAME`` runs a benchmark: the command's parameters and the job they feed.
+
+    `options` is a typer-compatible function: its parameters (annotated with ``typer.Argument`` /
+    ``typer.Option`` and their help) are the command's arguments and options, its docstring is the command's
+    help, and it returns the keyword arguments of `job`. `job` runs the benchmark from them and returns its
+    `RunResult`. Without a job, the runner class itself is the job: it is constructed with those keyword
+    arguments less ``out`` and run into ``out``. Either may be a lazy ``"module:attr"`` string, imported when the
+    command is built; the built-in benchmarks point at their job in `culturekb.workflows`, which assembles the
+    KB, the model and the runner.
+    """
+
+    options: Callable[..., Mapping[str, Any]] | str
+    job: Callable[..., RunResult] | str | None = None
+
+
 class Runner(ABC):
     """Base of every benchmark run; see the module docstring for how to write one."""
 
     name: ClassVar[str] = ""
     """Set by `register_runner`; also the report's file stem."""
+    command: ClassVar[RunnerCommand | None] = None
+    """The ``culturekb eval NAME`` command of this benchmark (none: the runner is for library use only)."""
     default_modes: ClassVar[tuple[str, ...]] = ("orig", "know")
     record_type: ClassVar[type[Prediction]] = Prediction
     """The record read back from the checkpoint; a subclass of `Prediction` may add fields (box, judge scores)."""
@@ -401,6 +428,7 @@ class Runner(ABC):
             n_predicted=n_predicted,
             n_resumed=n_resumed,
             files=(*files.all(), out / PREDICTIONS_FILE, out / _RUN_FILE),
+            tables=self.tables(metrics),
         )
         atomic_write_json(out / _RUN_FILE, to_jsonable({**result.summary(), "config": self.config()}))
         logger.info("%s: done in %.2fs (%s predicted, %s resumed)", self.label, timings["total"],
@@ -416,75 +444,50 @@ def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
         yield items[i: i + size]
 
 
-# -- registry -----------------------------------------------------------------------------------------------------
+# -- registry: culturekb.registry.RUNNERS ------------------------------------------------------------------------
 
-_RUNNERS: dict[str, type[Runner] | str] = {}
 R = TypeVar("R", bound=type[Runner])
-
-
-def _check_name(name: str) -> str:
-    key = name.strip().lower()
-    if not key or any(ch in key for ch in " /\\:"):
-        raise ConfigError(f"runner name {name!r} is invalid; use a non-empty name without spaces, '/', '\\' or ':'")
-    return key
 
 
 def register_runner(name: str, target: type[Runner] | str | None = None, *, replace: bool = False
                     ) -> Callable[[R], R]:
     """Register a runner class under `name`, as a decorator (``@register_runner("cedar")``) or directly with a
     class or a lazy ``"module:Class"`` string (imported on first `get_runner`). Plugins may instead declare an
-    entry point in the group ``culturekb.runners``."""
-    key = _check_name(name)
+    entry point in the group ``culturekb.runners``; either way ``culturekb eval NAME`` offers its command."""
     if target is not None:
-        _add(key, target, replace)
+        _add(name, target, replace)
 
     def decorate(cls: R) -> R:
-        _add(key, cls, replace)
+        _add(name, cls, replace)
         return cls
 
     return decorate
 
 
-def _add(key: str, target: type[Runner] | str, replace: bool) -> None:
-    if key in _RUNNERS and _RUNNERS[key] is not target and not replace:
-        raise ConfigError(f"runner {key!r} is already registered; pass replace=True to override it")
+def _add(name: str, target: type[Runner] | str, replace: bool) -> None:
     if isinstance(target, type):
         if not issubclass(target, Runner):
-            raise ConfigError(f"runner {key!r}: {target.__name__} is not a subclass of culturekb.evals.Runner")
-        if not target.__dict__.get("name"):
-            target.name = key
+            raise ConfigError(f"runner {name!r}: {target.__name__} is not a subclass of culturekb.evals.Runner")
     elif not (isinstance(target, str) and ":" in target):
-        raise ConfigError(f"runner {key!r}: register a Runner subclass or a 'module:Class' string, got {target!r}")
-    _RUNNERS[key] = target
+        raise ConfigError(f"runner {name!r}: register a Runner subclass or a 'module:Class' string, got {target!r}")
+    registry.RUNNERS.register(name, target, replace=replace)
+    if isinstance(target, type) and not target.__dict__.get("name"):
+        target.name = registry.split_spec(name)[0].lower()
 
 
 def list_runners() -> list[str]:
-    """Names `get_runner` accepts (registered ones and installed entry-point plugins)."""
-    names = set(_RUNNERS)
-    names.update(ep.name for ep in entry_points(group=_ENTRY_POINT_GROUP))
-    return sorted(names)
+    """Names `get_runner` accepts (registered ones and installed entry-point plugins), sorted; imports none."""
+    return sorted(registry.RUNNERS.names())
 
 
 def get_runner(name: str) -> type[Runner]:
     """The runner class registered under `name`; unknown names raise `ConfigError` listing the known ones."""
-    key = _check_name(name)
-    target = _RUNNERS.get(key)
-    if target is None:
-        for ep in entry_points(group=_ENTRY_POINT_GROUP, name=key):
-            logger.debug("loading runner plugin %r from %s", key, ep.value)
-            target = ep.load()
-            break
-    if target is None:
-        raise ConfigError(f"unknown benchmark runner {name!r}; choose one of: {', '.join(list_runners()) or 'none'}")
-    if isinstance(target, str):
-        module, _, attr = target.partition(":")
-        try:
-            target = getattr(import_module(module), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigError(f"runner {key!r} points to {target!r}, which cannot be imported ({exc})") from exc
+    entry, argument = registry.RUNNERS.entry(name)
+    if argument:
+        raise ConfigError(f"runner name {name!r} is invalid: a runner takes no value after ':'")
+    target = entry.load(registry.RUNNERS.kind)
     if not (isinstance(target, type) and issubclass(target, Runner)):
-        raise ConfigError(f"runner {key!r} resolves to {target!r}, not a subclass of culturekb.evals.Runner")
+        raise ConfigError(f"runner {entry.name!r} resolves to {target!r}, not a subclass of culturekb.evals.Runner")
     if not target.__dict__.get("name"):
-        target.name = key
-    _RUNNERS[key] = target
+        target.name = entry.name
     return target

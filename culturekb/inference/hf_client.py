@@ -22,7 +22,6 @@ from culturekb._images import DEFAULT_MAX_PIXELS, decode_data_url, is_remote_url
 from culturekb.errors import ConfigError, CultureKBError, DataError, ProviderError, require
 from culturekb.models.base import Message, ModelResponse
 from culturekb.models.cache import ResponseCache
-from culturekb.models.factory import register_client
 
 __all__ = ["HFVLMClient", "hf_client_factory", "to_hf_conversation"]
 
@@ -438,7 +437,8 @@ _HTTP_ONLY_KW = frozenset({"max_concurrency", "timeout_s", "max_retries", "backo
 
 
 def hf_client_factory(argument: str, base_url: str | None = None, **kw: Any) -> HFVLMClient:
-    """Factory for `make_client("hf:PATH", **kw)`; `kw` goes to `HFVLMClient`.
+    """Factory for `make_client("hf:PATH", **kw)` (registered as ``hf`` in `culturekb.registry.CLIENTS`);
+    `kw` goes to `HFVLMClient`.
 
     Options that only make sense for a model server (max_concurrency, timeout_s, retries ...) are dropped with
     a log line, so one set of options can serve every backend spec.
@@ -452,5 +452,3 @@ def hf_client_factory(argument: str, base_url: str | None = None, **kw: Any) -> 
         logger.info("hf:%s runs locally; ignoring server options %s", argument, dropped)
     return HFVLMClient(argument, **{k: v for k, v in kw.items() if k not in _HTTP_ONLY_KW})
 
-
-register_client("hf", hf_client_factory, "hf:PATH", replace=True)

@@ -6,15 +6,16 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+from culturekb import registry
 from culturekb.errors import ConfigError
 from culturekb.inference.augmenter import AugmentedPrompt, Augmenter
-from culturekb.inference.base import Prediction, check_mode
+from culturekb.inference.base import Prediction, Predictor, check_mode
 from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import Sample
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import ModelClient
 
-__all__ = ["KBPriorPredictor", "ModelPredictor", "make_predictor", "label_prior"]
+__all__ = ["KBPriorPredictor", "ModelPredictor", "make_predictor", "kb_prior_predictor", "label_prior"]
 
 log = logging.getLogger(__name__)
 
@@ -184,16 +185,41 @@ class ModelPredictor:
         return out
 
 
-def make_predictor(spec: str, augmenter: Augmenter, base_url: str | None = None, **kw: Any) -> Any:
-    """`kb-prior`, `openai:MODEL` (with base_url) or `hf:PATH`."""
-    if spec == "kb-prior":
-        return KBPriorPredictor(augmenter)
-    if spec.startswith(("openai:", "hf:")):
-        from culturekb.models.factory import make_client
+_CLIENT_OPTIONS = ("max_concurrency", "cache", "timeout_s", "max_retries")
+_MODEL_PREDICTOR_OPTIONS = ("template_dir", "max_tokens", "temperature", "seed")
+_KB_PRIOR_OPTIONS = ("prior_weight", "support_shrinkage", "seed")
 
-        client_kw = {k: v for k, v in kw.items() if k in ("max_concurrency", "cache", "timeout_s", "max_retries")}
-        client_kw["cache_scope"] = augmenter.kb_version  # cached answers are never reused across KBs
-        client = make_client(spec, base_url=base_url, **client_kw)
-        pred_kw = {k: v for k, v in kw.items() if k in ("template_dir", "max_tokens", "temperature", "seed")}
-        return ModelPredictor(client, augmenter, **pred_kw)
-    raise ConfigError(f"unknown model {spec!r}; use 'kb-prior', 'openai:MODEL' (with --base-url) or 'hf:PATH'")
+
+def kb_prior_predictor(argument: str, augmenter: Augmenter, base_url: str | None = None, **kw: Any
+                       ) -> KBPriorPredictor:
+    """Factory of ``kb-prior`` (registered in `culturekb.registry.PREDICTORS`).
+
+    It calls no model, so the model-call options one command line passes to every spec (cache, concurrency,
+    base_url, max_tokens ...) are left aside; `prior_weight`, `support_shrinkage` and `seed` are its own.
+    """
+    if argument:
+        raise ConfigError(f"predictor 'kb-prior' takes no value after ':', got {argument!r}")
+    ignored = sorted(k for k in kw if k not in _KB_PRIOR_OPTIONS)
+    if ignored or base_url is not None:
+        log.debug("kb-prior calls no model; ignoring %s", [*ignored, *(["base_url"] if base_url else [])])
+    return KBPriorPredictor(augmenter, **{k: v for k, v in kw.items() if k in _KB_PRIOR_OPTIONS})
+
+
+def make_predictor(spec: str, augmenter: Augmenter, base_url: str | None = None, **kw: Any) -> Predictor:
+    """A predictor by spec: a `culturekb.registry.PREDICTORS` name (``kb-prior``), else any model-client spec
+    (``openai:MODEL`` with base_url, ``hf:PATH``, or a plug-in client), which makes a `ModelPredictor`.
+
+    For a client, `max_concurrency`, `cache`, `timeout_s` and `max_retries` go to the client (its cached answers
+    are scoped to the KB version) and `template_dir`, `max_tokens`, `temperature` and `seed` to the predictor.
+    """
+    source = registry.which(spec, registry.PREDICTORS, registry.CLIENTS, kind="model")
+    if source is registry.PREDICTORS:
+        predictor: Predictor = registry.PREDICTORS.create(spec, augmenter, base_url=base_url, **kw)
+        return predictor
+    from culturekb.models.factory import make_client
+
+    client_kw = {k: v for k, v in kw.items() if k in _CLIENT_OPTIONS}
+    client_kw["cache_scope"] = augmenter.kb_version  # cached answers are never reused across KBs
+    client = make_client(spec, base_url=base_url, **client_kw)
+    pred_kw = {k: v for k, v in kw.items() if k in _MODEL_PREDICTOR_OPTIONS}
+    return ModelPredictor(client, augmenter, **pred_kw)

@@ -1,18 +1,19 @@
 """Build model clients and embedders from config strings (`"openai:gpt-4o-mini"`, `"minilm"`, `"st:PATH"`).
 
-Backends register by name in small registries (not an if-chain); third-party packages can add theirs through
-the entry-point groups `culturekb.model_clients` and `culturekb.embedders` (the entry point loads a factory
-with the signature of `ClientFactory` / `EmbedderFactory`).
+Both go through the one registry (`culturekb.registry.CLIENTS` / `EMBEDDERS`): the built-in backends are lazy
+``"module:attr"`` entries there (the factories below, and `culturekb.inference.hf_client` for ``hf:PATH``);
+third-party packages add theirs with `register_client` / `register_embedder` or through the entry-point groups
+`culturekb.model_clients` and `culturekb.embedders` (the entry point names a factory with the signature of
+`ClientFactory` / `EmbedderFactory`). Every registered client also works as a predictor and as a judge.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
-from importlib.metadata import entry_points
 from typing import Any
 
+from culturekb import registry
 from culturekb.errors import ConfigError
 from culturekb.models.base import Embedder, ModelClient
 
@@ -34,80 +35,37 @@ ClientFactory = Callable[..., ModelClient]
 EmbedderFactory = Callable[..., Embedder]
 """Called as factory(argument, base_url=..., **kw)."""
 
-_CLIENT_GROUP = "culturekb.model_clients"
-_EMBEDDER_GROUP = "culturekb.embedders"
+
+def register_client(name: str, factory: ClientFactory | str, form: str = "", *, replace: bool = False) -> None:
+    """Register a chat-model backend under `name` (the part of a spec before ':'); `factory` may be a lazy
+    ``"module:attr"`` string. `form` is how its spec looks in help and errors (``"myserver:MODEL"``)."""
+    registry.CLIENTS.register(name, factory, form, replace=replace)
 
 
-@dataclass(frozen=True)
-class _Entry:
-    factory: Callable[..., Any]
-    form: str
-    """How the spec looks, for error messages: 'openai:MODEL'."""
-
-
-_CLIENTS: dict[str, _Entry] = {}
-_EMBEDDERS: dict[str, _Entry] = {}
-
-
-def _register(registry: dict[str, _Entry], kind: str, name: str, factory: Callable[..., Any], form: str,
-              replace: bool) -> None:
-    if not name or ":" in name:
-        raise ConfigError(f"{kind} name {name!r} is invalid; use a non-empty name without ':'")
-    if name in registry and not replace:
-        raise ConfigError(f"{kind} {name!r} is already registered; pass replace=True to override it")
-    registry[name] = _Entry(factory, form or name)
-
-
-def register_client(name: str, factory: ClientFactory, form: str = "", *, replace: bool = False) -> None:
-    """Register a chat-model backend under `name` (the part of a spec before ':')."""
-    _register(_CLIENTS, "model client", name, factory, form, replace)
-
-
-def register_embedder(name: str, factory: EmbedderFactory, form: str = "", *, replace: bool = False) -> None:
-    """Register an embedder backend under `name` (the part of a spec before ':')."""
-    _register(_EMBEDDERS, "embedder", name, factory, form, replace)
+def register_embedder(name: str, factory: EmbedderFactory | str, form: str = "", *, replace: bool = False) -> None:
+    """Register an embedder backend under `name` (the part of a spec before ':'); see `register_client`."""
+    registry.EMBEDDERS.register(name, factory, form, replace=replace)
 
 
 def client_forms() -> list[str]:
-    """The spec forms `make_client` accepts, e.g. ['openai:MODEL']."""
-    return [e.form for e in _CLIENTS.values()]
+    """The spec forms `make_client` accepts, e.g. ['openai:MODEL', 'hf:PATH'] (plug-ins included)."""
+    return registry.CLIENTS.forms()
 
 
 def embedder_forms() -> list[str]:
-    """The spec forms `make_embedder` accepts."""
-    return [e.form for e in _EMBEDDERS.values()]
-
-
-def _lookup(registry: dict[str, _Entry], group: str, kind: str, spec: str) -> tuple[_Entry, str]:
-    if not isinstance(spec, str) or not spec.strip():
-        raise ConfigError(f"{kind} spec is empty; valid forms: {', '.join(e.form for e in registry.values())}")
-    name, _, argument = spec.strip().partition(":")
-    entry = registry.get(name)
-    if entry is None:
-        for ep in entry_points(group=group, name=name):
-            logger.debug("loading %s plugin %r from %s", kind, name, ep.value)
-            factory = ep.load()
-            # a plugin module may register itself (with its own form) while it is imported
-            entry = registry.setdefault(name, _Entry(factory, f"{name}:..."))
-            break
-    if entry is None:
-        plugins = [f"{ep.name}:..." for ep in entry_points(group=group) if ep.name not in registry]
-        forms = [e.form for e in registry.values()] + plugins
-        raise ConfigError(f"unknown {kind} spec {spec!r}; valid forms: {', '.join(forms)}")
-    return entry, argument
+    """The spec forms `make_embedder` accepts (plug-ins included)."""
+    return registry.EMBEDDERS.forms()
 
 
 def make_client(spec: str, base_url: str | None = None, **kw: Any) -> ModelClient:
     """A `ModelClient` from a spec such as 'openai:gpt-4o-mini'; `kw` goes to the backend's constructor."""
-    entry, argument = _lookup(_CLIENTS, _CLIENT_GROUP, "model client", spec)
-    client: ModelClient = entry.factory(argument, base_url=base_url, **kw)
+    client: ModelClient = registry.CLIENTS.create(spec, base_url=base_url, **kw)
     return client
 
 
 def make_embedder(spec: str = "minilm", base_url: str | None = None, **kw: Any) -> Embedder:
-    """An `Embedder` from a spec: 'minilm', 'st:PATH', 'use' or 'openai-embed:MODEL'."""
-    entry, argument = _lookup(_EMBEDDERS, _EMBEDDER_GROUP, "embedder", spec)
-    embedder: Embedder = entry.factory(argument, base_url=base_url, **kw)
+    """An `Embedder` from a spec: 'minilm', 'st:PATH', 'use' or 'openai-embed:MODEL' (or a plug-in's)."""
+    embedder: Embedder = registry.EMBEDDERS.create(spec, base_url=base_url, **kw)
     return embedder
 
 
@@ -158,10 +116,3 @@ def _openai_embedder(argument: str, base_url: str | None = None, **kw: Any) -> E
     from culturekb.models.embedders import OpenAIEmbedder
 
     return OpenAIEmbedder(_need_argument(argument, "openai-embed:MODEL"), base_url=base_url, **kw)
-
-
-register_client("openai", _openai_client, "openai:MODEL")
-register_embedder("minilm", _minilm, "minilm")
-register_embedder("st", _sentence_transformer, "st:PATH")
-register_embedder("use", _use, "use")
-register_embedder("openai-embed", _openai_embedder, "openai-embed:MODEL")

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from culturekb import registry
 from culturekb.errors import ConfigError, DataError, ProviderError
 from culturekb.evals import (
     CHECKPOINT_FILE,
@@ -26,7 +27,6 @@ from culturekb.evals import (
     list_runners,
     register_runner,
 )
-from culturekb.evals import runner as runner_mod
 from culturekb.inference.base import ParseStatus, Prediction
 from culturekb.kb.schema import Sample
 
@@ -281,8 +281,9 @@ def test_custom_record_type_round_trips_through_checkpoint(tmp_path: Path) -> No
 
 
 @pytest.fixture
-def empty_registry(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runner_mod, "_RUNNERS", {})
+def empty_registry() -> Iterator[None]:
+    with registry.RUNNERS.isolated():  # registrations made in the test are undone afterwards
+        yield
 
 
 @pytest.mark.usefixtures("empty_registry")

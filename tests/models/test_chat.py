@@ -425,17 +425,17 @@ def test_close_cancels_calls_running_in_other_threads(openai_server, backend):
 def test_plugin_clients_come_in_through_entry_points(monkeypatch):
     from importlib.metadata import EntryPoint
 
-    from culturekb.models import factory
+    from culturekb import registry
 
     plugin = EntryPoint("fake", "culturekb.models.factory:_openai_client", "culturekb.model_clients")
 
     def fake_entry_points(group: str, name: str | None = None) -> list[EntryPoint]:
         return [plugin] if group == plugin.group and name in (None, plugin.name) else []
 
-    monkeypatch.setattr(factory, "entry_points", fake_entry_points)
-    monkeypatch.setattr(factory, "_CLIENTS", dict(factory._CLIENTS))
-    with pytest.raises(ConfigError, match="fake:"):  # unloaded plugins are listed among the valid forms
-        make_client("nope:x")
-    client = make_client("fake:plugin-model", base_url="http://127.0.0.1:1/v1")
-    assert isinstance(client, OpenAICompatClient) and client.id == "openai:plugin-model"
-    assert "fake" in factory._CLIENTS
+    monkeypatch.setattr(registry, "entry_points", fake_entry_points)
+    with registry.CLIENTS.isolated():
+        with pytest.raises(ConfigError, match="fake:"):  # unloaded plugins are listed among the valid forms
+            make_client("nope:x")
+        client = make_client("fake:plugin-model", base_url="http://127.0.0.1:1/v1")
+        assert isinstance(client, OpenAICompatClient) and client.id == "openai:plugin-model"
+        assert "fake" in registry.CLIENTS

@@ -17,7 +17,7 @@ from culturekb.evals.boxes import ParsedBox, parse_box
 from culturekb.evals.metrics import box_iou, iou_accuracy, mean_by_group, mean_score
 from culturekb.evals.reports import BarPlot, Plot, Table
 from culturekb.evals.ricevl.common import country_names, load_template
-from culturekb.evals.runner import Runner, Setting, register_runner
+from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
 from culturekb.inference.messages import ask_each
 from culturekb.kb.schema import Sample
@@ -46,6 +46,10 @@ def sent_size(width: float, height: float, max_side: int) -> tuple[int, int]:
 @register_runner("ricevl-grounding")
 class RiceVLGroundingRunner(Runner):
     """RICE-VL visual grounding: one setting (``ground``); a model's box, or the whole-image baseline without one."""
+
+    command = RunnerCommand("culturekb.evals.commands:ricevl_grounding_options",
+                            "culturekb.workflows:eval_ricevl_grounding")
+    """`culturekb eval`: the options in `culturekb.evals.commands`, the job in `culturekb.workflows`."""
 
     default_modes = ("ground",)
     record_type = GroundingPrediction

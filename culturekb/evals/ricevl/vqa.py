@@ -34,7 +34,7 @@ from culturekb.evals.ricevl.common import (
     region_from_samples,
 )
 from culturekb.evals.ricevl.judges import ReferenceJudge
-from culturekb.evals.runner import Runner, Setting, register_runner
+from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
 from culturekb.inference.messages import ask_each
 from culturekb.kb.schema import Sample
@@ -110,6 +110,9 @@ def _fallback_block(retriever: Retriever, culture: str, k: int) -> CueBlock:
 @register_runner("ricevl-vqa")
 class RiceVLVQARunner(Runner):
     """RICE-VL VQA in the ``global``, ``sea`` and ``kb-cues`` settings, each answer scored by the judge."""
+
+    command = RunnerCommand("culturekb.evals.commands:ricevl_vqa_options", "culturekb.workflows:eval_ricevl_vqa")
+    """`culturekb eval`: the options in `culturekb.evals.commands`, the job in `culturekb.workflows`."""
 
     default_modes = VQA_SETTINGS
     record_type = VQAPrediction

@@ -8,13 +8,13 @@ first; fewer when the filter matches fewer vectors, none when it matches nothing
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from culturekb import registry
 from culturekb.errors import ConfigError, DataError, IndexError_, ProviderError
 
 __all__ = [
@@ -82,33 +82,23 @@ class VectorStore(Protocol):
         ...
 
 
-# -- registry ---------------------------------------------------------------------------------------------
-_REGISTRY: dict[str, str | Callable[..., VectorStore]] = {
-    "numpy": "culturekb.retrieval.stores.numpy_store:NumpyStore",
-    "faiss": "culturekb.retrieval.stores.faiss_store:FaissStore",
-    "qdrant": "culturekb.retrieval.stores.qdrant_store:QdrantStore",
-}
+# -- registry: culturekb.registry.STORES ----------------------------------------------------------------------
+def register_store(name: str, factory: str | Callable[..., VectorStore], *, replace: bool = False) -> None:
+    """Register a backend by name: a class/callable, or a lazy "module:attr" string. The class needs `load`.
 
-
-def register_store(name: str, factory: str | Callable[..., VectorStore]) -> None:
-    """Register a backend by name: a class/callable, or a lazy "module:attr" string. The class needs `load`."""
-    _REGISTRY[name.strip().lower()] = factory
+    Registering a taken name with another target raises unless `replace`; plug-in packages may instead declare
+    an entry point in the group ``culturekb.stores``.
+    """
+    registry.STORES.register(name, factory, replace=replace)
 
 
 def list_stores() -> list[str]:
-    return sorted(_REGISTRY)
+    """Names of the registered backends (built-in and plug-in), sorted."""
+    return sorted(registry.STORES.names())
 
 
 def _resolve(name: str) -> Any:
-    key = name.strip().lower()
-    if key not in _REGISTRY:
-        raise ConfigError(f"unknown vector store backend {name!r}; choose one of: {', '.join(list_stores())}")
-    target = _REGISTRY[key]
-    if isinstance(target, str):
-        module, _, attr = target.partition(":")
-        target = getattr(importlib.import_module(module), attr)
-        _REGISTRY[key] = target
-    return target
+    return registry.STORES.get(name)
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:

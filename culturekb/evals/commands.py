@@ -1,0 +1,114 @@
+"""The command lines of the built-in benchmarks (``culturekb eval artemculture|cedar|ricevl-vqa|ricevl-grounding``).
+
+Each function is the `RunnerCommand.options` of one runner: typer reads its parameters as the command's
+arguments and options and its docstring as the command's help; called with the parsed values, it returns the
+keyword arguments of the benchmark's job in `culturekb.workflows` (comma lists split, flags renamed). No logic
+beyond that belongs here: what a run does lives in the job and the runner.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from culturekb.inference.base import MODES
+
+__all__ = ["artemculture_options", "cedar_options", "ricevl_vqa_options", "ricevl_grounding_options", "csv_list"]
+
+
+def csv_list(value: str | None) -> list[str] | None:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]``; None or an empty string -> None."""
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+_OUT_HELP = "run folder (reports, resumable predictions)"
+_MODEL_HELP = "kb-prior | openai:MODEL | hf:PATH | any registered model client"
+
+
+def artemculture_options(
+    data: Annotated[list[Path], typer.Argument(help="the data files (the same ones the KB was built from)")],
+    kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help=_OUT_HELP)],
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "kb-prior",
+    modes: Annotated[str, typer.Option(help="comma list of modes")] = ",".join(MODES),
+    prompt_languages: Annotated[str | None, typer.Option(help="comma list: adds the language x culture grid")] = None,
+    judges: Annotated[str | None, typer.Option(help="two judge models for explanation alignment, comma list")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    split: Annotated[str, typer.Option(help="split to evaluate")] = "test",
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N samples")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+) -> dict[str, Any]:
+    """ArtECulture: accuracy per culture and mode beside the majority baseline, grids, alignment; resumable."""
+    return {"data": data, "kb_dir": kb, "out": out_dir, "model": model, "modes": csv_list(modes),
+            "prompt_languages": csv_list(prompt_languages), "base_url": base_url, "judges": csv_list(judges) or (),
+            "split": split, "limit": limit, "data_root": data_root}
+
+
+def cedar_options(
+    data: Annotated[Path, typer.Argument(help="Cedar JSONL: id, language, modality, image, narrative, question, "
+                                              "label")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help=_OUT_HELP)],
+    kb: Annotated[Path | None, typer.Option("--kb", help="KB directory the cues come from (needed for 'know')")] = None,
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "kb-prior",
+    scheme: Annotated[str, typer.Option(help="label scheme: cedar14, a file, or a comma list")] = "cedar14",
+    modes: Annotated[str, typer.Option(help="comma list of orig, know")] = "orig,know",
+    prompt_languages: Annotated[str | None, typer.Option(help="comma list: adds the prompt x data grid")] = None,
+    languages: Annotated[str | None, typer.Option(help="only these data languages (comma list)")] = None,
+    modality: Annotated[str | None, typer.Option(help="only 'multimodal' or 'text' items")] = None,
+    image_concepts: Annotated[bool, typer.Option(help="also ask the model for image concepts (cue queries)")] = False,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+) -> dict[str, Any]:
+    """Cedar: accuracy per language, GEPP/LSEPP, GRQB/LSRQB, language grid; multimodal and text-only apart."""
+    return {"data": data, "out": out_dir, "kb_dir": kb, "model": model, "scheme": scheme, "modes": csv_list(modes),
+            "prompt_languages": csv_list(prompt_languages), "languages": csv_list(languages),
+            "modalities": [modality] if modality else None, "base_url": base_url, "image_concepts": image_concepts,
+            "max_tokens": max_tokens, "limit": limit, "data_root": data_root}
+
+
+def ricevl_vqa_options(
+    data: Annotated[Path, typer.Argument(help="RICE-VL VQA JSONL (id, country, category, sub_culture, image, "
+                                              "question, format, answer)")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help=_OUT_HELP)],
+    kb: Annotated[Path | None, typer.Option("--kb", help="cue KB directory")] = None,
+    cue_metadata: Annotated[Path | None, typer.Option(help="RICE-VL-style metadata JSONL for the cue KB")] = None,
+    model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "kb-prior",
+    judge: Annotated[str, typer.Option(help="SEA-LAVE judge: reference (offline) | openai:MODEL")] = "reference",
+    settings: Annotated[str, typer.Option(help="comma list of global, sea, kb-cues")] = "global,sea,kb-cues",
+    region: Annotated[str | None, typer.Option(help="region named by the sea framing (default Southeast Asia)")] = None,
+    region_countries: Annotated[str | None, typer.Option(help="comma list of the region's countries")] = None,
+    cue_scope: Annotated[str, typer.Option(help="kb-cues from any region country, or the item's (oracle)")] = "region",
+    any_country: Annotated[bool, typer.Option(help="accept countries outside the culture registry")] = False,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    judge_base_url: Annotated[str | None, typer.Option(help="endpoint of the judge (default: --base-url)")] = None,
+    max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+) -> dict[str, Any]:
+    """RICE-VL VQA: SEA-LAVE per setting, country, category and question format; resumable."""
+    return {"data": data, "out": out_dir, "kb_dir": kb, "cue_metadata": cue_metadata, "model": model, "judge": judge,
+            "base_url": base_url, "judge_base_url": judge_base_url, "settings": csv_list(settings), "region": region,
+            "region_countries": csv_list(region_countries), "cue_scope": cue_scope,
+            "allow_unknown_countries": any_country, "max_tokens": max_tokens, "limit": limit, "data_root": data_root}
+
+
+def ricevl_grounding_options(
+    data: Annotated[Path, typer.Argument(help="RICE-VL grounding JSONL (id, country, category, image, phrase, bbox)")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help=_OUT_HELP)],
+    model: Annotated[str, typer.Option(help="full-image (offline baseline) | openai:MODEL | hf:PATH")] = "full-image",
+    bbox_format: Annotated[str, typer.Option(help="gold boxes: xyxy|xywh|xyxy_norm|xywh_norm|xyxy_1000")] = "xyxy",
+    scale: Annotated[str, typer.Option(help="model boxes: auto | pixels | unit | thousandths")] = "auto",
+    layout: Annotated[str, typer.Option(help="model boxes: auto | xyxy | xywh")] = "auto",
+    any_country: Annotated[bool, typer.Option(help="accept countries outside the culture registry")] = False,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+) -> dict[str, Any]:
+    """RICE-VL grounding: mean IoU per country and category, accuracy at IoU >= 0.5; failures counted."""
+    return {"data": data, "out": out_dir, "model": model, "base_url": base_url, "bbox_format": bbox_format,
+            "scale": scale, "layout": layout, "allow_unknown_countries": any_country, "limit": limit,
+            "data_root": data_root}
