@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 
 from culturekb._io import stable_hash
-from culturekb.builders._llm import complete_json_batch
 from culturekb.builders.base import RationaleRequest
 from culturekb.errors import ConfigError, ModelOutputError
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 from culturekb.models.base import Embedder, ModelClient
+from culturekb.models.json_output import complete_json_batch
 from culturekb.text.prompts import PromptTemplate, load_prompt
 
 __all__ = [

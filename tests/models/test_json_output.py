@@ -111,3 +111,41 @@ def test_async_variant(client_for):
 
     assert asyncio.run(main()) == {"label": "joy"}
     assert server.chat_calls == 2
+
+
+def _ask(label: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"Answer in JSON for {label}"}]
+
+
+def test_each_records_ok_reasked_invalid_and_failed_items(client_for):
+    from culturekb.models.json_output import complete_json_each
+
+    def responder(body: dict[str, Any]) -> Any:
+        first = body["messages"][0]["content"]
+        if first.endswith("good"):
+            return '{"label": "awe"}'
+        if first.endswith("late"):  # valid only after a re-ask, which carries the custom correction
+            return '{"label": "fear"}' if "ONLY JSON" in body["messages"][-1]["content"] else "fear, I think"
+        if first.endswith("down"):
+            return (500, '{"error": {"message": "down"}}')
+        return "never JSON"
+
+    client, server = client_for(responder)
+    client.max_retries = 0
+    answers = complete_json_each(client, [_ask("good"), _ask("late"), _ask("bad"), _ask("down")], needs_label,
+                                 1, correction=lambda exc: f"ONLY JSON please ({exc})")
+    assert [a.status for a in answers] == ["ok", "ok", "invalid", "error"]
+    assert answers[1].value == {"label": "fear"}
+    assert "2 attempt" in (answers[2].error or "") and "never JSON" in (answers[2].error or "")
+    assert answers[3].value is None and "ProviderError" in (answers[3].error or "")
+    assert complete_json_each(client, [], needs_label) == []
+
+
+def test_batch_raises_the_first_invalid_item(client_for):
+    from culturekb.models.json_output import complete_json_batch
+
+    client, server = client_for(lambda body: '{"label": "awe"}' if "ok" in body["messages"][0]["content"]
+                                else "no")
+    assert complete_json_batch(client, [_ask("ok"), _ask("ok too")], needs_label) == [{"label": "awe"}] * 2
+    with pytest.raises(ModelOutputError, match=r"item 1 of the batch: model 'openai:json-model' gave no valid JSON"):
+        complete_json_batch(client, [_ask("ok"), _ask("bad")], needs_label, retries=1)

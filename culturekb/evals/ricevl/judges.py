@@ -7,7 +7,6 @@ JSON after the re-asks, and a failed call, score 0 and are counted; nothing is d
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 from collections import Counter
@@ -17,18 +16,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from culturekb._io import stable_hash
-from culturekb.errors import ConfigError, CultureKBError, DataError, ModelOutputError
+from culturekb.errors import ConfigError, DataError
 from culturekb.evals.loaders import normalise_truth
 from culturekb.evals.metrics import sea_lave
 from culturekb.evals.ricevl.common import FORMATS, Region, culture_terms, load_template, mentions
 from culturekb.kb.schema import Sample
 from culturekb.models.base import ModelClient
-from culturekb.models.json_output import complete_json, extract_json
+from culturekb.models.json_output import complete_json_each
 from culturekb.text.prompts import PromptTemplate
 
 __all__ = ["JudgeScores", "ReferenceJudge", "SeaLaveJudge", "parse_judge_scores", "token_f1"]
-
-log = logging.getLogger(__name__)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _STOP = frozenset("a an the of and or in on at to for from is are was were be this that it its with by as".split())
@@ -194,38 +191,21 @@ class SeaLaveJudge:
         })
         return [{"role": "user", "content": text}]
 
-    def _reask(self, messages: list[dict[str, Any]], text: str, problem: Exception) -> JudgeScores:
-        conversation = [*messages, {"role": "assistant", "content": text}, {"role": "user", "content": (
-            f"That reply could not be used ({problem}). Reply again with only the JSON object "
-            '{"TU": 0 or 1, "CU": 0 or 1, "CI": 0, 1 or 2, "justification": "..."}.')}]
-        try:
-            tu, cu, ci, why = complete_json(self.client, conversation, parse_judge_scores, retries=self.retries - 1,
-                                            **self.params)
-        except ModelOutputError as exc:
-            return JudgeScores(None, None, None, "invalid", error=str(exc))
-        except CultureKBError as exc:
-            return JudgeScores(None, None, None, "error", error=f"{type(exc).__name__}: {exc}")
-        return JudgeScores(tu, cu, ci, "ok", why)
+    @staticmethod
+    def _correction(problem: Exception) -> str:
+        return (f"That reply could not be used ({problem}). Reply again with only the JSON object "
+                '{"TU": 0 or 1, "CU": 0 or 1, "CI": 0, 1 or 2, "justification": "..."}.')
 
     def judge(self, items: Sequence[tuple[Sample, str]], region: Region) -> list[JudgeScores]:
-        """One verdict per (item, answer), in order: the first asks go out as one batch, re-asks one by one."""
-        if not items:
-            return []
+        """One verdict per (item, answer), in order: the first asks go out as one batch, re-asks one by one; a
+        verdict that stays invalid is ``invalid``, a failed call ``error`` (both score 0)."""
         batch = [self.messages(s, a, region) for s, a in items]
-        answers = self.client.complete_many(batch, return_exceptions=True, **self.params)
         out: list[JudgeScores] = []
-        for messages, ans in zip(batch, answers, strict=True):
-            if isinstance(ans, BaseException):
-                out.append(JudgeScores(None, None, None, "error", error=f"{type(ans).__name__}: {ans}"))
-                continue
-            try:
-                tu, cu, ci, why = parse_judge_scores(extract_json(ans.text))
+        for ans in complete_json_each(self.client, batch, parse_judge_scores, self.retries,
+                                      correction=self._correction, **self.params):
+            if ans.status == "ok":
+                tu, cu, ci, why = ans.value
                 out.append(JudgeScores(tu, cu, ci, "ok", why))
-            except (ValueError, TypeError, KeyError) as exc:
-                if self.retries < 1:
-                    out.append(JudgeScores(None, None, None, "invalid",
-                                           error=f"no valid judge JSON ({exc}); answer starts {ans.text[:120]!r}"))
-                else:
-                    log.info("judge %s: invalid answer (%s); asking again", self.client.id, exc)
-                    out.append(self._reask(messages, ans.text, exc))
+            else:
+                out.append(JudgeScores(None, None, None, ans.status, error=ans.error))
         return out
