@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
+
+if TYPE_CHECKING:  # typer ships its own copy of click; its group methods take and return these types
+    from typer._click.core import Command, Context
+
 
 from culturekb.errors import CultureKBError
-from culturekb.inference.base import MODES
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, inspect and serve cultural knowledge bases.")
 review_app = typer.Typer(no_args_is_help=True, help="Export flagged tuples for human review; import decisions.")
 app.add_typer(review_app, name="review")
-eval_app = typer.Typer(no_args_is_help=True, help="Run a benchmark: predict, score, report (resumable).")
-app.add_typer(eval_app, name="eval")
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -192,127 +195,52 @@ def predict(
         out.print(json.dumps(p.model_dump(mode="json"), ensure_ascii=False), markup=False, highlight=False)
 
 
-@eval_app.command("artemculture")
-def eval_artemculture_cmd(
-    data: Annotated[list[Path], typer.Argument(help="the data files (the same ones the KB was built from)")],
-    kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
-    model: Annotated[str, typer.Option(help="kb-prior | openai:MODEL | hf:PATH")] = "kb-prior",
-    modes: Annotated[str, typer.Option(help="comma list of modes")] = ",".join(MODES),
-    prompt_languages: Annotated[str | None, typer.Option(help="comma list: adds the language x culture grid")] = None,
-    judges: Annotated[str | None, typer.Option(help="two judge models for explanation alignment, comma list")] = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
-    split: Annotated[str, typer.Option(help="split to evaluate")] = "test",
-    limit: Annotated[int | None, typer.Option(help="evaluate only the first N samples")] = None,
-    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
-) -> None:
-    """ArtECulture: accuracy per culture and mode beside the majority baseline, grids, alignment; resumable."""
-    from culturekb.evals.artemculture import artemculture_tables
-    from culturekb.evals.reports import render_markdown_table
-    from culturekb.workflows import eval_artemculture
+class _EvalGroup(TyperGroup):
+    """`culturekb eval`: one subcommand per registered benchmark runner, built-in or plug-in (entry-point group
+    ``culturekb.runners``), made on demand from the options the runner declares (`culturekb.evals.RunnerCommand`)."""
 
-    res = _guard(lambda: eval_artemculture(
-        data, kb, out_dir, model=model, modes=_csv(modes), prompt_languages=_csv(prompt_languages),
-        base_url=base_url, judges=_csv(judges) or (), split=split, limit=limit, data_root=data_root))
-    for table in artemculture_tables(res.metrics).values():
-        out.print(f"## {table.title}\n\n{render_markdown_table(table)}", markup=False)
-    out.print(f"reports in {out_dir}")
+    def list_commands(self, ctx: Context) -> list[str]:
+        from culturekb.workflows import eval_names
+
+        return eval_names()
+
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
+        from culturekb.workflows import eval_names
+
+        return _eval_command(cmd_name) if cmd_name in eval_names() else None
 
 
-def _print_tables(tables: Any) -> None:
-    from culturekb.evals.reports import render_markdown_table
+def _eval_command(name: str) -> Command:
+    """The click command of one benchmark: its runner's options; it runs the job, prints the tables."""
+    from culturekb.workflows import eval_command, runner_tables
 
-    for table in tables.values():
-        out.print(f"## {table.title}\n\n{render_markdown_table(table)}", markup=False)
+    sub = typer.Typer(add_completion=False)
+    try:
+        run = eval_command(name)
+    except CultureKBError as exc:  # a plug-in that cannot be loaded is listed, and says why when run
+        failure = exc
 
+        def unavailable() -> None:
+            _fail(failure)
 
-@eval_app.command("cedar")
-def eval_cedar_cmd(
-    data: Annotated[Path, typer.Argument(help="Cedar JSONL: id, language, modality, image, narrative, question, "
-                                              "label")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
-    kb: Annotated[Path | None, typer.Option("--kb", help="KB directory the cues come from (needed for 'know')")] = None,
-    model: Annotated[str, typer.Option(help="kb-prior | openai:MODEL | hf:PATH")] = "kb-prior",
-    scheme: Annotated[str, typer.Option(help="label scheme: cedar14, a file, or a comma list")] = "cedar14",
-    modes: Annotated[str, typer.Option(help="comma list of orig, know")] = "orig,know",
-    prompt_languages: Annotated[str | None, typer.Option(help="comma list: adds the prompt x data grid")] = None,
-    languages: Annotated[str | None, typer.Option(help="only these data languages (comma list)")] = None,
-    modality: Annotated[str | None, typer.Option(help="only 'multimodal' or 'text' items")] = None,
-    image_concepts: Annotated[bool, typer.Option(help="also ask the model for image concepts (cue queries)")] = False,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
-    max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
-    limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
-    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
-) -> None:
-    """Cedar: accuracy per language, GEPP/LSEPP, GRQB/LSRQB, language grid; multimodal and text-only apart."""
-    from culturekb.evals.cedar import cedar_tables
-    from culturekb.workflows import eval_cedar
+        sub.command(name, help=f"unavailable: {failure}", short_help="(unavailable; run it to see why)",
+                    context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(unavailable)
+        return typer.main.get_command(sub)
 
-    res = _guard(lambda: eval_cedar(
-        data, out_dir, kb_dir=kb, model=model, scheme=scheme, modes=_csv(modes),
-        prompt_languages=_csv(prompt_languages), languages=_csv(languages),
-        modalities=[modality] if modality else None, base_url=base_url, image_concepts=image_concepts,
-        max_tokens=max_tokens, limit=limit, data_root=data_root))
-    _print_tables(cedar_tables(res.metrics))
-    out.print(f"reports in {out_dir}")
+    @functools.wraps(run)
+    def command(**values: Any) -> None:
+        result = _guard(lambda: run(**values))
+        for text in runner_tables(result):
+            out.print(text, markup=False)
+        out.print(f"reports in {result.out_dir}")
+
+    sub.command(name)(command)
+    return typer.main.get_command(sub)
 
 
-@eval_app.command("ricevl-vqa")
-def eval_ricevl_vqa_cmd(
-    data: Annotated[Path, typer.Argument(help="RICE-VL VQA JSONL (id, country, category, sub_culture, image, "
-                                              "question, format, answer)")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
-    kb: Annotated[Path | None, typer.Option("--kb", help="cue KB directory")] = None,
-    cue_metadata: Annotated[Path | None, typer.Option(help="RICE-VL-style metadata JSONL for the cue KB")] = None,
-    model: Annotated[str, typer.Option(help="kb-prior | openai:MODEL | hf:PATH")] = "kb-prior",
-    judge: Annotated[str, typer.Option(help="SEA-LAVE judge: reference (offline) | openai:MODEL")] = "reference",
-    settings: Annotated[str, typer.Option(help="comma list of global, sea, kb-cues")] = "global,sea,kb-cues",
-    region: Annotated[str | None, typer.Option(help="region named by the sea framing (default Southeast Asia)")] = None,
-    region_countries: Annotated[str | None, typer.Option(help="comma list of the region's countries")] = None,
-    cue_scope: Annotated[str, typer.Option(help="kb-cues from any region country, or the item's (oracle)")] = "region",
-    any_country: Annotated[bool, typer.Option(help="accept countries outside the culture registry")] = False,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
-    judge_base_url: Annotated[str | None, typer.Option(help="endpoint of the judge (default: --base-url)")] = None,
-    max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
-    limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
-    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
-) -> None:
-    """RICE-VL VQA: SEA-LAVE per setting, country, category and question format; resumable."""
-    from culturekb.evals.ricevl import vqa_tables
-    from culturekb.workflows import eval_ricevl_vqa
-
-    res = _guard(lambda: eval_ricevl_vqa(
-        data, out_dir, kb_dir=kb, cue_metadata=cue_metadata, model=model, judge=judge, base_url=base_url,
-        judge_base_url=judge_base_url, settings=_csv(settings), region=region,
-        region_countries=_csv(region_countries), cue_scope=cue_scope, allow_unknown_countries=any_country,
-        max_tokens=max_tokens,
-        limit=limit, data_root=data_root))
-    _print_tables(vqa_tables(res.metrics))
-    out.print(f"reports in {out_dir}")
-
-
-@eval_app.command("ricevl-grounding")
-def eval_ricevl_grounding_cmd(
-    data: Annotated[Path, typer.Argument(help="RICE-VL grounding JSONL (id, country, category, image, phrase, bbox)")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
-    model: Annotated[str, typer.Option(help="full-image (offline baseline) | openai:MODEL | hf:PATH")] = "full-image",
-    bbox_format: Annotated[str, typer.Option(help="gold boxes: xyxy|xywh|xyxy_norm|xywh_norm|xyxy_1000")] = "xyxy",
-    scale: Annotated[str, typer.Option(help="model boxes: auto | pixels | unit | thousandths")] = "auto",
-    layout: Annotated[str, typer.Option(help="model boxes: auto | xyxy | xywh")] = "auto",
-    any_country: Annotated[bool, typer.Option(help="accept countries outside the culture registry")] = False,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
-    limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
-    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
-) -> None:
-    """RICE-VL grounding: mean IoU per country and category, accuracy at IoU >= 0.5; failures counted."""
-    from culturekb.evals.ricevl import grounding_tables
-    from culturekb.workflows import eval_ricevl_grounding
-
-    res = _guard(lambda: eval_ricevl_grounding(
-        data, out_dir, model=model, base_url=base_url, bbox_format=bbox_format, scale=scale, layout=layout,
-        allow_unknown_countries=any_country, limit=limit, data_root=data_root))
-    _print_tables(grounding_tables(res.metrics))
-    out.print(f"reports in {out_dir}")
+eval_app = typer.Typer(cls=_EvalGroup, no_args_is_help=True,
+                       help="Run a benchmark: predict, score, report (resumable). One command per registered runner.")
+app.add_typer(eval_app, name="eval")
 
 
 @app.command()
@@ -336,13 +264,18 @@ def _register_serve() -> None:
 _register_serve()
 
 
+def _fail(exc: CultureKBError) -> NoReturn:
+    """Print a CultureKBError as a one-paragraph message on stderr and exit with status 2."""
+    err.print(f"[bold red]error:[/] {exc}", highlight=False)
+    raise typer.Exit(2) from None
+
+
 def _guard(fn: Any) -> Any:
     """Run `fn`; a CultureKBError becomes a one-paragraph message on stderr and exit status 2."""
     try:
         return fn()
     except CultureKBError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from None
+        _fail(exc)
     except KeyboardInterrupt:
         err.print("interrupted; finished steps are cached, run the same command again to resume")
         raise typer.Exit(130) from None

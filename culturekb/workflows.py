@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
+
+if TYPE_CHECKING:
+    from culturekb.evals.runner import RunResult
 
 __all__ = [
     "load_data",
@@ -30,6 +33,9 @@ __all__ = [
     "build_ricevl_cue_kb",
     "eval_ricevl_vqa",
     "eval_ricevl_grounding",
+    "eval_names",
+    "eval_command",
+    "runner_tables",
 ]
 
 
@@ -291,14 +297,13 @@ def _eval_cache(model: str, cache_dir: str | Path | None) -> Any:
 
 
 def _eval_client(spec: str | None, base_url: str | None, cache: Any, scope: str = "") -> Any:
+    """The model client of a run: None for the offline baselines, else any registered client (an unknown spec
+    raises with every valid form). Server-only options are dropped by local clients (hf)."""
     if spec is None or spec in ("kb-prior", "reference", "full-image"):
         return None
-    if not spec.startswith(("openai:", "hf:")):
-        raise ConfigError(f"unknown model {spec!r}; use 'kb-prior', 'openai:MODEL' (with --base-url) or 'hf:PATH'")
     from culturekb.models.factory import make_client
 
-    kw: dict[str, Any] = {"cache": cache, "cache_scope": scope} if spec.startswith("openai:") else {}
-    return make_client(spec, base_url=base_url, **kw)
+    return make_client(spec, base_url=base_url, cache=cache, cache_scope=scope)
 
 
 def eval_cedar(
@@ -413,3 +418,52 @@ def eval_ricevl_grounding(
     runner = RiceVLGroundingRunner(samples, client=client, scale=scale, layout=layout, template_dir=template_dir,
                                    max_tokens=max_tokens, limit=limit, progress=progress)
     return runner.run(out)
+
+
+# -- `culturekb eval NAME`: one command per registered benchmark runner ----------------------------------------
+def eval_names() -> list[str]:
+    """The benchmarks `culturekb eval` offers: every registered runner, built-in and plug-in (imports none)."""
+    from culturekb import registry
+
+    return registry.RUNNERS.names()
+
+
+def eval_command(name: str) -> Callable[..., RunResult]:
+    """The function behind ``culturekb eval NAME``: its parameters are the options the runner declares (typer
+    reads them, with their help); called, it runs the benchmark's job and returns the `RunResult`."""
+    import functools
+
+    from culturekb.evals.runner import get_runner
+    from culturekb.registry import load_target
+
+    runner = get_runner(name)
+    declared = runner.command
+    if declared is None:
+        raise ConfigError(
+            f"benchmark runner {name!r} ({runner.__module__}.{runner.__qualname__}) declares no command line; give "
+            "the class `command = RunnerCommand(options=..., job=...)` (see culturekb.evals.runner)"
+        )
+    options = load_target(declared.options, f"the options of runner {name!r}") if isinstance(
+        declared.options, str) else declared.options
+    job = load_target(declared.job, f"the job of runner {name!r}") if isinstance(declared.job, str) else declared.job
+
+    @functools.wraps(options)
+    def command(**values: Any) -> RunResult:
+        kwargs = dict(options(**values))
+        if job is not None:
+            result: RunResult = job(**kwargs)
+            return result
+        if "out" not in kwargs:
+            raise ConfigError(f"runner {name!r}: its options return no 'out' (the run folder) and it declares no "
+                              "job; return one, or give RunnerCommand a job")
+        out = kwargs.pop("out")
+        return runner(**kwargs).run(out)
+
+    return command
+
+
+def runner_tables(result: RunResult) -> list[str]:
+    """The Markdown of each table of a run, title first: what `culturekb eval` prints after a run."""
+    from culturekb.evals.reports import render_markdown_table
+
+    return [f"## {table.title}\n\n{render_markdown_table(table)}" for table in result.tables.values()]
