@@ -1,9 +1,11 @@
-"""Retry policy shared by the OpenAI-compatible chat client and embedder.
+"""The one retry loop (`Retrier`), shared by the OpenAI-compatible chat client and embedder.
 
 Transient failures (timeouts, connection errors, HTTP 408/409/429 and 5xx) are retried with exponential
 backoff and jitter, honouring a server's `Retry-After` header; any other HTTP error, and a URL no transport can
 request (no http:// scheme ...), fails at once.
 
+`Retrier.call` (sync) and `Retrier.acall` (async) run a request until it succeeds, a failure is not transient,
+or the retries are spent; then they raise `ProviderError` with `describe_failure`'s message.
 `classify` understands the `openai` SDK's exceptions, aiohttp's (the chat client's direct transport) and
 `HTTPStatusError`, which a transport that does not raise on HTTP errors by itself raises for a non-2xx answer;
 `classify_status` is the one rule for status codes.
@@ -11,12 +13,23 @@ request (no http:// scheme ...), fails at once.
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import random
-from collections.abc import Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from itertools import count
+from typing import Any, TypeVar
 
-__all__ = ["RetryPolicy", "Failure", "HTTPStatusError", "classify", "classify_status", "describe_failure"]
+from culturekb.errors import ProviderError
+
+__all__ = ["RetryPolicy", "Retrier", "Failure", "HTTPStatusError", "classify", "classify_status",
+           "describe_failure"]
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
 _MAX_RETRY_AFTER_S = 60.0
@@ -178,3 +191,68 @@ def describe_failure(failure: Failure, model: str, base_url: str, *, api_key_env
     else:
         fix = "see the cause below"
     return f"{where}: {failure.detail}. Fix: {fix}"
+
+
+class Retrier:
+    """Runs one request with the retry policy: transient failures wait (`RetryPolicy.delay`) and try again.
+
+    `what` names the callee in messages (``model``, ``embedding model``); `label` is the caller's id in logs;
+    `unexpected_fix` is the advice for an exception `classify` does not know. `on_attempt` and `on_retry` are
+    called before every attempt and before every retry (for the callers' counters).
+    """
+
+    def __init__(self, policy: RetryPolicy, *, what: str, model: str, base_url: str, api_key_env: str,
+                 timeout_s: float, label: str, unexpected_fix: str = "",
+                 on_attempt: Callable[[], None] | None = None, on_retry: Callable[[], None] | None = None) -> None:
+        self.policy = policy
+        self.what, self.model, self.base_url = what, model, base_url
+        self.api_key_env, self.timeout_s, self.label = api_key_env, timeout_s, label
+        self.unexpected_fix = unexpected_fix
+        self.on_attempt, self.on_retry = on_attempt, on_retry
+        self._rng = random.Random()  # jitter only; it never changes an answer
+
+    def _begin(self) -> None:
+        if self.on_attempt is not None:
+            self.on_attempt()
+
+    def _delay_after(self, exc: Exception, attempt: int) -> float:
+        """Seconds to wait after failed attempt number `attempt` (from 0); raises ProviderError when the failure
+        is not transient or the retries are spent."""
+        failure = classify(exc)
+        if failure is None:
+            fix = f". Fix: {self.unexpected_fix}" if self.unexpected_fix else ""
+            raise ProviderError(f"{self.what} '{self.model}' at {self.base_url}: unexpected {type(exc).__name__}: "
+                                f"{exc}{fix}") from exc
+        message = describe_failure(failure, self.model, self.base_url, api_key_env=self.api_key_env,
+                                   timeout_s=self.timeout_s)
+        if not failure.retryable:
+            raise ProviderError(message) from exc
+        if attempt >= self.policy.max_retries:
+            raise ProviderError(f"{message} (gave up after {attempt + 1} attempts)") from exc
+        delay = self.policy.delay(attempt, self._rng, failure.retry_after_s)
+        logger.info("%s: %s; retry %d/%d in %.2fs", self.label, failure.detail, attempt + 1, self.policy.max_retries,
+                    delay)
+        if self.on_retry is not None:
+            self.on_retry()
+        return delay
+
+    def call(self, request: Callable[[], T]) -> T:
+        """`request()` until it succeeds; a lasting failure raises ProviderError."""
+        for attempt in count():
+            self._begin()
+            try:
+                return request()
+            except Exception as exc:
+                time.sleep(self._delay_after(exc, attempt))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def acall(self, request: Callable[[], Awaitable[T]]) -> T:
+        """Async `call`: awaits `request()` and sleeps without blocking the loop."""
+        for attempt in count():
+            self._begin()
+            try:
+                return await request()
+            except Exception as exc:
+                delay = self._delay_after(exc, attempt)
+            await asyncio.sleep(delay)
+        raise AssertionError("unreachable")  # pragma: no cover

@@ -24,7 +24,6 @@ import importlib.util
 import json
 import logging
 import os
-import random
 import threading
 import time
 import weakref
@@ -33,8 +32,8 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from culturekb.errors import ConfigError, CultureKBError, ModelOutputError, ProviderError
-from culturekb.models._retry import HTTPStatusError, RetryPolicy, classify, describe_failure
+from culturekb.errors import ConfigError, CultureKBError, ModelOutputError
+from culturekb.models._retry import HTTPStatusError, Retrier, RetryPolicy
 from culturekb.models.base import Message, ModelResponse
 from culturekb.models.cache import ResponseCache
 
@@ -313,7 +312,10 @@ class OpenAICompatClient:
             weakref.WeakKeyDictionary()
         )
         self._bg: _BackgroundLoop | None = None
-        self._rng = random.Random()  # jitter only; it never changes an answer
+        self._retrier = Retrier(self.retry, what="model", model=model, base_url=self.base_url,
+                                api_key_env=api_key_env, timeout_s=timeout_s, label=self.id,
+                                unexpected_fix="check that the server speaks the OpenAI chat completions API",
+                                on_attempt=lambda: self._count("calls"), on_retry=lambda: self._count("retries"))
 
     # -- plumbing ---------------------------------------------------------------------------------------------
 
@@ -421,35 +423,14 @@ class OpenAICompatClient:
 
     async def _request(self, transport: _Transport, messages: list[Message], params: dict[str, Any]) -> ModelResponse:
         body = _request_body(self.model, messages, params)
-        attempt = 0
-        while True:
-            self._count("calls")
+
+        async def attempt() -> tuple[str, float]:
             started = time.perf_counter()
-            try:
-                raw = await transport.post(body)
-            except Exception as exc:
-                failure = classify(exc)
-                if failure is None:
-                    raise ProviderError(
-                        f"model '{self.model}' at {self.base_url}: unexpected {type(exc).__name__}: {exc}. "
-                        "Fix: check that the server speaks the OpenAI chat completions API"
-                    ) from exc
-                message = describe_failure(
-                    failure, self.model, self.base_url, api_key_env=self.api_key_env, timeout_s=self.timeout_s
-                )
-                if not failure.retryable:
-                    raise ProviderError(message) from exc
-                if attempt >= self.retry.max_retries:
-                    raise ProviderError(f"{message} (gave up after {attempt + 1} attempts)") from exc
-                delay = self.retry.delay(attempt, self._rng, failure.retry_after_s)
-                logger.info("%s: %s; retry %d/%d in %.2fs", self.id, failure.detail, attempt + 1,
-                            self.retry.max_retries, delay)
-                self._count("retries")
-                attempt += 1
-                await asyncio.sleep(delay)
-                continue
-            latency = time.perf_counter() - started
-            return self._parse(raw, latency)
+            raw = await transport.post(body)
+            return raw, time.perf_counter() - started
+
+        raw, latency = await self._retrier.acall(attempt)
+        return self._parse(raw, latency)
 
     def _parse(self, raw: str, latency: float) -> ModelResponse:
         try:

@@ -10,11 +10,8 @@ without being told its embedder). `spec_from_id` maps the ids of indexes written
 
 from __future__ import annotations
 
-import logging
 import os
-import random
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from importlib.resources import files
@@ -24,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from culturekb.errors import ConfigError, ProviderError, require
-from culturekb.models._retry import RetryPolicy, classify, describe_failure
+from culturekb.models._retry import Retrier, RetryPolicy
 
 __all__ = [
     "MINILM_SPEC",
@@ -35,8 +32,6 @@ __all__ = [
     "normalize_rows",
     "spec_from_id",
 ]
-
-logger = logging.getLogger(__name__)
 
 _EXTRA = "retrieval"
 _DEFAULT_MEMO = 100_000
@@ -231,7 +226,9 @@ class OpenAIEmbedder(_MemoEncoder):
         self.retry = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
         self.calls = 0
         self._dim = dim
-        self._rng = random.Random()  # jitter only
+        self._retrier = Retrier(self.retry, what="embedding model", model=model, base_url=self.base_url,
+                                api_key_env=api_key_env, timeout_s=timeout_s, label=self.id,
+                                on_attempt=self._count_call)
         self._client = openai.OpenAI(
             api_key=os.environ.get(api_key_env) or "EMPTY",
             base_url=self.base_url,
@@ -250,37 +247,18 @@ class OpenAIEmbedder(_MemoEncoder):
     def dim(self, value: int) -> None:
         self._dim = int(value)
 
+    def _count_call(self) -> None:
+        self.calls += 1
+
     def _request(self, texts: list[str]) -> np.ndarray:
-        attempt = 0
-        while True:
-            self.calls += 1
-            try:
-                response = self._client.embeddings.create(model=self.model, input=texts)
-            except Exception as exc:
-                failure = classify(exc)
-                if failure is None:
-                    raise ProviderError(
-                        f"embedding model '{self.model}' at {self.base_url}: unexpected {type(exc).__name__}: {exc}"
-                    ) from exc
-                message = describe_failure(
-                    failure, self.model, self.base_url, api_key_env=self.api_key_env, timeout_s=self.timeout_s
-                )
-                if not failure.retryable:
-                    raise ProviderError(message) from exc
-                if attempt >= self.retry.max_retries:
-                    raise ProviderError(f"{message} (gave up after {attempt + 1} attempts)") from exc
-                delay = self.retry.delay(attempt, self._rng, failure.retry_after_s)
-                logger.info("%s: %s; retry %d in %.2fs", self.id, failure.detail, attempt + 1, delay)
-                attempt += 1
-                time.sleep(delay)
-                continue
-            rows = sorted(response.data, key=lambda d: d.index)
-            if len(rows) != len(texts):
-                raise ProviderError(
-                    f"embedding model '{self.model}' at {self.base_url}: sent {len(texts)} texts, "
-                    f"got {len(rows)} embeddings back"
-                )
-            return np.asarray([r.embedding for r in rows], dtype=np.float32)
+        response = self._retrier.call(lambda: self._client.embeddings.create(model=self.model, input=texts))
+        rows = sorted(response.data, key=lambda d: d.index)
+        if len(rows) != len(texts):
+            raise ProviderError(
+                f"embedding model '{self.model}' at {self.base_url}: sent {len(texts)} texts, "
+                f"got {len(rows)} embeddings back"
+            )
+        return np.asarray([r.embedding for r in rows], dtype=np.float32)
 
     def _encode_new(self, texts: list[str], batch_size: int) -> np.ndarray:
         parts = [self._request(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]

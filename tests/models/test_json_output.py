@@ -131,7 +131,6 @@ def test_each_records_ok_reasked_invalid_and_failed_items(client_for):
         return "never JSON"
 
     client, server = client_for(responder)
-    client.max_retries = 0
     answers = complete_json_each(client, [_ask("good"), _ask("late"), _ask("bad"), _ask("down")], needs_label,
                                  1, correction=lambda exc: f"ONLY JSON please ({exc})")
     assert [a.status for a in answers] == ["ok", "ok", "invalid", "error"]
