@@ -44,7 +44,8 @@ def _part_of(module: str) -> str | None:
 
 
 def _module_name(path: Path) -> str:
-    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    top = next(p for p in path.parents if p.name == "culturekb").parent
+    rel = path.relative_to(top).with_suffix("")
     parts = list(rel.parts)
     if parts[-1] == "__init__":
         parts = parts[:-1]
@@ -117,3 +118,27 @@ def test_checker_sees_a_lazy_upward_import(tmp_path: Path) -> None:
         assert any("_arch_probe_tmp.py:2 imports culturekb.builders" in v for v in _violations())
     finally:
         f.unlink()
+
+
+def package_graph(root: Path = PACKAGE) -> dict[str, dict[str, int]]:
+    """Which part imports which, with the number of import statements behind each arrow."""
+    graph: dict[str, dict[str, int]] = {}
+    for path in sorted(root.rglob("*.py")):
+        rel = path.relative_to(root.parent).with_suffix("")
+        src = rel.parts[1] if len(rel.parts) > 1 else None
+        if src is None or src == "__init__":
+            continue
+        for _, mod in _imports(path):
+            dst = _part_of(mod)
+            if dst is not None and dst != src:
+                row = graph.setdefault(src, {})
+                row[dst] = row.get(dst, 0) + 1
+    return graph
+
+
+if __name__ == "__main__":  # print the import graph: python tests/test_architecture.py [PACKAGE_DIR]
+    import sys
+
+    target = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else PACKAGE
+    for src, row in sorted(package_graph(target).items()):
+        sys.stdout.write(f"{src:>10} -> {', '.join(f'{d} ({n})' for d, n in sorted(row.items()))}\n")
