@@ -174,14 +174,16 @@ def augment(body: Annotated[AugmentRequest, Body()], request: Request) -> Augmen
     state = _state(request)
     culture = state.retriever.resolve_culture(body.culture)
     ap = state.augmenter.augment(prompt=body.prompt, culture=culture, concepts=body.concepts, mode=body.mode)
+    k = ap.knowledge  # the knowledge service's block and its provenance
     metrics = request.app.state.metrics
-    metrics.concepts.labels(endpoint="augment").inc(len(ap.concepts))
-    metrics.count_hits(culture, [m.kind for m in ap.matches])
+    metrics.concepts.labels(endpoint="augment").inc(len(k.concepts))
+    metrics.count_hits(culture, [m.kind for m in k.matches])
     return AugmentOut(
-        kb_version=state.kb_version, culture=ap.culture, mode=ap.mode, concepts=list(ap.concepts), block=ap.block,
-        prompt=ap.prompt, template_id=ap.template_id, tuples=[tuple_out(t) for t in ap.tuples],
+        kb_version=k.kb_version, culture=k.culture, mode=k.mode, concepts=list(k.concepts), block=k.text,
+        prompt=ap.prompt, template_id=k.template_id, template_sha=k.template_sha, language=k.language,
+        status=k.status, tuples=[tuple_out(t) for t in k.tuples],
         matches=[AugmentMatch(query=m.query, concept=m.concept, culture=m.culture, kind=m.kind,
-                              score=round(float(m.score), 6)) for m in ap.matches],
+                              score=round(float(m.score), 6)) for m in k.matches],
     )
 
 

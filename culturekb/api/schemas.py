@@ -189,7 +189,10 @@ class AugmentOut(BaseModel):
     block: str = Field(description="the knowledge block ('' when nothing was found)",
                        examples=["- full moon: sadness (60%, 5 images). the full moon recalls family far away"])
     prompt: str | None = Field(description="the block followed by the prompt")
-    template_id: str
+    template_id: str = Field(description="the block's templates, name.language@hash of each")
+    template_sha: str = Field(description="sha256 over the block's templates")
+    language: str = Field(description="the block's language")
+    status: str = Field(description="matched, no-match, no-concepts or not-used (a mode without knowledge)")
     tuples: list[TupleOut]
     matches: list[AugmentMatch]
 

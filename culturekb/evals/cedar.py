@@ -37,11 +37,19 @@ from culturekb.evals.metrics import (
 from culturekb.evals.reports import BarPlot, HeatmapPlot, Plot, Table
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
+from culturekb.inference.injection import (
+    CUES,
+    BlockTemplate,
+    Budget,
+    KnowledgeBlock,
+    KnowledgeRequest,
+    KnowledgeService,
+)
+from culturekb.inference.injection import cue_budget as default_cue_budget
 from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
 from culturekb.models.base import ModelClient
-from culturekb.retrieval.cue_blocks import CueBlock
 from culturekb.retrieval.retriever import Retriever
 from culturekb.text.concepts import ConceptExtractor, TextConceptExtractor
 
@@ -88,7 +96,9 @@ class CedarPredictor:
 
     `retriever`: the KB the cues come from (needed for ``know`` and for kb-prior); `concept_extractor`: test-time
     concepts from the narrative and question (default: the offline English text extractor); `image_concepts`: a
-    VLM concept extractor for the images of multimodal items (optional).
+    VLM concept extractor for the images of multimodal items (optional). The cue block is the knowledge
+    service's, rendered with `cue_template` (default `CUES`) within `cue_budget` (default: `max_cues` tuples in
+    concept order).
     """
 
     def __init__(
@@ -106,6 +116,8 @@ class CedarPredictor:
         max_tokens: int = 128,
         max_image_side: int = 1024,
         prior_weight: float = 0.05,
+        cue_template: BlockTemplate = CUES,
+        cue_budget: Budget | None = None,
     ) -> None:
         self.scheme = get_scheme(scheme)
         self.retriever = retriever
@@ -114,6 +126,10 @@ class CedarPredictor:
         self.image_concepts = image_concepts
         self.max_cues = max_cues
         self.tau = tau
+        self.cue_template = cue_template
+        self.cue_budget = cue_budget or default_cue_budget(max_cues)
+        self.cue_service = None if retriever is None else KnowledgeService(
+            retriever, tau=tau, budget=self.cue_budget, template=cue_template)
         self.template_dir = template_dir
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -195,6 +211,17 @@ class CedarPredictor:
             if sample.culture in default_registry() else "en"
         return lang if lang in available else "en"
 
+    def cue_blocks(self, samples: Sequence[Sample], concepts: Sequence[Sequence[str]], languages: Sequence[str]
+                   ) -> list[tuple[KnowledgeBlock, str]]:
+        """(cue block, status) per item from one batched lookup: status ``matched``, ``no-match``,
+        ``no-concepts`` or ``culture-not-in-kb`` (the item then goes without cues; it is never dropped)."""
+        if self.cue_service is None:
+            raise ConfigError("Cedar mode 'know' needs a KB to retrieve cues from; pass --kb (a retriever)")
+        requests = [KnowledgeRequest(cs, s.culture, "know", lang, s.id)
+                    for s, cs, lang in zip(samples, concepts, languages, strict=True)]
+        blocks = self.cue_service.inject_many(requests, on_unknown_culture="skip")
+        return [(b, b.status) for b in blocks]
+
     # -- prediction --------------------------------------------------------------------------------------------
     def predict(self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
                 ) -> list[CedarPrediction]:
@@ -204,20 +231,14 @@ class CedarPredictor:
             raise ConfigError("Cedar mode 'know' needs a KB to retrieve cues from; pass --kb (a retriever)")
         langs = [self._language(s, prompt_language, mode) for s in samples]
         concepts = self.concepts(samples) if mode == "know" else [[] for _ in samples]
-        blocks: list[tuple[CueBlock, str]] = []
-        for s, cs, lang in zip(samples, concepts, langs, strict=True):
-            if mode == "know":
-                assert self.retriever is not None
-                blocks.append(cue_block_for(cs, s.culture, self.retriever, language=lang, max_items=self.max_cues,
-                                            tau=self.tau))
-            else:
-                blocks.append((CueBlock("", (), ()), "not-used"))
+        blocks = (self.cue_blocks(samples, concepts, langs) if mode == "know"
+                  else [(KnowledgeBlock("", status="not-used"), "not-used") for _ in samples])
         if self.client is None:
             return self._predict_prior(samples, mode, langs, concepts, blocks)
         return self._predict_model(samples, mode, langs, concepts, blocks)
 
     def _predict_prior(self, samples: Sequence[Sample], mode: str, langs: Sequence[str],
-                       concepts: Sequence[list[str]], blocks: Sequence[tuple[CueBlock, str]]
+                       concepts: Sequence[list[str]], blocks: Sequence[tuple[KnowledgeBlock, str]]
                        ) -> list[CedarPrediction]:
         out = []
         for s, lang, cs, (block, status) in zip(samples, langs, concepts, blocks, strict=True):
@@ -239,7 +260,7 @@ class CedarPredictor:
         return out
 
     def _predict_model(self, samples: Sequence[Sample], mode: str, langs: Sequence[str],
-                       concepts: Sequence[list[str]], blocks: Sequence[tuple[CueBlock, str]]
+                       concepts: Sequence[list[str]], blocks: Sequence[tuple[KnowledgeBlock, str]]
                        ) -> list[CedarPrediction]:
         from culturekb.inference.messages import ask_each
         from culturekb.inference.parsing import parse_prediction

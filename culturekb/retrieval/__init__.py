@@ -1,4 +1,4 @@
-"""Retrieval: vector stores, the KB index, exact-then-semantic lookup, and regional cue blocks.
+"""Retrieval: vector stores, the KB index and exact-then-semantic lookup (blocks are rendered in `inference`).
 
 Names are imported on first use, so `import culturekb.retrieval` loads neither FAISS, Qdrant nor torch.
 """
@@ -24,9 +24,6 @@ __all__ = [
     "Match",
     "Retriever",
     "open_retriever",
-    "CueBlock",
-    "cues",
-    "render_cues",
 ]
 
 _LAZY = {
@@ -45,13 +42,9 @@ _LAZY = {
     "Match": "culturekb.retrieval.retriever",
     "Retriever": "culturekb.retrieval.retriever",
     "open_retriever": "culturekb.retrieval.retriever",
-    "CueBlock": "culturekb.retrieval.cue_blocks",
-    "cues": "culturekb.retrieval.cue_blocks",
-    "render_cues": "culturekb.retrieval.cue_blocks",
 }
 
 if TYPE_CHECKING:
-    from culturekb.retrieval.cue_blocks import CueBlock, cues, render_cues
     from culturekb.retrieval.index import IndexMeta, KBIndex, build_index, load_index
     from culturekb.retrieval.retriever import DEFAULT_TAU, MAX_QUERY_CHARS, Match, Retriever, open_retriever
     from culturekb.retrieval.stores.base import (

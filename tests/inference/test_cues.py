@@ -1,4 +1,5 @@
-"""Regional cue blocks: concepts from text or a list, looked up in the target culture, rendered from a template."""
+"""Cue blocks (`culturekb.cues`): concepts from text or a list, looked up in the target culture, rendered from a
+template by the knowledge service."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from typing import Any
 import pytest
 
 from culturekb.errors import ConfigError
+from culturekb.inference.injection import cues
 from culturekb.kb import KnowledgeBase, KnowledgeTuple
-from culturekb.retrieval import Retriever, build_index, cues
+from culturekb.retrieval import Retriever, build_index
 
 
 def tup(concept: str, culture: str, label: str, rationale: str) -> KnowledgeTuple:
@@ -76,7 +78,7 @@ def test_user_templates_are_validated(retriever: Retriever, tmp_path: Path) -> N
     item_t = tmp_path / "item.txt"
     item_t.write_text("* {query} ~ {concept}: {label}\n")
     block = cues(["cranes"], "zh", retriever, block_template=block_t, item_template=item_t)
-    assert block.text == "Hints for Chinese:\n* cranes ~ crane: awe\n"
+    assert block.text == "Hints for Chinese:\n* cranes ~ crane: awe"  # blocks end without a line break
     bad = tmp_path / "bad.txt"
     bad.write_text("* {concept} {label} {mood}\n")
     with pytest.raises(ConfigError, match="mood"):

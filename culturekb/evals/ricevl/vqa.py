@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from culturekb.errors import ConfigError, CultureKBError, DataError
-from culturekb.evals._cues import cue_block_for
 from culturekb.evals.metrics import mean_by_group, mean_score
 from culturekb.evals.reports import BarPlot, Plot, Table
 from culturekb.evals.ricevl.common import (
@@ -36,10 +35,18 @@ from culturekb.evals.ricevl.common import (
 from culturekb.evals.ricevl.judges import ReferenceJudge
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
+from culturekb.inference.injection import (
+    REGIONAL_CUES,
+    BlockTemplate,
+    Budget,
+    KnowledgeBlock,
+    KnowledgeRequest,
+    KnowledgeService,
+)
+from culturekb.inference.injection import cue_budget as default_cue_budget
 from culturekb.inference.messages import ask_each
 from culturekb.kb.schema import Sample
 from culturekb.models.base import ModelClient
-from culturekb.retrieval.cue_blocks import CueBlock, render_cues
 from culturekb.retrieval.retriever import Match, Retriever
 from culturekb.text.concepts import ConceptExtractor, TextConceptExtractor
 
@@ -83,7 +90,7 @@ class KBPriorAnswerer:
         pool = [t for t in self.retriever.kb.tuples if cultures is None or t.culture in cultures]
         return max(pool, key=lambda t: (t.support, -len(t.concept), t.id), default=None)
 
-    def answer(self, sample: Sample, setting: str, block: CueBlock, region: Region) -> str:
+    def answer(self, sample: Sample, setting: str, block: KnowledgeBlock, region: Region) -> str:
         fmt = sample.metadata.get("format")
         if setting == "kb-cues" and block.matches:
             t = block.matches[0].tuple
@@ -100,12 +107,6 @@ class KBPriorAnswerer:
         return f"{t.concept}, from {culture_terms(t.culture)[0]}."
 
 
-def _fallback_block(retriever: Retriever, culture: str, k: int) -> CueBlock:
-    """The country's `k` best-supported tuples as a cue block (used when no concept matched)."""
-    pool = sorted(retriever.kb.for_culture(culture), key=lambda t: (-t.support, t.id))[:k]
-    matches = [Match(query="", tuple=t, score=0.0, kind="exact") for t in pool]
-    text, tid = render_cues(matches, culture, "en", "regional_cues", "regional_cue_item")
-    return CueBlock(text, tuple(matches), (), tid)
 
 @register_runner("ricevl-vqa")
 class RiceVLVQARunner(Runner):
@@ -136,6 +137,8 @@ class RiceVLVQARunner(Runner):
         temperature: float = 0.0,
         max_tokens: int = 128,
         max_image_side: int = 1024,
+        cue_template: BlockTemplate = REGIONAL_CUES,
+        cue_budget: Budget | None = None,
         **kw: Any,
     ) -> None:
         self.samples = list(samples)
@@ -161,6 +164,8 @@ class RiceVLVQARunner(Runner):
         self.max_cues = max_cues
         self.fallback_cues = fallback_cues
         self.tau = tau
+        self.cue_service = None if retriever is None else KnowledgeService(
+            retriever, tau=tau, budget=cue_budget or default_cue_budget(max_cues), template=cue_template)
         self.template_dir = template_dir
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -225,50 +230,41 @@ class RiceVLVQARunner(Runner):
         inside = [c for c in kb_cultures if c in self.region.countries]
         return inside or kb_cultures
 
-    def _region_block(self, concepts: Sequence[str], scope: Sequence[str]) -> tuple[CueBlock, str]:
-        """Cues for the concepts from any country of the region (the item's country is not used)."""
-        assert self.retriever is not None
-        if not concepts:
-            return CueBlock("", (), ()), "no-concepts"
-        if not scope:
-            return CueBlock("", (), tuple(concepts)), "culture-not-in-kb"
-        found = self.retriever.lookup(list(concepts), scope[0], tau=self.tau, cross_culture=list(scope),
-                                      on_invalid="skip")
-        matches: list[Match] = []
-        seen: set[str] = set()
-        for m in found:
-            if m is not None and m.tuple.id not in seen:
-                seen.add(m.tuple.id)
-                matches.append(m)
-            if len(matches) >= self.max_cues:
-                break
-        if not matches:
-            return CueBlock("", (), tuple(concepts)), "no-match"
-        parts: list[str] = []
-        tid = ""
-        for culture in dict.fromkeys(m.tuple.culture for m in matches):
-            text, tid = render_cues([m for m in matches if m.tuple.culture == culture], culture, "en",
-                                    "regional_cues", "regional_cue_item")
-            parts.append(text.strip())
-        return CueBlock("\n".join(parts) + "\n", tuple(matches), tuple(concepts), tid), "matched"
-
-    def _blocks(self, chunk: Sequence[Sample]) -> list[tuple[CueBlock, str]]:
-        assert self.retriever is not None
+    def _blocks(self, chunk: Sequence[Sample]) -> list[tuple[KnowledgeBlock, str]]:
+        """(cue block, status) per item from one batched lookup: in the region's countries (``cue_scope="region"``,
+        one note per country) or in the item's own country, with its best-supported tuples as a ``fallback``
+        when no concept matched."""
+        assert self.cue_service is not None
         concepts = self._concepts(chunk)
+        if self.cue_scope == "region":
+            scope = self._region_scope()
+            if not scope:  # a KB without cultures
+                empty = [KnowledgeBlock("", concepts=tuple(cs), status="culture-not-in-kb" if cs else "no-concepts")
+                         for cs in concepts]
+                return [(b, b.status) for b in empty]
+            requests = [KnowledgeRequest(cs, scope[0], "know", "en", s.id, scope=scope)
+                        for s, cs in zip(chunk, concepts, strict=True)]
+        else:
+            requests = [KnowledgeRequest(cs, s.culture, "know", "en", s.id)
+                        for s, cs in zip(chunk, concepts, strict=True)]
         out = []
-        scope = self._region_scope()
-        for s, cs in zip(chunk, concepts, strict=True):
-            if self.cue_scope == "region":
-                out.append(self._region_block(cs, scope))
-                continue
-            block, status = cue_block_for(cs, s.culture, self.retriever, max_items=self.max_cues, tau=self.tau,
-                                          block_template="regional_cues", item_template="regional_cue_item")
-            if not block and self.fallback_cues > 0 and status != "culture-not-in-kb":
-                block, status = _fallback_block(self.retriever, s.culture, self.fallback_cues), "fallback"
-            out.append((block, status))
+        for s, block in zip(chunk, self.cue_service.inject_many(requests, on_unknown_culture="skip"), strict=True):
+            if (self.cue_scope == "country" and not block and self.fallback_cues > 0
+                    and block.status != "culture-not-in-kb"):
+                block = self._fallback_block(s.culture)
+            out.append((block, block.status))
         return out
 
-    def _prompt(self, sample: Sample, setting: str, block: CueBlock) -> tuple[str, str]:
+    def _fallback_block(self, culture: str) -> KnowledgeBlock:
+        """The country's best-supported tuples as its cue block (when no concept matched)."""
+        assert self.cue_service is not None and self.retriever is not None
+        k = self.fallback_cues
+        pool = sorted((t for t in self.retriever.kb.for_culture(culture) if t.status != "rejected"),
+                      key=lambda t: (-t.support, t.id))[:k]
+        matches = [Match(query="", tuple=t, score=0.0, kind="exact") for t in pool]
+        return self.cue_service.render(matches, culture, budget=default_cue_budget(k), language="en", status="fallback")
+
+    def _prompt(self, sample: Sample, setting: str, block: KnowledgeBlock) -> tuple[str, str]:
         fmt = str(sample.metadata["format"])
         template = self.templates[setting]
         cue_text = block.text.strip()
@@ -283,7 +279,8 @@ class RiceVLVQARunner(Runner):
         mode = setting.mode
         if mode not in VQA_SETTINGS:
             raise ConfigError(f"unknown RICE-VL VQA setting {mode!r}; use one of {list(VQA_SETTINGS)}")
-        blocks = self._blocks(samples) if mode == "kb-cues" else [(CueBlock("", (), ()), "not-used")] * len(samples)
+        blocks = (self._blocks(samples) if mode == "kb-cues"
+                  else [(KnowledgeBlock("", status="not-used"), "not-used")] * len(samples))
         answers: list[str | None] = []
         errors: list[str | None] = []
         cached: list[bool] = []

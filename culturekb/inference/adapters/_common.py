@@ -1,9 +1,10 @@
-"""What the harness adapters share: a KB's augmenter, a document's culture and concepts, the block in the prompt.
+"""What the harness adapters share: a document's culture and concepts, the knowledge service, the block in the prompt.
 
 A harness hands the adapter a document (a row of its dataset) and the text it is about to send. The
 `KnowledgeInjector` reads the document's culture (a field, else the default culture) and concepts (a field,
-else extracted from the text), looks the concepts up in one batched call, and renders the knowledge block,
-framed by a short header template (`harness_knowledge.<language>.txt`) unless `template=None`.
+else extracted from the text) and asks the `KnowledgeService` for the blocks of a whole batch (one batched
+lookup): the augmenter's lines under a short header template (`harness_knowledge.<language>.txt`, the `HARNESS`
+block template) unless `template=None` (the bare lines).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from culturekb.errors import ConfigError
 
 if TYPE_CHECKING:
     from culturekb.inference.augmenter import Augmenter
+    from culturekb.inference.injection import BlockTemplate, KnowledgeBlock
 
 __all__ = ["Injection", "KnowledgeInjector", "prepend_block", "HARNESS_EXTRA"]
 
@@ -43,10 +45,16 @@ class Injection:
     tuple_ids: tuple[str, ...]
     skipped: str | None = None
     """Why nothing was looked up (an unknown culture with ``on_unknown_culture="skip"``), else None."""
+    knowledge: KnowledgeBlock | None = None
+    """The service's block with its provenance (None when skipped)."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {"block": self.block, "culture": self.culture, "concepts": list(self.concepts),
-                "tuple_ids": list(self.tuple_ids), "skipped": self.skipped}
+        """The injection as plain JSON values, provenance included (what inspect_ai's store records)."""
+        out: dict[str, Any] = {"block": self.block, "culture": self.culture, "concepts": list(self.concepts),
+                               "tuple_ids": list(self.tuple_ids), "skipped": self.skipped}
+        if self.knowledge is not None:
+            out["provenance"] = self.knowledge.provenance()
+        return out
 
 
 def prepend_block(block: str, text: str) -> str:
@@ -70,7 +78,8 @@ class KnowledgeInjector:
     document's concepts (a list, or one string separated by , ; or |); without it the concepts are extracted
     from the request text (English). `mode`: an Augmenter mode (know, random-know, cross-culture-know ...).
     `on_unknown_culture`: "error" (default) raises on a culture the KB lacks; "skip" sends that request
-    without knowledge and records why. `template`: the header template name (None: the bare block).
+    without knowledge and records why. `template`: the header template name or file (None: the bare block of
+    the augmenter's template), or a whole `BlockTemplate`. The budget is the augmenter's.
     """
 
     def __init__(
@@ -82,10 +91,11 @@ class KnowledgeInjector:
         concepts_field: str | None = "concepts",
         mode: str = "know",
         on_unknown_culture: OnUnknown = "error",
-        template: str | Path | None = "harness_knowledge",
+        template: str | Path | BlockTemplate | None = "harness_knowledge",
         seed: int = 0,
     ) -> None:
         from culturekb.inference.base import check_mode
+        from culturekb.inference.injection import BlockTemplate, load_block_template
 
         check_mode(mode)
         if on_unknown_culture not in ("error", "skip"):
@@ -96,10 +106,13 @@ class KnowledgeInjector:
         self.concepts_field = concepts_field or None
         self.mode = mode
         self.on_unknown_culture: OnUnknown = on_unknown_culture
-        self.template = template
+        item = augmenter.template.item
+        self.template: BlockTemplate = (
+            template if isinstance(template, BlockTemplate)
+            else BlockTemplate(item) if template is None else BlockTemplate(item, template)
+        )
         self.seed = seed
-        if template is not None:
-            self._header("en")  # fail now, not at the first request, on a broken template
+        load_block_template(self.template, "en")  # fail now, not at the first request, on a broken template
 
     @classmethod
     def open(
@@ -167,6 +180,7 @@ class KnowledgeInjector:
     def inject_many(self, items: Sequence[tuple[Mapping[str, Any] | None, str, str]]) -> list[Injection]:
         """One Injection per (document, text, reference) with one batched lookup; `reference` names the
         document in error messages (e.g. "task mmbench, doc 12")."""
+        from culturekb.inference.injection import KnowledgeRequest
         from culturekb.kb.schema import Sample
         from culturekb.text.concepts import TextConceptExtractor
 
@@ -195,32 +209,13 @@ class KnowledgeInjector:
             by_id = {s.id: cs for s, cs in zip(need_text, found, strict=True)}
             todo = [(i, s.model_copy(update={"concepts": by_id[s.id]}) if s.id in by_id else s) for i, s in todo]
         if todo:
-            augmented = self.augmenter.augment_many([s for _, s in todo], mode=self.mode, seed=self.seed)
-            for (i, _), aug in zip(todo, augmented, strict=True):
-                out[i] = Injection(self._frame(aug.block, aug.culture), aug.culture, aug.concepts, tuple(aug.tuple_ids))
+            concepts = self.augmenter.concepts_for([s for _, s in todo])
+            requests = [KnowledgeRequest(cs, s.culture, self.mode, key=s.id)
+                        for (_, s), cs in zip(todo, concepts, strict=True)]
+            blocks = self.augmenter.service.inject_many(requests, template=self.template, seed=self.seed)
+            for (i, _), block in zip(todo, blocks, strict=True):
+                out[i] = Injection(block.text, block.culture, block.concepts, tuple(block.tuple_ids), knowledge=block)
         return [o for o in out if o is not None]
-
-    # -- rendering -------------------------------------------------------------------------------------------
-    def _header(self, language: str) -> Any:
-        from culturekb.text.prompts import load_prompt
-
-        assert self.template is not None
-        try:
-            return load_prompt(self.template, language, required=("knowledge",), allowed=("culture",))
-        except ConfigError:
-            if language == "en":
-                raise
-            return load_prompt(self.template, "en", required=("knowledge",), allowed=("culture",))
-
-    def _frame(self, block: str, culture: str) -> str:
-        if not block or self.template is None:
-            return block
-        from culturekb.inference.prompts import culture_display_name, normalise_language
-        from culturekb.kb.cultures import default_registry
-
-        language = normalise_language(default_registry().resolve(culture).language)
-        header = self._header(language)
-        return header.fill({"knowledge": block, "culture": culture_display_name(culture, language)}).strip()
 
 
 @functools.lru_cache(maxsize=4)

@@ -1,0 +1,510 @@
+"""The knowledge-injection service: (concepts, culture, mode, budget, template) -> a rendered block + provenance.
+
+Every path that puts KB knowledge into a prompt renders through `KnowledgeService`: the `Augmenter` (and so the
+predictors and the HTTP ``/v1/augment`` route), the harness adapters (lmms-eval, VLMEvalKit, inspect_ai), the
+Cedar and RICE-VL cue blocks, and `cues`. Callers differ only in the `BlockTemplate` and `Budget` they pass, so
+the same inputs give the same block, byte for byte, whoever asks.
+
+One request goes through three steps:
+
+1. **Select**, per the paper's mode: ``know`` looks the concepts up in the culture (exact, else semantic with
+   cosine >= tau; one batched lookup for a whole batch); ``cross-culture-know`` in every other culture;
+   ``random-know`` draws as many random tuples of the culture as ``know`` found (at least one), seeded by
+   (seed, request key); ``orig`` and ``internal-know`` use no knowledge. Tuples a human rejected are never used.
+2. **Budget**: one match per tuple (the best-scoring one, at its first position), ranked by score
+   (``rank="score"``) or kept in concept order (``rank="salience"``), at most `max_tuples`; lines that would
+   go past `max_chars` are left out whole, never cut.
+3. **Render** in one language: the requested one (default: the culture's) when every template of the
+   `BlockTemplate` exists in it, else English; labels are translated into it through the KB's scheme. Each
+   tuple is one line of the item template; an optional frame template puts the lines under a header.
+
+Item template placeholders: {concept} {label} (required), {query} {share} {support} {rationales} (the first
+`max_rationales` rationales) {rationale} (the first one). Frame placeholders: {items} or {knowledge} (the lines),
+{culture} (how prompts name the culture in the block's language, `culture_display_name`), {culture_name} (the
+culture registry's name), {culture_id}.
+
+The `KnowledgeBlock` carries its provenance: the tuples with the query, match kind and score of each, the KB
+version, the language, the template id (``name.language@hash`` of each part) and a sha256 over the templates.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from culturekb._io import sha256_text
+from culturekb.errors import ConfigError
+from culturekb.inference.base import check_mode
+from culturekb.kb.cultures import default_registry
+from culturekb.kb.schema import KnowledgeTuple, Sample
+from culturekb.retrieval.retriever import Match, Retriever
+from culturekb.text.concepts import ConceptExtractor
+from culturekb.text.prompts import PromptTemplate, available_prompt_languages, load_prompt
+
+__all__ = [
+    "Budget",
+    "BlockTemplate",
+    "KNOWLEDGE",
+    "HARNESS",
+    "CUES",
+    "REGIONAL_CUES",
+    "KnowledgeRequest",
+    "KnowledgeBlock",
+    "KnowledgeService",
+    "CueStatus",
+    "cue_budget",
+    "cues",
+]
+
+log = logging.getLogger(__name__)
+
+ITEM_FIELDS = ("concept", "label", "query", "share", "support", "rationales", "rationale")
+FRAME_FIELDS = ("items", "knowledge", "culture", "culture_name", "culture_id")
+_NO_KNOWLEDGE_MODES = ("orig", "internal-know")
+
+CueStatus = Literal["matched", "no-match", "no-concepts", "culture-not-in-kb", "not-used", "fallback"]
+"""Why a block is what it is: tuples were found (``matched``), none fit (``no-match``), the request had no
+concepts, its culture is not in the KB (with ``on_unknown_culture="skip"``), the mode uses no knowledge
+(``not-used``), or the caller gave the tuples itself (``fallback``, see `KnowledgeService.render`)."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much knowledge one block may carry, and which tuples fill it first.
+
+    `max_tuples`: most tuples; `max_rationales`: rationales per tuple in {rationales} ({rationale} is the first
+    when this is >= 1); `max_chars`: most characters of the tuple lines together (None: no limit);
+    `rank`: ``"score"`` (best match first) or ``"salience"`` (in the order of the query concepts).
+    """
+
+    max_tuples: int = 5
+    max_rationales: int = 2
+    max_chars: int | None = 1200
+    rank: Literal["score", "salience"] = "score"
+
+    def __post_init__(self) -> None:
+        ok = (isinstance(self.max_tuples, int) and self.max_tuples >= 1 and self.max_rationales >= 0
+              and (self.max_chars is None or self.max_chars >= 40) and self.rank in ("score", "salience"))
+        if not ok:
+            raise ConfigError(f"invalid knowledge budget {self}; need max_tuples >= 1, max_rationales >= 0, "
+                              "max_chars >= 40 (or None for no limit) and rank 'score' or 'salience'")
+
+
+def cue_budget(max_items: int = 5) -> Budget:
+    """The budget of cue blocks: `max_items` tuples in concept order, their first rationale, no character cap."""
+    if not isinstance(max_items, int) or isinstance(max_items, bool) or max_items < 1:
+        raise ConfigError(f"max_items must be a positive integer; got {max_items!r}")
+    return Budget(max_tuples=max_items, max_rationales=1, max_chars=None, rank="salience")
+
+
+@dataclass(frozen=True)
+class BlockTemplate:
+    """How a block reads: one `item` line per tuple, optionally under a `frame` (prompt names or .txt paths).
+
+    `frame_names`: whom the frame names: the requested culture (``"target"``, one frame: the audience the
+    knowledge is for) or the culture each tuple comes from (``"source"``, one frame per culture, in order of
+    first appearance: notes about places).
+    """
+
+    item: str | Path
+    frame: str | Path | None = None
+    frame_names: Literal["target", "source"] = "target"
+
+    def __post_init__(self) -> None:
+        if self.frame_names not in ("target", "source"):
+            raise ConfigError(f"frame_names must be 'target' or 'source', got {self.frame_names!r}")
+
+    def parts(self) -> list[str | Path]:
+        return [p for p in (self.frame, self.item) if p is not None]
+
+
+KNOWLEDGE = BlockTemplate("knowledge_item")
+"""The bare block that fills {knowledge} in the prediction prompts (Augmenter, ``/v1/augment``)."""
+HARNESS = BlockTemplate("knowledge_item", "harness_knowledge")
+"""The block under a short header, put before a harness's own prompt (lmms-eval, VLMEvalKit, inspect_ai)."""
+CUES = BlockTemplate("cue_item", "cues")
+"""Cultural cue blocks (Cedar, `cues`)."""
+REGIONAL_CUES = BlockTemplate("regional_cue_item", "regional_cues", frame_names="source")
+"""Notes per country (RICE-VL)."""
+
+
+@dataclass(frozen=True)
+class KnowledgeRequest:
+    """One block to make: `concepts` looked up for `culture` in `mode`.
+
+    `language`: the block's language (default: the culture's); `key`: names the request (random-know draws are
+    seeded by it); `scope`: cultures to search instead of `culture` (``know`` only; the block is still framed
+    for `culture`).
+    """
+
+    concepts: Sequence[str]
+    culture: str
+    mode: str = "know"
+    language: str | None = None
+    key: str = ""
+    scope: Sequence[str] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "concepts", tuple(self.concepts))
+        if self.scope is not None:
+            object.__setattr__(self, "scope", tuple(self.scope))
+
+
+@dataclass(frozen=True)
+class KnowledgeBlock:
+    """A rendered block (`text`, "" when empty) and its provenance. True when it holds tuples."""
+
+    text: str
+    matches: tuple[Match, ...] = ()
+    concepts: tuple[str, ...] = ()
+    culture: str = ""
+    mode: str = "know"
+    status: str = "no-match"
+    language: str = "en"
+    template_id: str = ""
+    template_sha: str = ""
+    kb_version: str = ""
+    scope: tuple[str, ...] = field(default_factory=tuple)
+
+    def __bool__(self) -> bool:
+        return bool(self.matches)
+
+    @property
+    def tuples(self) -> tuple[KnowledgeTuple, ...]:
+        return tuple(m.tuple for m in self.matches)
+
+    @property
+    def tuple_ids(self) -> list[str]:
+        return [m.tuple.id for m in self.matches]
+
+    @property
+    def scores(self) -> tuple[float, ...]:
+        return tuple(m.score for m in self.matches)
+
+    def provenance(self) -> dict[str, Any]:
+        """What the block was made from, as plain JSON values (recorded with predictions and API answers)."""
+        return {
+            "kb_version": self.kb_version, "culture": self.culture, "scope": list(self.scope), "mode": self.mode,
+            "status": self.status, "language": self.language, "template_id": self.template_id,
+            "template_sha": self.template_sha, "concepts": list(self.concepts),
+            "tuples": [{"id": m.tuple.id, "query": m.query, "kind": m.kind, "score": round(float(m.score), 6)}
+                       for m in self.matches],
+        }
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    item: PromptTemplate
+    frame: PromptTemplate | None
+    language: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.frame.id}+{self.item.id}" if self.frame is not None else self.item.id
+
+    @property
+    def sha(self) -> str:
+        return sha256_text("+".join(t.sha for t in (self.frame, self.item) if t is not None))
+
+
+def _is_file(name: str | Path) -> bool:
+    return isinstance(name, Path) or "/" in str(name) or str(name).endswith(".txt")
+
+
+@functools.lru_cache(maxsize=256)
+def _packaged_languages(name: str) -> frozenset[str]:
+    return frozenset(available_prompt_languages(name))
+
+
+@functools.lru_cache(maxsize=256)
+def _packaged(name: str, language: str, kind: str) -> PromptTemplate:
+    return _load(name, language, kind)
+
+
+def _load(name: str | Path, language: str, kind: str) -> PromptTemplate:
+    if kind == "item":
+        return load_prompt(name, language, required=("concept", "label"), allowed=ITEM_FIELDS)
+    frame = load_prompt(name, language, required=(), allowed=FRAME_FIELDS)
+    if not frame.placeholders & {"items", "knowledge"}:
+        raise ConfigError(f"frame template {frame.source}: it has no {{items}} (or {{knowledge}}) placeholder, so "
+                          "the tuple lines have nowhere to go; add one where they belong")
+    return frame
+
+
+def _template(name: str | Path, language: str, kind: str) -> PromptTemplate:
+    """Packaged templates are read once per process; a user's file is read on every use (it may be edited)."""
+    return _load(name, language, kind) if _is_file(name) else _packaged(str(name), language, kind)
+
+
+def load_block_template(template: BlockTemplate, language: str) -> _Loaded:
+    """The templates of `template` in `language` when all of them exist in it, else in English."""
+    from culturekb.inference.prompts import normalise_language
+
+    lang = normalise_language(language)
+    if lang != "en" and not all(_is_file(p) or lang in _packaged_languages(str(p)) for p in template.parts()):
+        lang = "en"
+    frame = _template(template.frame, lang, "frame") if template.frame is not None else None
+    return _Loaded(_template(template.item, lang, "item"), frame, lang)
+
+
+def _names(culture: str, language: str) -> dict[str, str]:
+    from culturekb.inference.prompts import culture_display_name
+
+    reg = default_registry()
+    if culture not in reg:
+        return {"culture": culture, "culture_name": culture, "culture_id": culture}
+    return {"culture": culture_display_name(culture, language), "culture_name": reg.resolve(culture).name,
+            "culture_id": culture}
+
+
+def _select(matches: Sequence[Match], budget: Budget) -> list[Match]:
+    """One match per tuple (its best-scoring one, at its first position), rejected tuples left out, ranked."""
+    best: dict[str, Match] = {}
+    for m in matches:
+        if m.tuple.status == "rejected":
+            continue
+        if m.tuple.id not in best or m.score > best[m.tuple.id].score:
+            best[m.tuple.id] = m
+    chosen = list(best.values())
+    if budget.rank == "score":
+        chosen.sort(key=lambda m: -m.score)
+    return chosen[: budget.max_tuples]
+
+
+class KnowledgeService:
+    """Turns (concepts, culture, mode, budget, template) into a `KnowledgeBlock` over one KB's retriever.
+
+    `tau`: the cosine threshold of semantic matches (default: the retriever's); `budget` and `template`: the
+    defaults of calls that do not pass their own.
+    """
+
+    def __init__(self, retriever: Retriever, *, tau: float | None = None, budget: Budget | None = None,
+                 template: BlockTemplate = KNOWLEDGE) -> None:
+        self.retriever = retriever
+        self.tau = tau
+        self.budget = budget or Budget()
+        self.template = template
+
+    @property
+    def kb_version(self) -> str:
+        return self.retriever.kb.version
+
+    # -- one request, many requests -------------------------------------------------------------------------------
+    def inject(
+        self,
+        concepts: Sequence[str],
+        culture: str,
+        *,
+        mode: str = "know",
+        budget: Budget | None = None,
+        template: BlockTemplate | None = None,
+        language: str | None = None,
+        seed: int = 0,
+        key: str = "",
+        scope: Sequence[str] | None = None,
+        on_unknown_culture: Literal["error", "skip"] = "error",
+    ) -> KnowledgeBlock:
+        """The block for one request; see `inject_many`."""
+        request = KnowledgeRequest(concepts, culture, mode, language, key, scope)
+        return self.inject_many([request], budget=budget, template=template, seed=seed,
+                                on_unknown_culture=on_unknown_culture)[0]
+
+    def inject_many(
+        self,
+        requests: Sequence[KnowledgeRequest],
+        *,
+        budget: Budget | None = None,
+        template: BlockTemplate | None = None,
+        seed: int = 0,
+        on_unknown_culture: Literal["error", "skip"] = "error",
+    ) -> list[KnowledgeBlock]:
+        """One block per request, in order, with one batched lookup per kind of search (own culture, other
+        cultures, a given scope). A culture the KB lacks raises ConfigError, or with ``on_unknown_culture="skip"``
+        gives an empty block with status ``culture-not-in-kb`` (``no-concepts`` when it had no concepts either).
+        """
+        budget = budget or self.budget
+        template = template or self.template
+        if on_unknown_culture not in ("error", "skip"):
+            raise ConfigError(f"on_unknown_culture must be 'error' or 'skip', got {on_unknown_culture!r}")
+        targets: list[str | None] = []
+        for r in requests:
+            check_mode(r.mode)
+            if r.scope is not None and r.mode != "know":
+                raise ConfigError(f"a lookup scope works with mode 'know' only, not {r.mode!r}")
+            try:
+                targets.append(self.retriever.resolve_culture(r.culture))
+            except ConfigError:
+                if on_unknown_culture == "error":
+                    raise
+                targets.append(None)
+        found = self._lookup(requests, targets)
+        out = []
+        for i, (r, target) in enumerate(zip(requests, targets, strict=True)):
+            if target is None:
+                status = "culture-not-in-kb" if r.concepts else "no-concepts"
+                out.append(self.render([], r.culture, template=template, budget=budget, language=r.language,
+                                       concepts=r.concepts, mode=r.mode, status=status))
+                continue
+            matches = found[i]
+            if r.mode == "random-know":
+                matches = self._random(target, max(1, len(matches)), seed, r.key, budget)
+            why = ("not-used" if r.mode in _NO_KNOWLEDGE_MODES
+                   else "no-concepts" if not r.concepts and r.mode != "random-know" else None)
+            out.append(self.render(matches, target, template=template, budget=budget, language=r.language,
+                                   concepts=r.concepts, mode=r.mode, status=why,
+                                   scope=self._scope_of(r, target)))
+        return out
+
+    def _scope_of(self, r: KnowledgeRequest, target: str) -> tuple[str, ...]:
+        if r.scope is not None:
+            return tuple(dict.fromkeys(self.retriever.resolve_culture(c) for c in r.scope))
+        if r.mode == "cross-culture-know":
+            return tuple(c for c in self.retriever.cultures if c != target)
+        return () if r.mode in _NO_KNOWLEDGE_MODES else (target,)
+
+    def _lookup(self, requests: Sequence[KnowledgeRequest], targets: Sequence[str | None]) -> list[list[Match]]:
+        """Matches per request: one `lookup_many` per kind of search (own culture, other cultures, each scope)."""
+        found: list[list[Match]] = [[] for _ in requests]
+        groups: dict[Any, list[int]] = {}
+        single_culture = len(self.retriever.cultures) < 2
+        for i, (r, target) in enumerate(zip(requests, targets, strict=True)):
+            if target is None or not r.concepts or r.mode in _NO_KNOWLEDGE_MODES:
+                continue
+            if r.mode == "cross-culture-know":
+                if single_culture:
+                    log.warning("cross-culture-know: the KB has one culture only (%s); no tuples to give",
+                                self.retriever.cultures)
+                    continue
+                groups.setdefault(True, []).append(i)
+            else:
+                groups.setdefault(r.scope if r.scope is not None else False, []).append(i)
+        for spec, idx in groups.items():
+            cross: bool | list[str] = list(spec) if isinstance(spec, tuple) else spec
+            rows = self.retriever.lookup_many([(list(requests[i].concepts), targets[i] or "") for i in idx],
+                                              tau=self.tau, cross_culture=cross, on_invalid="skip")
+            for i, row in zip(idx, rows, strict=True):
+                found[i] = [m for m in row if m is not None]
+        return found
+
+    def _random(self, culture: str, n: int, seed: int, key: str, budget: Budget) -> list[Match]:
+        pool = self.retriever.kb.for_culture(culture)
+        rng = random.Random(f"{seed}:{key}")
+        picks = rng.sample(pool, min(n, len(pool), budget.max_tuples))
+        return [Match(t.concept, t, 1.0, "exact") for t in picks]
+
+    # -- rendering ------------------------------------------------------------------------------------------------
+    def render(
+        self,
+        matches: Sequence[Match],
+        culture: str,
+        *,
+        template: BlockTemplate | None = None,
+        budget: Budget | None = None,
+        language: str | None = None,
+        concepts: Sequence[str] = (),
+        mode: str = "know",
+        status: str | None = None,
+        scope: Sequence[str] = (),
+    ) -> KnowledgeBlock:
+        """The block of given matches (selected and budgeted as any other): for callers that choose tuples
+        themselves, e.g. RICE-VL's best-supported fallback (`status="fallback"`). `status` defaults to
+        ``matched`` or ``no-match``."""
+        template = template or self.template
+        budget = budget or self.budget
+        reg = default_registry()
+        requested = language or (reg.resolve(culture).language if culture in reg else "en")
+        loaded = load_block_template(template, requested)
+        lang = loaded.language
+        scheme = self.retriever.kb.scheme
+        lines: list[tuple[Match, str]] = []
+        total = 0
+        for m in _select(matches, budget):
+            t = m.tuple
+            share = t.distribution.get(t.label)
+            rationales = [r.strip() for r in t.rationales[: budget.max_rationales]]
+            line = loaded.item.fill({
+                "concept": t.concept,
+                "query": m.query,
+                "label": scheme.translate(t.label, lang) if lang != "en" else t.label,
+                "share": f"{share:.0%}" if isinstance(share, int | float) else "n/a",
+                "support": t.support,
+                "rationales": " ".join(rationales),
+                "rationale": rationales[0] if rationales else "",
+            }).strip()
+            if budget.max_chars is not None and total + len(line) + 1 > budget.max_chars:
+                continue  # a tuple that does not fit is left out whole, never cut
+            lines.append((m, line))
+            total += len(line) + 1
+        used = tuple(m for m, _ in lines)
+        if status is None:
+            status = "matched" if used else "no-match"
+        return KnowledgeBlock(
+            text=self._frame(loaded, template, lines, culture), matches=used, concepts=tuple(concepts),
+            culture=culture, mode=mode, status=status, language=lang, template_id=loaded.id, template_sha=loaded.sha,
+            kb_version=self.kb_version, scope=tuple(scope),
+        )
+
+    @staticmethod
+    def _frame(loaded: _Loaded, template: BlockTemplate, lines: Sequence[tuple[Match, str]], culture: str) -> str:
+        if not lines:
+            return ""
+        if loaded.frame is None:
+            return "\n".join(line for _, line in lines)
+        if template.frame_names == "target":
+            groups = {culture: [line for _, line in lines]}
+        else:
+            groups = {}
+            for m, line in lines:
+                groups.setdefault(m.tuple.culture, []).append(line)
+        parts = []
+        for name, group in groups.items():
+            body = "\n".join(group)
+            parts.append(loaded.frame.fill({"items": body, "knowledge": body, **_names(name, loaded.language)})
+                         .strip())
+        return "\n".join(parts)
+
+
+def cues(
+    text_or_concepts: str | Sequence[str],
+    culture: str,
+    retriever: Retriever,
+    extractor: ConceptExtractor | None = None,
+    max_items: int = 5,
+    *,
+    tau: float | None = None,
+    cross_culture: bool | str | Sequence[str] = False,
+    language: str = "en",
+    block_template: str | Path = "cues",
+    item_template: str | Path = "cue_item",
+) -> KnowledgeBlock:
+    """Cue block for a narrative or question (concepts extracted with `extractor`, default the offline English
+    `TextConceptExtractor`) or for a list of concepts, looked up in `culture` with one batched lookup.
+
+    At most `max_items` distinct tuples, in the extractor's salience order (list order for a list).
+    `cross_culture`: True searches every other culture (the cross-culture ablation), a culture id or list searches
+    those; the block is framed for `culture` either way. The templates are the packaged ``cues``/``cue_item`` or
+    a user's own files.
+    """
+    budget = cue_budget(max_items)
+    target = retriever.resolve_culture(culture)
+    if isinstance(text_or_concepts, str):
+        from culturekb.text.concepts import TextConceptExtractor
+
+        ext = extractor or TextConceptExtractor(fields=("text",))
+        concepts = (ext.extract([Sample(id="cue-query", culture=target, text=text_or_concepts)])[0]
+                    if text_or_concepts.strip() else [])
+    else:
+        concepts = list(text_or_concepts)
+    mode = "cross-culture-know" if cross_culture is True else "know"
+    scope = None if isinstance(cross_culture, bool) else (
+        [cross_culture] if isinstance(cross_culture, str) else list(cross_culture))
+    if scope is not None and not scope:
+        raise ConfigError("cross_culture is an empty list; pass True, False, or the cultures to search")
+    service = KnowledgeService(retriever, tau=tau)
+    return service.inject(concepts, target, mode=mode, budget=budget, language=language, scope=scope,
+                          template=BlockTemplate(item_template, block_template))
