@@ -262,8 +262,7 @@ class CedarPredictor:
     def _predict_model(self, samples: Sequence[Sample], mode: str, langs: Sequence[str],
                        concepts: Sequence[list[str]], blocks: Sequence[tuple[KnowledgeBlock, str]]
                        ) -> list[CedarPrediction]:
-        from culturekb.inference.messages import ask_each
-        from culturekb.inference.parsing import parse_prediction
+        from culturekb.inference.messages import ask_each, prediction_from_answer
         from culturekb.inference.prompts import culture_display_name, format_labels
 
         assert self.client is not None
@@ -288,13 +287,7 @@ class CedarPredictor:
                 "sample_id": s.id, "culture": s.culture, "mode": mode, "template_id": tids[i],
                 "tuples_used": [m.tuple.id for m in block.matches], "prompt_language": lang,
                 "model": self.client.id, "cue_status": status, "concepts": cs}
-            ans = answers[i]
-            if isinstance(ans, str):  # the image could not be read, or the call failed: scored wrong
-                out.append(CedarPrediction(label=None, parse_status="error", error=ans, **common))
-                continue
-            parsed = parse_prediction(ans.text, self.scheme, lang)
-            out.append(CedarPrediction(label=parsed.label, explanation=parsed.explanation, raw=ans.text,
-                                       parse_status=parsed.status, cached=ans.cached, **common))
+            out.append(prediction_from_answer(answers[i], self.scheme, lang, CedarPrediction, **common))
         return out
 
 

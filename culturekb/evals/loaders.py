@@ -99,6 +99,7 @@ from typing import Any
 from culturekb._io import is_uri, iter_json_records, resolve_image_ref
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
+from culturekb.kb.loaders import canonical_label
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
@@ -231,17 +232,6 @@ def _resolve_image(row: Row, value: str, data_root: Path | None, check: bool) ->
     return resolve_image_ref(value, row.where, data_root=data_root, base_dir=Path(row.source).parent, check=check)
 
 
-def _canonical(scheme: EmotionScheme, value: Any, row: Row, field: str) -> str:
-    text = "" if value is None else str(value)
-    found = scheme.match(text) if text.strip() else None
-    if found is None:
-        raise DataError(
-            f"{row.where}: {field} {value!r} is not in scheme {scheme.name!r}: {list(scheme.labels)} (synonyms and "
-            "translations listed in the scheme file are accepted). Fix the value or pass the scheme the data uses"
-        )
-    return found
-
-
 def _culture(registry: CultureRegistry, value: str, row: Row, field: str, allow_unknown: bool = False) -> Culture:
     if value in registry:
         return registry.resolve(value)
@@ -258,6 +248,12 @@ def _registry(registry: CultureRegistry | None) -> CultureRegistry:
     return registry if registry is not None else default_registry()
 
 
+def _context(scheme: str | EmotionScheme, registry: CultureRegistry | None, data_root: str | Path | None = None
+             ) -> tuple[EmotionScheme, CultureRegistry, Path | None]:
+    """What every loader resolves first: the label scheme, the culture registry and the data root."""
+    return get_scheme(scheme), _registry(registry), Path(data_root) if data_root is not None else None
+
+
 # -- Cedar ---------------------------------------------------------------------------------------------------------
 
 
@@ -272,9 +268,7 @@ def load_cedar(
     registry: CultureRegistry | None = None,
 ) -> list[Sample]:
     """Cedar items (see the module docstring) as samples; `languages` / `modalities` keep only those."""
-    sch = get_scheme(scheme)
-    reg = _registry(registry)
-    root = Path(data_root) if data_root is not None else None
+    sch, reg, root = _context(scheme, registry, data_root)
     keep_langs = {reg.resolve(lang).id for lang in languages} if languages else None
     keep_mods = {_modality(m, None) for m in modalities} if modalities else None
     out: list[Sample] = []
@@ -299,7 +293,7 @@ def load_cedar(
         question = row.text("question", required=True, what=" (Cedar asks a question about each narrative)")
         if not narrative and modality == "text":
             raise DataError(f"{row.where}: a text-only item needs a narrative")
-        label = _canonical(sch, row.get("label"), row, "label")
+        label = canonical_label(sch, row.get("label"), f"{row.where}, field 'label'", "label")
         if keep_langs is not None and culture.id not in keep_langs:
             continue
         if keep_mods is not None and modality not in keep_mods:
@@ -362,7 +356,7 @@ def _country_fields(row: Row, sch: EmotionScheme, reg: CultureRegistry, allow_un
                     ) -> tuple[str, Culture, str]:
     sid = row.text("id", required=True)
     country = _culture(reg, row.text("country", required=True), row, "country", allow_unknown)
-    category = _canonical(sch, row.get("category"), row, "category")
+    category = canonical_label(sch, row.get("category"), f"{row.where}, field 'category'", "category")
     return sid, country, category
 
 
@@ -376,9 +370,7 @@ def load_ricevl_vqa(
     registry: CultureRegistry | None = None,
 ) -> list[Sample]:
     """RICE-VL VQA items (see the module docstring) as samples."""
-    sch = get_scheme(scheme)
-    reg = _registry(registry)
-    root = Path(data_root) if data_root is not None else None
+    sch, reg, root = _context(scheme, registry, data_root)
     out: list[Sample] = []
     for row in read_rows(path):
         sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries)
@@ -488,9 +480,7 @@ def load_ricevl_grounding(
     """RICE-VL grounding items (see the module docstring) as samples with the gold box in metadata."""
     if bbox_format not in BOX_FORMATS:
         raise ConfigError(f"unknown bbox_format {bbox_format!r}; use one of {list(BOX_FORMATS)}")
-    sch = get_scheme(scheme)
-    reg = _registry(registry)
-    root = Path(data_root) if data_root is not None else None
+    sch, reg, root = _context(scheme, registry, data_root)
     out: list[Sample] = []
     for row in read_rows(path):
         sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries)
@@ -548,12 +538,11 @@ def load_cue_metadata(
 ) -> list[Sample]:
     """RICE-VL-style training metadata as build samples: concept = sub-culture, culture = country,
     label = category, explanations = facts (split ``train`` unless the row says otherwise)."""
-    sch = get_scheme(scheme)
-    reg = _registry(registry)
+    sch, reg, _ = _context(scheme, registry)
     out: list[Sample] = []
     for row in read_rows(path):
         country = _culture(reg, row.text("country", required=True), row, "country", allow_unknown_countries)
-        category = _canonical(sch, row.get("category"), row, "category")
+        category = canonical_label(sch, row.get("category"), f"{row.where}, field 'category'", "category")
         sub = row.text("sub_culture", required=True, what=" (it is the concept of the cue KB)")
         facts = row.get("facts", [])
         if isinstance(facts, str):

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -65,6 +65,7 @@ Box = Sequence[float]
 """A box [x1, y1, x2, y2] in one coordinate system (absolute pixels or normalised, the same for both boxes)."""
 
 K = TypeVar("K", bound=Hashable)
+R = TypeVar("R")
 
 
 # -- helpers ------------------------------------------------------------------------------------------------
@@ -93,6 +94,14 @@ def _group_indices(groups: Sequence[K]) -> dict[K, list[int]]:
     for i, g in enumerate(groups):
         out[g].append(i)
     return _sorted_dict(out)
+
+
+def _per_group(metric: Callable[[list[str | None], list[str | None]], R], preds: Sequence[str | None],
+               golds: Sequence[str | None], groups: Sequence[K], where: str) -> dict[K, R]:
+    """`metric(preds, golds)` over the items of each group that occurs (groups in first-seen order)."""
+    _check_aligned("preds", preds, "golds", golds, where)
+    _check_aligned("preds", preds, "groups", groups, where)
+    return {g: metric([preds[i] for i in idx], [golds[i] for i in idx]) for g, idx in _group_indices(groups).items()}
 
 
 def align_predictions(
@@ -150,11 +159,7 @@ def accuracy_by_group(
     preds: Sequence[str | None], golds: Sequence[str | None], groups: Sequence[K]
 ) -> dict[K, float]:
     """Accuracy per group (culture, language, 'western'/'non-western' ...); only groups that occur."""
-    _check_aligned("preds", preds, "golds", golds, "accuracy_by_group")
-    _check_aligned("preds", preds, "groups", groups, "accuracy_by_group")
-    return {
-        g: accuracy([preds[i] for i in idx], [golds[i] for i in idx]) for g, idx in _group_indices(groups).items()
-    }
+    return _per_group(accuracy, preds, golds, groups, "accuracy_by_group")
 
 
 def accuracy_grid(
@@ -334,12 +339,8 @@ def prediction_propensity_by_group(
     preds: Sequence[str | None], golds: Sequence[str | None], groups: Sequence[K], labels: Sequence[str]
 ) -> dict[K, dict[str, float]]:
     """rho_e per group, e.g. per language (LSEPP)."""
-    _check_aligned("preds", preds, "golds", golds, "prediction_propensity_by_group")
-    _check_aligned("preds", preds, "groups", groups, "prediction_propensity_by_group")
-    return {
-        g: prediction_propensity([preds[i] for i in idx], [golds[i] for i in idx], labels)
-        for g, idx in _group_indices(groups).items()
-    }
+    return _per_group(lambda p, g: prediction_propensity(p, g, labels), preds, golds, groups,
+                      "prediction_propensity_by_group")
 
 
 def _quadrant_lookup(quadrants: Mapping[str, Sequence[str]]) -> dict[str, str]:
@@ -379,12 +380,7 @@ def quadrant_bias_by_group(
     quadrants: Mapping[str, Sequence[str]],
 ) -> dict[K, dict[str, float]]:
     """beta_q per group, e.g. per language (LSRQB)."""
-    _check_aligned("preds", preds, "golds", golds, "quadrant_bias_by_group")
-    _check_aligned("preds", preds, "groups", groups, "quadrant_bias_by_group")
-    return {
-        g: quadrant_bias([preds[i] for i in idx], [golds[i] for i in idx], quadrants)
-        for g, idx in _group_indices(groups).items()
-    }
+    return _per_group(lambda p, g: quadrant_bias(p, g, quadrants), preds, golds, groups, "quadrant_bias_by_group")
 
 
 # -- RICE-VL: SEA-LAVE and grounding --------------------------------------------------------------------------------

@@ -8,13 +8,19 @@ A missing, unreadable or decompression-bomb sized image raises `DataError` namin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from culturekb._images import DEFAULT_MAX_PIXELS, image_data_url
 from culturekb.errors import ConfigError, CultureKBError
 from culturekb.models.base import Message, ModelClient, ModelResponse
 
-__all__ = ["build_messages", "image_part", "ask_each", "DEFAULT_MAX_IMAGE_SIDE"]
+if TYPE_CHECKING:
+    from culturekb.inference.base import Prediction
+    from culturekb.kb.schemes import EmotionScheme
+
+__all__ = ["build_messages", "image_part", "ask_each", "prediction_from_answer", "DEFAULT_MAX_IMAGE_SIDE"]
+
+P = TypeVar("P", bound="Prediction")
 
 DEFAULT_MAX_IMAGE_SIDE = 1024
 
@@ -86,3 +92,20 @@ def ask_each(
     for i, answer in zip(sent, client.complete_many(batch, return_exceptions=True, **params), strict=True):
         out[i] = f"{type(answer).__name__}: {answer}" if isinstance(answer, BaseException) else answer
     return out
+
+
+def prediction_from_answer(answer: ModelResponse | str, scheme: EmotionScheme, language: str | None,
+                           record: type[P], **fields: Any) -> P:
+    """The record of one answer from `ask_each` (`record`: `Prediction` or a subclass; `fields`: the rest of it).
+
+    A string is the failure `ask_each` puts in an answer's place (the image could not be read, or the call
+    failed): parse status ``error``, scored wrong. Otherwise label, explanation and status come from
+    `culturekb.inference.parsing.parse_prediction`, the raw text and cache flag from the answer.
+    """
+    from culturekb.inference.parsing import parse_prediction
+
+    if isinstance(answer, str):
+        return record(label=None, parse_status="error", error=answer, **fields)
+    parsed = parse_prediction(answer.text, scheme, language)
+    return record(label=parsed.label, explanation=parsed.explanation, raw=answer.text, parse_status=parsed.status,
+                  cached=answer.cached, **fields)

@@ -147,8 +147,7 @@ class ModelPredictor:
     def predict(
         self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
     ) -> list[Prediction]:
-        from culturekb.inference.messages import ask_each
-        from culturekb.inference.parsing import parse_prediction
+        from culturekb.inference.messages import ask_each, prediction_from_answer
         from culturekb.inference.prompts import prediction_languages
 
         check_mode(mode)
@@ -176,12 +175,7 @@ class ModelPredictor:
             common: dict[str, Any] = {"sample_id": s.id, "culture": aug.culture, "mode": mode,
                                       "tuples_used": aug.tuple_ids,
                                       "template_id": tid, "prompt_language": lang, "model": self.client.id}
-            if isinstance(ans, str):  # the image could not be read, or the call failed: scored wrong
-                out.append(Prediction(label=None, parse_status="error", error=ans, **common))
-                continue
-            parsed = parse_prediction(ans.text, self.scheme, lang)
-            out.append(Prediction(label=parsed.label, explanation=parsed.explanation, raw=ans.text,
-                                  parse_status=parsed.status, cached=ans.cached, **common))
+            out.append(prediction_from_answer(ans, self.scheme, lang, Prediction, **common))
         return out
 
 

@@ -89,6 +89,7 @@ __all__ = [
     "LoadResult",
     "load_artemis_csv",
     "load_samples_jsonl",
+    "canonical_label",
     "CSV_REQUIRED_COLUMNS",
     "CSV_OPTIONAL_COLUMNS",
     "JSONL_FIELDS",
@@ -152,13 +153,16 @@ def _norm_split(value: str, where: str) -> str | None:
     return _SPLIT_ALIASES[v]
 
 
-def _canonical_label(scheme: EmotionScheme, value: Any, where: str) -> str:
+def canonical_label(scheme: EmotionScheme, value: Any, where: str, field: str = "label") -> str:
+    """The scheme's label for `value` (a label, synonym or translation); anything else raises DataError naming
+    `where`, the value and the scheme's labels. Both loader stacks read labels (and categories) through this."""
     text = "" if value is None else str(value)
     found = scheme.match(text) if text.strip() else None
     if found is None:
         raise DataError(
-            f"{where}: unknown label {value!r} for scheme {scheme.name!r}; expected one of {list(scheme.labels)} "
-            "(or a listed synonym/translation). Fix the value, or load with the scheme that uses this label"
+            f"{where}: unknown label {value!r}: this {field} {value!r} is not in scheme {scheme.name!r}, whose labels "
+            f"are {list(scheme.labels)} (synonyms and translations the scheme lists are accepted). Fix the value, or "
+            "load with the scheme the data uses"
         )
     return found
 
@@ -287,7 +291,7 @@ def _annotation(lineno: int, fields: list[str], header: list[str], col: dict[str
     safe_relpath(f"{art_style}/{painting}.jpg", where, root)
     lang = get("language")
     culture = _resolve_culture(reg, lang, f"{where}, column 'language'") if lang else default_culture
-    label = _canonical_label(scheme, get("emotion"), f"{where}, column 'emotion'")
+    label = canonical_label(scheme, get("emotion"), f"{where}, column 'emotion'")
     split = _norm_split(get("split"), f"{where}, column 'split'")
     rep = get("repetition")
     repetition = None
@@ -360,7 +364,7 @@ def load_samples_jsonl(
         culture = _resolve_culture(reg, obj["culture"], f"{where}, field 'culture'")
         label: str | None = None
         if obj.get("label") is not None:
-            label = _canonical_label(scheme_, obj["label"], f"{where}, field 'label'")
+            label = canonical_label(scheme_, obj["label"], f"{where}, field 'label'")
         elif require_label:
             raise DataError(
                 f"{where}: field 'label' is missing; give one of {list(scheme_.labels)} "
