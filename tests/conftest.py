@@ -16,6 +16,13 @@ import pytest  # noqa: E402
 from culturekb.testing import ScriptedOpenAIServer  # noqa: E402
 
 
+@pytest.fixture(autouse=True)
+def _no_settings_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings come from each test, never from CULTUREKB_* variables of the shell that runs pytest."""
+    for name in [n for n in os.environ if n.startswith("CULTUREKB_")]:
+        monkeypatch.delenv(name)
+
+
 @pytest.fixture(scope="session")
 def default_embedder() -> Any:
     """The packaged all-MiniLM-L6-v2 embedder, loaded once per test session."""

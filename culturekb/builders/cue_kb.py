@@ -49,13 +49,16 @@ def build_cue_kb(
     sub-culture in one country), rationales are the most central facts (extractive), and two offline judges
     (category prototypes and category words) check each tuple's category from its rationales. `policy` decides
     what happens to flagged tuples (``keep`` by default: the metadata is curated; verdicts are recorded).
-    `embedder`: an embedder, or a spec for `make_embedder` (default ``minilm``).
+    `embedder`: an embedder, or a spec for `make_embedder` (default: the embedder setting, ``minilm``).
     """
-    emb = embedder if embedder is not None and not isinstance(embedder, str) else make_embedder(embedder or "minilm")
+    from culturekb.config import load_settings
+
+    emb = embedder if embedder is not None and not isinstance(embedder, str) else make_embedder(
+        embedder or load_settings().embedder)
     sch = get_scheme(scheme)
     config = BuildConfig(scheme=scheme, split="train", concepts="precomputed", min_support=min_support,
                          rationales="extractive", max_rationales=max_rationales, judges=["prototype", "lexicon"],
-                         policy=policy, embedder=str(getattr(emb, "id", "minilm")))
+                         policy=policy, embedder=str(getattr(emb, "spec", None) or emb.id))
     components = BuildComponents(
         PrecomputedConcepts(on_missing="error"),
         ExtractiveRationaleGenerator(emb, max_rationales=max_rationales),

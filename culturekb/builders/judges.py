@@ -428,12 +428,13 @@ class LLMJudge:
 # ----------------------------------------------------------------------------------------------------------
 def prototype_judge(scheme: EmotionScheme | str = "artemis9", embedder: Embedder | None = None, **kw: Any
                     ) -> PrototypeJudge:
-    """Factory of ``prototype`` (registered in `culturekb.registry.JUDGES`): the default MiniLM embedder unless
-    `embedder` is given."""
+    """Factory of ``prototype`` (registered in `culturekb.registry.JUDGES`): the configured embedder (the
+    embedder setting, MiniLM by default) unless `embedder` is given."""
     if embedder is None:
+        from culturekb.config import load_settings
         from culturekb.models.factory import make_embedder
 
-        embedder = make_embedder("minilm")
+        embedder = make_embedder(load_settings().embedder)
     return PrototypeJudge(embedder, scheme, **kw)
 
 

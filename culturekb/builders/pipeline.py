@@ -23,6 +23,7 @@ from culturekb._io import stable_hash
 from culturekb.builders._stepcache import StepCache
 from culturekb.builders.base import ConceptExtractor, Judge, JudgeInput, RationaleGenerator, RationaleRequest
 from culturekb.builders.validation import POLICIES, apply_verdicts, judge_inputs
+from culturekb.config import DEFAULT_EMBEDDER
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import JudgeVerdict, KnowledgeTuple, Sample
 from culturekb.kb.schemes import get_scheme
@@ -51,7 +52,7 @@ class BuildConfig(BaseModel):
     max_rationales: int = 4
     judges: list[str] = Field(default_factory=lambda: ["lexicon", "prototype"])
     policy: str = "pending"
-    embedder: str = "minilm"
+    embedder: str = DEFAULT_EMBEDDER
     base_url: str | None = None
     max_concurrency: int = 8
     chunk_size: int = 64

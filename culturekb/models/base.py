@@ -51,7 +51,11 @@ class ModelClient(Protocol):
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Text to L2-normalised float32 vectors. `id` names the model and goes into index metadata."""
+    """Text to L2-normalised float32 vectors. `id` names the model and goes into index metadata.
+
+    An embedder may also have `spec`, the string `make_embedder` rebuilds it from (``use``, ``st:PATH``); an
+    index records it, so that it can be reopened without being told its embedder.
+    """
 
     id: str
     dim: int

@@ -119,24 +119,24 @@ class KnowledgeInjector:
         cls,
         kb_dir: str | Path,
         *,
-        backend: str = "faiss",
-        embedder: str = "minilm",
+        backend: str | None = None,
+        embedder: str | None = None,
         tau: float | None = None,
         **kwargs: Any,
     ) -> KnowledgeInjector:
         """An injector over a saved KB (its index loaded read-only, built first when missing).
 
-        The embedding model is loaded once per process and spec, so a harness that builds its model several
-        times (one lmms-eval run after another, VLMEvalKit's registry) does not load it again each time.
+        `backend`, `embedder` and `tau` default to the settings and to what the KB's index records (see
+        `culturekb.retrieval.open_retriever`). The embedding model is loaded once per process and spec, so a
+        harness that builds its model several times (one lmms-eval run after another, VLMEvalKit's registry)
+        does not load it again each time.
         """
         from culturekb.inference.augmenter import Augmenter
-        from culturekb.kb.store import KnowledgeBase
-        from culturekb.retrieval.retriever import DEFAULT_TAU, open_retriever
+        from culturekb.retrieval.retriever import open_retriever
 
         if not Path(kb_dir).is_dir():
             raise ConfigError(f"KB directory {kb_dir} does not exist; build one with `culturekb build` or fix the path")
-        kb = KnowledgeBase.load(kb_dir)
-        retriever = open_retriever(kb, _shared_embedder(embedder), backend, tau=DEFAULT_TAU if tau is None else tau)
+        retriever = open_retriever(kb_dir, embedder, backend, tau=tau, embedder_factory=_shared_embedder)
         return cls(Augmenter(retriever), **kwargs)
 
     @property

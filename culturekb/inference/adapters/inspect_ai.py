@@ -69,8 +69,8 @@ def culturekb_knowledge(
     placement: Literal["prompt", "system"] = "prompt",
     template: str | None = "harness_knowledge",
     kb_version: str | None = None,
-    backend: str = "faiss",
-    embedder: str = "minilm",
+    backend: str | None = None,
+    embedder: str | None = None,
     tau: float | None = None,
     then_generate: bool = False,
 ) -> Solver:
@@ -88,9 +88,9 @@ def culturekb_knowledge(
       placement: "prompt" or "system".
       template: header template of the block (None: the bare block).
       kb_version: when given, must match the KB's version.
-      backend: vector store of the KB's index ("faiss", "qdrant").
-      embedder: embedder spec of the index ("minilm").
-      tau: similarity threshold of semantic matches (the retriever's default when None).
+      backend: vector store of the KB's index (None: the backend setting, else the KB's only index).
+      embedder: embedder spec of the index (None: the one the index records).
+      tau: similarity threshold of semantic matches (None: the tau setting, else the retriever's default).
       then_generate: call the model after adding the block (for ``inspect eval --solver``).
     """
     if placement not in ("prompt", "system"):

@@ -12,7 +12,8 @@ Model arguments of the wrapper (every other argument goes to the inner model):
 * ``culture``: the default culture; ``culture_field`` (default ``culture``): the document field with each
   document's culture (``none`` to always use the default); ``concepts_field`` (default ``concepts``);
 * ``mode`` (``know``), ``on_unknown_culture`` (``error`` | ``skip``), ``kb_template`` (``harness_knowledge``,
-  ``none`` for the bare block), ``kb_backend`` (``faiss``), ``kb_embedder`` (``minilm``), ``kb_tau``.
+  ``none`` for the bare block), ``kb_backend``, ``kb_embedder``, ``kb_tau`` (default:
+  the settings and what the KB's index records).
 
 Two variants are registered under the one name ``culturekb``: `CultureKBChat` (lmms-eval's default when both
 exist) wraps the inner model's chat implementation and puts the block into the first user message that
@@ -93,8 +94,8 @@ class _CultureKBBase(lmms):
         mode: str = "know",
         on_unknown_culture: str = "error",
         kb_template: str | None = "harness_knowledge",
-        kb_backend: str = "faiss",
-        kb_embedder: str = "minilm",
+        kb_backend: str | None = None,
+        kb_embedder: str | None = None,
         kb_tau: float | None = None,
         **inner_args: Any,
     ) -> None:
@@ -108,7 +109,7 @@ class _CultureKBBase(lmms):
         if inner_model == MODEL_ID:
             raise ConfigError(f"{where}: inner_model cannot be '{MODEL_ID}' itself")
         self.injector = KnowledgeInjector.open(
-            str(kb), backend=kb_backend, embedder=kb_embedder, tau=_none(kb_tau),
+            str(kb), backend=_none(kb_backend), embedder=_none(kb_embedder), tau=_none(kb_tau),
             culture=_none(culture), culture_field=_none(culture_field), concepts_field=_none(concepts_field),
             mode=mode, on_unknown_culture=on_unknown_culture,  # type: ignore[arg-type]
             template=_none(kb_template),

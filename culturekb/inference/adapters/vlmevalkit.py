@@ -92,8 +92,8 @@ class CultureKBVLM(BaseModel):
         mode: str = "know",
         on_unknown_culture: str = "error",
         template: str | None = "harness_knowledge",
-        backend: str = "faiss",
-        embedder: str = "minilm",
+        backend: str | None = None,
+        embedder: str | None = None,
         tau: float | None = None,
         model_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
