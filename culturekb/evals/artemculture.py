@@ -64,7 +64,6 @@ class ArtECultureRunner(Runner):
     """Held-out split of ArtEmis/ArtELingo-style data, predicted in each mode (and prompt language)."""
 
     command = RunnerCommand("culturekb.evals.commands:artemculture_options", "culturekb.workflows:eval_artemculture")
-    """`culturekb eval`: the options in `culturekb.evals.commands`, the job in `culturekb.workflows`."""
 
     default_modes = MODES
 

@@ -299,7 +299,6 @@ class CedarRunner(Runner):
     """Cedar items predicted in ``orig`` and ``know`` (in each item's language), plus the prompt-language grid."""
 
     command = RunnerCommand("culturekb.evals.commands:cedar_options", "culturekb.workflows:eval_cedar")
-    """`culturekb eval`: the options in `culturekb.evals.commands`, the job in `culturekb.workflows`."""
 
     default_modes = CEDAR_MODES
     record_type = CedarPrediction

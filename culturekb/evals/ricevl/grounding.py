@@ -49,7 +49,6 @@ class RiceVLGroundingRunner(Runner):
 
     command = RunnerCommand("culturekb.evals.commands:ricevl_grounding_options",
                             "culturekb.workflows:eval_ricevl_grounding")
-    """`culturekb eval`: the options in `culturekb.evals.commands`, the job in `culturekb.workflows`."""
 
     default_modes = ("ground",)
     record_type = GroundingPrediction

@@ -113,7 +113,6 @@ class RiceVLVQARunner(Runner):
     """RICE-VL VQA in the ``global``, ``sea`` and ``kb-cues`` settings, each answer scored by the judge."""
 
     command = RunnerCommand("culturekb.evals.commands:ricevl_vqa_options", "culturekb.workflows:eval_ricevl_vqa")
-    """`culturekb eval`: the options in `culturekb.evals.commands`, the job in `culturekb.workflows`."""
 
     default_modes = VQA_SETTINGS
     record_type = VQAPrediction
