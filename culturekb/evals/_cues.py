@@ -1,4 +1,5 @@
-"""Cue blocks for benchmark items, shared by the Cedar and RICE-VL runs: one item's block and why it is empty.
+"""Cue blocks for benchmark items, shared by the Cedar and RICE-VL runs: the items' test-time concepts, and one
+item's block and why it is empty.
 
 The block itself comes from the knowledge service (`culturekb.inference.injection`), the same one the predictors,
 the harness adapters and the HTTP API render through; this module only fixes the benchmark defaults (the cue
@@ -7,12 +8,39 @@ templates, `max_items` tuples in concept order) and never drops an item whose cu
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
+from culturekb.errors import CultureKBError
 from culturekb.inference.injection import CUES, BlockTemplate, Budget, KnowledgeBlock, KnowledgeService, cue_budget
+from culturekb.kb.schema import Sample
 from culturekb.retrieval.retriever import Retriever
+from culturekb.text.concepts import ConceptExtractor
 
-__all__ = ["cue_block_for"]
+__all__ = ["cue_block_for", "item_concepts"]
+
+log = logging.getLogger(__name__)
+
+
+def item_concepts(samples: Sequence[Sample], text: ConceptExtractor, image: ConceptExtractor | None = None
+                  ) -> list[list[str]]:
+    """Each item's test-time concepts: the `image` extractor's for items with an image (first), then `text`'s.
+
+    A failed image extraction (a model call, an unreadable image) is logged and those items keep their text
+    concepts; nothing is dropped.
+    """
+    out = [list(c) for c in text.extract(list(samples))]
+    idx = [i for i, s in enumerate(samples) if s.image] if image is not None else []
+    if image is None or not idx:
+        return out
+    try:
+        found = image.extract([samples[i] for i in idx])
+    except CultureKBError as exc:
+        log.warning("image concept extraction failed for %d items (%s); they use text concepts only", len(idx), exc)
+        found = [[] for _ in idx]
+    for i, cs in zip(idx, found, strict=True):
+        out[i] = list(dict.fromkeys([*cs, *out[i]]))
+    return out
 
 
 def cue_block_for(

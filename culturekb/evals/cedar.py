@@ -12,7 +12,6 @@ language, macro average and cross-lingual variance; emotion prediction propensit
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -20,8 +19,8 @@ from typing import Any
 
 from pydantic import Field
 
-from culturekb.errors import ConfigError, CultureKBError
-from culturekb.evals._cues import cue_block_for
+from culturekb.errors import ConfigError
+from culturekb.evals._cues import cue_block_for, item_concepts
 from culturekb.evals.metrics import (
     accuracy,
     accuracy_by_group,
@@ -55,8 +54,6 @@ from culturekb.text.concepts import ConceptExtractor, TextConceptExtractor
 
 __all__ = ["CEDAR_MODES", "CedarPrediction", "CedarPredictor", "CedarRunner", "cedar_tables", "cedar_plots",
            "cedar_template", "cue_block_for"]
-
-log = logging.getLogger(__name__)
 
 CEDAR_MODES: tuple[str, ...] = ("orig", "know")
 SUBSETS: tuple[str, ...] = ("all", "multimodal", "text")
@@ -182,20 +179,7 @@ class CedarPredictor:
     # -- concepts and cues --------------------------------------------------------------------------------------
     def concepts(self, samples: Sequence[Sample]) -> list[list[str]]:
         """Test-time concepts: from the narrative and question, plus the image's when `image_concepts` is set."""
-        text = self.concept_extractor.extract(list(samples))
-        out = [list(c) for c in text]
-        if self.image_concepts is not None:
-            idx = [i for i, s in enumerate(samples) if s.image]
-            if idx:
-                try:
-                    found = self.image_concepts.extract([samples[i] for i in idx])
-                except CultureKBError as exc:
-                    log.warning("image concept extraction failed for %d items (%s); they use text concepts only",
-                                len(idx), exc)
-                    found = [[] for _ in idx]
-                for i, cs in zip(idx, found, strict=True):
-                    out[i] = list(dict.fromkeys([*cs, *out[i]]))
-        return out
+        return item_concepts(samples, self.concept_extractor, self.image_concepts)
 
     def _language(self, sample: Sample, requested: str | None, mode: str) -> str:
         from culturekb.inference.prompts import normalise_language

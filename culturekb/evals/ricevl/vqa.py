@@ -14,13 +14,13 @@ matching the reference answer and country names. The cue KB itself is built by `
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from culturekb.errors import ConfigError, CultureKBError, DataError
+from culturekb.errors import ConfigError, DataError
+from culturekb.evals._cues import item_concepts
 from culturekb.evals.metrics import mean_by_group, mean_score
 from culturekb.evals.reports import BarPlot, Plot, Table
 from culturekb.evals.ricevl.common import (
@@ -51,8 +51,6 @@ from culturekb.retrieval.retriever import Match, Retriever
 from culturekb.text.concepts import ConceptExtractor, TextConceptExtractor
 
 __all__ = ["VQA_SETTINGS", "VQAPrediction", "KBPriorAnswerer", "RiceVLVQARunner", "vqa_tables", "vqa_plots"]
-
-log = logging.getLogger(__name__)
 
 VQA_SETTINGS: tuple[str, ...] = ("global", "sea", "kb-cues")
 
@@ -209,19 +207,7 @@ class RiceVLVQARunner(Runner):
 
     # -- one chunk: cues, answers, judge ----------------------------------------------------------------------
     def _concepts(self, chunk: Sequence[Sample]) -> list[list[str]]:
-        concepts = [list(c) for c in self.concept_extractor.extract(list(chunk))]
-        if self.image_concepts is not None:
-            idx = [i for i, s in enumerate(chunk) if s.image]
-            if idx:
-                try:
-                    found = self.image_concepts.extract([chunk[i] for i in idx])
-                except CultureKBError as exc:
-                    log.warning("image concept extraction failed for %d items (%s); using question concepts only",
-                                len(idx), exc)
-                    found = [[] for _ in idx]
-                for i, cs in zip(idx, found, strict=True):
-                    concepts[i] = list(dict.fromkeys([*cs, *concepts[i]]))
-        return concepts
+        return item_concepts(chunk, self.concept_extractor, self.image_concepts)
 
     def _region_scope(self) -> list[str]:
         assert self.retriever is not None
