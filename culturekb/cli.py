@@ -15,7 +15,6 @@ from typer.core import TyperGroup
 if TYPE_CHECKING:  # typer ships its own copy of click; its group methods take and return these types
     from typer._click.core import Command, Context
 
-
 from culturekb.errors import CultureKBError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, inspect and serve cultural knowledge bases.")
@@ -24,6 +23,11 @@ app.add_typer(review_app, name="review")
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
+
+
+_CONFIG_HELP = "TOML settings file (default $CULTUREKB_CONFIG, else ./culturekb.toml)"
+_BACKEND_HELP = "index backend (default: the backend setting, else the KB's only index)"
+_EMBEDDER_HELP = "embedder the index was built with (default: the one the index records; another one is refused)"
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -51,7 +55,7 @@ def build(
     min_support: Annotated[int, typer.Option(help="minimum number of images per (concept, culture)")] = 2,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for openai:MODEL backends")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="step and response cache (default .culturekb-cache)")] = None,
-    config: Annotated[Path | None, typer.Option(help="TOML settings file")] = None,
+    config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the build report as JSON")] = False,
 ) -> None:
     """Build a knowledge base from a labelled training split (offline by default)."""
@@ -120,16 +124,22 @@ def review_import(
 @app.command()
 def index(
     kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
-    backend: Annotated[str, typer.Option(help="faiss (flat/hnsw/ivf by size), faiss:hnsw, qdrant, numpy")] = "faiss",
-    embedder: Annotated[str, typer.Option(help="minilm | use | st:PATH | openai-embed:MODEL")] = "minilm",
+    backend: Annotated[str | None, typer.Option(
+        help="faiss (flat/hnsw/ivf by size), faiss:hnsw, qdrant, numpy (default: the backend setting, faiss)")] = None,
+    embedder: Annotated[str | None, typer.Option(
+        help="minilm | use | st:PATH | openai-embed:MODEL (default: the embedder setting; a rebuild keeps the "
+             "index's own)")] = None,
     url: Annotated[str | None, typer.Option(help="Qdrant server URL (backend qdrant); default: local files")] = None,
+    config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
 ) -> None:
     """Build the vector index of a KB (concept vectors computed once and stored with it)."""
+    from culturekb.config import load_settings
     from culturekb.workflows import index_kb
 
     kw = {"url": url} if url else {}
-    info = _guard(lambda: index_kb(kb, backend, embedder, **kw))
-    out.print(f"indexed {info['count']} concepts of KB {info['kb_version']} with {info['embedder']} ({backend})")
+    info = _guard(lambda: index_kb(kb, backend, embedder, settings=load_settings(config), **kw))
+    out.print(f"indexed {info['count']} concepts of KB {info['kb_version']} with {info['embedder']} "
+              f"({info['backend']})")
 
 
 @app.command()
@@ -137,18 +147,21 @@ def lookup(
     concepts: Annotated[list[str], typer.Argument(help="query concepts, e.g. 'full moon' 'bamboo grove'")],
     culture: Annotated[str, typer.Option(help="target culture (id or alias)")],
     kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
-    tau: Annotated[float | None, typer.Option(help="cosine threshold of a semantic match (default 0.70)")] = None,
+    tau: Annotated[float | None, typer.Option(help="cosine threshold of a semantic match (default: the tau "
+                                                   "setting, 0.70)")] = None,
     k: Annotated[int, typer.Option(help="candidates per concept")] = 1,
-    backend: Annotated[str, typer.Option(help="index backend")] = "faiss",
-    embedder: Annotated[str, typer.Option(help="embedder the index was built with")] = "minilm",
+    backend: Annotated[str | None, typer.Option(help=_BACKEND_HELP)] = None,
+    embedder: Annotated[str | None, typer.Option(help=_EMBEDDER_HELP)] = None,
     cross_culture: Annotated[bool, typer.Option(help="search the other cultures instead")] = False,
+    config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
     """Exact-then-semantic lookup of concepts in one culture's tuples."""
+    from culturekb.config import load_settings
     from culturekb.workflows import lookup_concepts
 
     rows = _guard(lambda: lookup_concepts(kb, concepts, culture, tau=tau, k=k, backend=backend, embedder=embedder,
-                                          cross_culture=cross_culture))
+                                          cross_culture=cross_culture, settings=load_settings(config)))
     if as_json:
         out.print_json(json.dumps(rows, ensure_ascii=False))
         return
@@ -174,12 +187,20 @@ def predict(
     prompt_language: Annotated[str | None, typer.Option(help="default: the target culture's language")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths of --samples are relative to")] = None,
+    tau: Annotated[float | None, typer.Option(help="cosine threshold of a semantic match")] = None,
+    backend: Annotated[str | None, typer.Option(help=_BACKEND_HELP)] = None,
+    embedder: Annotated[str | None, typer.Option(help=_EMBEDDER_HELP)] = None,
+    cache_dir: Annotated[Path | None, typer.Option(help="response cache (default: the cache_dir setting)")] = None,
+    max_concurrency: Annotated[int | None, typer.Option(
+        help="parallel requests to the model server (default: the max_concurrency setting, 8)")] = None,
+    config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
 ) -> None:
     """Predict the emotion a culture perceives, for one image or a file of samples (JSON lines out)."""
     from culturekb.kb.schema import Sample
     from culturekb.workflows import load_data, predict_job
 
     def run() -> Any:
+        from culturekb.config import load_settings
         from culturekb.errors import ConfigError
 
         if samples is not None:
@@ -189,7 +210,9 @@ def predict(
                             title=title, concepts=_csv(concepts))]
         else:
             raise ConfigError("give --image/--concepts with --culture, or --samples FILE")
-        return predict_job(kb, model, samples=items, mode=mode, prompt_language=prompt_language, base_url=base_url)
+        return predict_job(kb, model, samples=items, mode=mode, prompt_language=prompt_language, base_url=base_url,
+                           tau=tau, backend=backend, embedder=embedder, cache_dir=cache_dir,
+                           settings=load_settings(config, max_concurrency=max_concurrency))
 
     for p in _guard(run):
         out.print(json.dumps(p.model_dump(mode="json"), ensure_ascii=False), markup=False, highlight=False)

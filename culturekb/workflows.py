@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from culturekb.config import Settings
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
 
@@ -172,7 +173,7 @@ def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> dic
     files = demo_data_files()
     result = build_from_files(files, kb_dir, cache_dir=out / "cache", progress=progress)
     inspected = inspect_kb(kb_dir, top=8)
-    index_kb(kb_dir, "faiss")
+    index_kb(kb_dir)
     examples = ["storm", "stormy sea", "portrait of a woman", "the sea", "flowers"]
     rows = lookup_concepts(kb_dir, examples, "en")
     lines = ["## Lookups (culture en)", "", "| query | match | kind | score | dominant emotion |",
@@ -199,41 +200,68 @@ def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> dic
 
 
 # -- retrieval and inference jobs ------------------------------------------------------------------------------
-def index_kb(kb_dir: str | Path, backend: str = "faiss", embedder: str = "minilm", **store_kw: Any) -> dict[str, Any]:
-    """Build (or rebuild) the vector index of a KB under `<kb>/index/<backend>`."""
+def _settings(settings: Settings | None = None) -> Settings:
+    from culturekb.config import load_settings
+
+    return settings if settings is not None else load_settings()
+
+
+def _response_cache(cache_dir: str | Path | None, settings: Settings | None = None) -> Any:
+    from culturekb.models.cache import ResponseCache
+
+    return ResponseCache(Path(cache_dir or _settings(settings).cache_dir) / "responses.sqlite")
+
+
+def index_kb(
+    kb_dir: str | Path, backend: str | None = None, embedder: str | None = None, *,
+    settings: Settings | None = None, **store_kw: Any,
+) -> dict[str, Any]:
+    """Build (or rebuild) the vector index of a KB under `<kb>/index/<backend>`.
+
+    `backend` and `embedder` default to the configured ones (`culturekb.config`); a rebuild of an existing
+    index without a configured embedder keeps that index's embedder.
+    """
     from culturekb.kb.store import KnowledgeBase
     from culturekb.models.factory import make_embedder
-    from culturekb.retrieval.index import build_index
+    from culturekb.retrieval.index import INDEX_META, build_index, index_dir, read_index_meta
 
+    settings = _settings(settings)
     kb = KnowledgeBase.load(kb_dir)
-    index = build_index(kb, make_embedder(embedder), backend, **store_kw)
+    backend = backend or settings.backend
+    previous = index_dir(kb, backend)
+    spec = embedder or (settings.embedder if settings.is_set("embedder") else None)
+    if spec is None and (previous / INDEX_META).is_file():
+        spec = read_index_meta(previous).embedder_spec
+    spec = spec or settings.embedder
+    index = build_index(kb, make_embedder(spec), backend, embedder_spec=spec, **store_kw)
     meta = index.meta
-    return {"kb_version": kb.version, "backend": backend, "embedder": getattr(meta, "embedder", None),
-            "count": getattr(meta, "count", len(kb)), "directory": str(getattr(index, "directory", ""))}
+    return {"kb_version": kb.version, "backend": backend, "embedder": meta.embedder, "embedder_spec": spec,
+            "count": meta.count, "directory": str(index.directory or "")}
 
 
 def open_augmenter(
-    kb_dir: str | Path, backend: str = "faiss", embedder: str = "minilm", tau: float | None = None,
-    build_index: bool = True, **store_kw: Any,
+    kb_dir: str | Path, backend: str | None = None, embedder: str | None = None, tau: float | None = None,
+    build_index: bool = True, *, settings: Settings | None = None, **store_kw: Any,
 ) -> Any:
-    """An Augmenter over a saved KB, its index loaded read-only (built first when missing and `build_index`)."""
-    from culturekb.inference.augmenter import Augmenter
-    from culturekb.kb.store import KnowledgeBase
-    from culturekb.models.factory import make_embedder
-    from culturekb.retrieval.retriever import DEFAULT_TAU, open_retriever
+    """An Augmenter over a saved KB, its index loaded read-only (built first when missing and `build_index`).
 
-    kb = KnowledgeBase.load(kb_dir)
-    retriever = open_retriever(kb, make_embedder(embedder), backend, build=build_index,
-                               tau=DEFAULT_TAU if tau is None else tau, **store_kw)
+    Left out, the embedder is the one the index records, and backend and tau come from the settings (see
+    `culturekb.retrieval.open_retriever`).
+    """
+    from culturekb.inference.augmenter import Augmenter
+    from culturekb.retrieval.retriever import open_retriever
+
+    retriever = open_retriever(kb_dir, embedder, backend, build=build_index, tau=tau, settings=settings, **store_kw)
     return Augmenter(retriever)
 
 
 def lookup_concepts(
     kb_dir: str | Path, concepts: Sequence[str], culture: str, *, tau: float | None = None, k: int = 1,
-    backend: str = "faiss", embedder: str = "minilm", cross_culture: bool = False,
+    backend: str | None = None, embedder: str | None = None, cross_culture: bool = False,
+    settings: Settings | None = None,
 ) -> list[dict[str, Any]]:
     """Exact-then-semantic lookup of concepts in one culture of a saved KB, as plain dicts."""
-    retriever = open_augmenter(kb_dir, backend, embedder, tau).retriever
+    retriever = open_augmenter(kb_dir, backend, embedder, tau, settings=settings).retriever
     rows: list[dict[str, Any]] = []
     for query, m in zip(concepts, retriever.lookup(list(concepts), culture, tau=tau, k=k, cross_culture=cross_culture),
                         strict=True):
@@ -249,18 +277,21 @@ def lookup_concepts(
 
 def predict_job(
     kb_dir: str | Path, model: str, *, samples: Sequence[Sample], mode: str = "know",
-    prompt_language: str | None = None, base_url: str | None = None, backend: str = "faiss",
-    embedder: str = "minilm", cache_dir: str | Path | None = None,
+    prompt_language: str | None = None, base_url: str | None = None, backend: str | None = None,
+    embedder: str | None = None, cache_dir: str | Path | None = None, tau: float | None = None,
+    settings: Settings | None = None,
 ) -> list[Any]:
-    """Predictions for samples (an image + culture, or a file of samples) with any backend."""
+    """Predictions for samples (an image + culture, or a file of samples) with any backend; what is left out
+    comes from the settings (`culturekb.config`) and the KB's index."""
     from culturekb.inference.predictors import make_predictor
-    from culturekb.models.cache import ResponseCache
 
-    augmenter = open_augmenter(kb_dir, backend, embedder)
+    settings = _settings(settings)
+    augmenter = open_augmenter(kb_dir, backend, embedder, tau, settings=settings)
     kw: dict[str, Any] = {}
     if model != "kb-prior":
-        kw["cache"] = ResponseCache(Path(cache_dir or ".culturekb-cache") / "responses.sqlite")
-    predictor = make_predictor(model, augmenter, base_url=base_url, **kw)
+        kw["cache"] = _response_cache(cache_dir, settings)
+        kw["max_concurrency"] = settings.max_concurrency
+    predictor = make_predictor(model, augmenter, base_url=base_url or settings.base_url, **kw)
     return list(predictor.predict(samples, mode=mode, prompt_language=prompt_language))
 
 
@@ -268,19 +299,21 @@ def eval_artemculture(
     data: Sequence[str | Path], kb_dir: str | Path, out: str | Path, *, model: str = "kb-prior",
     modes: Sequence[str] | None = None, prompt_languages: Sequence[str] | None = None, base_url: str | None = None,
     judges: Sequence[str] = (), split: str = "test", limit: int | None = None, data_root: str | Path | None = None,
-    backend: str = "faiss", embedder: str = "minilm", cache_dir: str | Path | None = None, progress: bool = True,
+    backend: str | None = None, embedder: str | None = None, cache_dir: str | Path | None = None,
+    progress: bool = True,
 ) -> Any:
     """The ArtECulture run on the held-out split of `data` with the KB in `kb_dir`."""
     from culturekb.evals.artemculture import ArtECultureRunner
     from culturekb.inference.predictors import make_predictor
-    from culturekb.models.cache import ResponseCache
     from culturekb.models.factory import make_client
 
-    augmenter = open_augmenter(kb_dir, backend, embedder)
+    settings = _settings()
+    base_url = base_url or settings.base_url
+    augmenter = open_augmenter(kb_dir, backend, embedder, settings=settings)
     kb = augmenter.retriever.kb
     samples, _ = load_data(data, data_root=data_root, scheme=kb.scheme.name)
-    cache = ResponseCache(Path(cache_dir or ".culturekb-cache") / "responses.sqlite")
-    kw: dict[str, Any] = {} if model == "kb-prior" else {"cache": cache}
+    cache = _response_cache(cache_dir, settings)
+    kw: dict[str, Any] = {} if model == "kb-prior" else {"cache": cache, "max_concurrency": settings.max_concurrency}
     predictor = make_predictor(model, augmenter, base_url=base_url, **kw)
     judge_clients = [make_client(j, base_url=base_url, cache=cache) for j in judges]
     runner = ArtECultureRunner(samples, predictor, kb.scheme, split=split, modes=modes,
@@ -291,9 +324,7 @@ def eval_artemculture(
 
 # -- Cedar and RICE-VL runs ----------------------------------------------------------------------------------------
 def _eval_cache(model: str, cache_dir: str | Path | None) -> Any:
-    from culturekb.models.cache import ResponseCache
-
-    return None if model == "kb-prior" else ResponseCache(Path(cache_dir or ".culturekb-cache") / "responses.sqlite")
+    return None if model == "kb-prior" else _response_cache(cache_dir)
 
 
 def _eval_client(spec: str | None, base_url: str | None, cache: Any, scope: str = "") -> Any:
@@ -303,7 +334,9 @@ def _eval_client(spec: str | None, base_url: str | None, cache: Any, scope: str 
         return None
     from culturekb.models.factory import make_client
 
-    return make_client(spec, base_url=base_url, cache=cache, cache_scope=scope)
+    settings = _settings()
+    return make_client(spec, base_url=base_url or settings.base_url, cache=cache, cache_scope=scope,
+                       max_concurrency=settings.max_concurrency)
 
 
 def eval_cedar(
@@ -312,7 +345,8 @@ def eval_cedar(
     languages: Sequence[str] | None = None, modalities: Sequence[str] | None = None, base_url: str | None = None,
     image_concepts: bool = False, max_cues: int = 5, tau: float | None = None, max_tokens: int = 128,
     template_dir: str | Path | None = None, limit: int | None = None, data_root: str | Path | None = None,
-    backend: str = "faiss", embedder: str = "minilm", cache_dir: str | Path | None = None, progress: bool = True,
+    backend: str | None = None, embedder: str | None = None, cache_dir: str | Path | None = None,
+    progress: bool = True,
 ) -> Any:
     """The Cedar run on a Cedar JSONL file: orig and know (cues from the KB in `kb_dir`), per language/modality."""
     from culturekb.evals.cedar import CedarPredictor, CedarRunner
@@ -340,7 +374,7 @@ def eval_cedar(
 
 
 def build_ricevl_cue_kb(
-    metadata: str | Path, out: str | Path, *, scheme: str = "ricevl14", embedder: str = "minilm",
+    metadata: str | Path, out: str | Path, *, scheme: str = "ricevl14", embedder: str | None = None,
     policy: str = "keep", allow_unknown_countries: bool = False, cache_dir: str | Path | None = None,
     progress: bool = True,
 ) -> Any:
@@ -349,8 +383,8 @@ def build_ricevl_cue_kb(
     from culturekb.evals.loaders import load_cue_metadata
 
     samples = load_cue_metadata(metadata, scheme=scheme, allow_unknown_countries=allow_unknown_countries)
-    return build_cue_kb(samples, out, scheme=scheme, embedder=embedder, policy=policy, cache_dir=cache_dir,
-                        progress=progress)
+    return build_cue_kb(samples, out, scheme=scheme, embedder=embedder or _settings().embedder, policy=policy,
+                        cache_dir=cache_dir, progress=progress)
 
 
 def eval_ricevl_vqa(
@@ -360,8 +394,8 @@ def eval_ricevl_vqa(
     region: str | None = None, region_countries: Sequence[str] | None = None, allow_unknown_countries: bool = False,
     image_concepts: bool = False, cue_scope: str = "region", max_cues: int = 5, fallback_cues: int = 3,
     tau: float | None = None, judge_retries: int = 2, max_tokens: int = 128, template_dir: str | Path | None = None,
-    limit: int | None = None, data_root: str | Path | None = None, backend: str = "faiss", embedder: str = "minilm",
-    cache_dir: str | Path | None = None, progress: bool = True,
+    limit: int | None = None, data_root: str | Path | None = None, backend: str | None = None,
+    embedder: str | None = None, cache_dir: str | Path | None = None, progress: bool = True,
 ) -> Any:
     """RICE-VL VQA under global / sea / kb-cues, scored with SEA-LAVE by `judge` ('reference' offline, or
     'openai:MODEL'). The cue KB is `kb_dir`, or is built from `cue_metadata` into `<out>/cue_kb`."""
