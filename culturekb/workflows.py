@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -483,13 +483,14 @@ def eval_command(name: str) -> Callable[..., RunResult]:
 
     @functools.wraps(options)
     def command(**values: Any) -> RunResult:
-        kwargs = dict(options(**values))
-        if job is not None:
-            result: RunResult = job(**kwargs)
+        given = options(**values)
+        if job is not None:  # keyword arguments, or one value (a run spec) the job takes whole
+            result: RunResult = job(**given) if isinstance(given, Mapping) else job(given)
             return result
+        kwargs = dict(given) if isinstance(given, Mapping) else {}
         if "out" not in kwargs:
             raise ConfigError(f"runner {name!r}: its options return no 'out' (the run folder) and it declares no "
-                              "job; return one, or give RunnerCommand a job")
+                              "job; return the runner's keyword arguments with 'out', or give RunnerCommand a job")
         out = kwargs.pop("out")
         return runner(**kwargs).run(out)
 

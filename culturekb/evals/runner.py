@@ -161,14 +161,14 @@ class RunnerCommand:
 
     `options` is a typer-compatible function: its parameters (annotated with ``typer.Argument`` /
     ``typer.Option`` and their help) are the command's arguments and options, its docstring is the command's
-    help, and it returns the keyword arguments of `job`. `job` runs the benchmark from them and returns its
-    `RunResult`. Without a job, the runner class itself is the job: it is constructed with those keyword
-    arguments less ``out`` and run into ``out``. Either may be a lazy ``"module:attr"`` string, imported when the
-    command is built; the built-in benchmarks point at their job in `culturekb.workflows`, which assembles the
-    KB, the model and the runner.
+    help, and it returns what `job` takes: a mapping of keyword arguments, or one value (such as a run spec)
+    passed as the only argument. `job` runs the benchmark and returns its `RunResult`. Without a job, the runner
+    class itself is the job: it is constructed with the keyword arguments less ``out`` and run into ``out``.
+    Either may be a lazy ``"module:attr"`` string, imported when the command is built; the built-in benchmarks
+    point at their job in `culturekb.workflows`, which assembles the KB, the model and the runner.
     """
 
-    options: Callable[..., Mapping[str, Any]] | str
+    options: Callable[..., Any] | str
     job: Callable[..., RunResult] | str | None = None
 
 
