@@ -192,6 +192,7 @@ def _tables_md(title: str, tables: dict[str, Any], keep: tuple[str, ...] | None 
 def main() -> None:
     from culturekb.evals.cedar import cedar_tables
     from culturekb.evals.ricevl import grounding_tables, vqa_tables
+    from culturekb.evals.specs import CedarSpec, RiceVLGroundingSpec, RiceVLVQASpec
     from culturekb.workflows import (
         build_from_files,
         eval_cedar,
@@ -226,29 +227,30 @@ def main() -> None:
     rows = [json.loads(x) for x in (data / "ricevl/grounding.jsonl").read_text(encoding="utf-8").splitlines()]
     with ScriptedOpenAIServer(Responder(GroundingOracle(rows))) as server:
         runs: list[tuple[str, Any]] = [
-            ("cedar kb-prior", lambda: eval_cedar(
-                data / "cedar/cedar_test.jsonl", work / "cedar-kbprior", kb_dir=kb_dir, model="kb-prior",
-                prompt_languages=["en", "zh", "ar"], data_root=args.images, progress=False, cache_dir=work / "cache")),
-            ("cedar scripted", lambda: eval_cedar(
-                data / "cedar/cedar_test.jsonl", work / "cedar-scripted", kb_dir=kb_dir, model="openai:scripted",
-                base_url=server.base_url, prompt_languages=["en", "zh", "ar"], image_concepts=True,
-                data_root=args.images, progress=False, cache_dir=work / "cache-scripted")),
-            ("ricevl-vqa kb-prior", lambda: eval_ricevl_vqa(
-                data / "ricevl/vqa_test.jsonl", work / "vqa-kbprior",
+            ("cedar kb-prior", lambda: eval_cedar(CedarSpec(
+                data=data / "cedar/cedar_test.jsonl", out=work / "cedar-kbprior", kb_dir=kb_dir, model="kb-prior",
+                prompt_languages=("en", "zh", "ar"), data_root=args.images, progress=False,
+                cache_dir=work / "cache"))),
+            ("cedar scripted", lambda: eval_cedar(CedarSpec(
+                data=data / "cedar/cedar_test.jsonl", out=work / "cedar-scripted", kb_dir=kb_dir,
+                model="openai:scripted", base_url=server.base_url, prompt_languages=("en", "zh", "ar"),
+                image_concepts=True, data_root=args.images, progress=False, cache_dir=work / "cache-scripted"))),
+            ("ricevl-vqa kb-prior", lambda: eval_ricevl_vqa(RiceVLVQASpec(
+                data=data / "ricevl/vqa_test.jsonl", out=work / "vqa-kbprior",
                 **({"kb_dir": cue_kb} if (cue_kb / "manifest.json").is_file()
                    else {"cue_metadata": data / "ricevl/cue_metadata.jsonl"}),
-                region="Asia", allow_unknown_countries=True, progress=False, cache_dir=work / "cache")),
-            ("ricevl-vqa scripted", lambda: eval_ricevl_vqa(
-                data / "ricevl/vqa_test.jsonl", work / "vqa-scripted", kb_dir=cue_kb, model="openai:scripted",
-                judge="openai:scripted-judge", base_url=server.base_url, region="Asia",
-                allow_unknown_countries=True, progress=False, cache_dir=work / "cache-scripted")),
-            ("ricevl-grounding full-image", lambda: eval_ricevl_grounding(
-                data / "ricevl/grounding.jsonl", work / "ground-full", model="full-image",
-                data_root=data / "ricevl", allow_unknown_countries=True, progress=False)),
-            ("ricevl-grounding scripted", lambda: eval_ricevl_grounding(
-                data / "ricevl/grounding.jsonl", work / "ground-scripted", model="openai:scripted",
+                region="Asia", allow_unknown_countries=True, progress=False, cache_dir=work / "cache"))),
+            ("ricevl-vqa scripted", lambda: eval_ricevl_vqa(RiceVLVQASpec(
+                data=data / "ricevl/vqa_test.jsonl", out=work / "vqa-scripted", kb_dir=cue_kb,
+                model="openai:scripted", judge="openai:scripted-judge", base_url=server.base_url, region="Asia",
+                allow_unknown_countries=True, progress=False, cache_dir=work / "cache-scripted"))),
+            ("ricevl-grounding full-image", lambda: eval_ricevl_grounding(RiceVLGroundingSpec(
+                data=data / "ricevl/grounding.jsonl", out=work / "ground-full", model="full-image",
+                data_root=data / "ricevl", allow_unknown_countries=True, progress=False))),
+            ("ricevl-grounding scripted", lambda: eval_ricevl_grounding(RiceVLGroundingSpec(
+                data=data / "ricevl/grounding.jsonl", out=work / "ground-scripted", model="openai:scripted",
                 base_url=server.base_url, data_root=data / "ricevl", allow_unknown_countries=True, progress=False,
-                cache_dir=work / "cache-scripted")),
+                cache_dir=work / "cache-scripted"))),
         ]
         for name, job in runs:
             t0 = time.perf_counter()

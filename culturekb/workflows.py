@@ -15,6 +15,13 @@ from culturekb.kb.schema import Sample
 
 if TYPE_CHECKING:
     from culturekb.evals.runner import RunResult
+    from culturekb.evals.specs import (
+        ArtECultureSpec,
+        CedarSpec,
+        RetrievalSpec,
+        RiceVLGroundingSpec,
+        RiceVLVQASpec,
+    )
 
 __all__ = [
     "load_data",
@@ -182,8 +189,11 @@ def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> dic
         m = r["match"]
         lines.append(f"| {r['query']} | {m['concept'] if m else '-'} | {m['kind'] if m else 'none'} | "
                      f"{m['score'] if m else ''} | {m['label'] if m else ''} |")
-    run = eval_artemculture(files, kb_dir, out / "eval", model="kb-prior", cache_dir=out / "cache", progress=progress)
     from culturekb.evals.artemculture import artemculture_tables
+    from culturekb.evals.specs import ArtECultureSpec
+
+    run = eval_artemculture(ArtECultureSpec(data=tuple(files), kb_dir=kb_dir, out=out / "eval", model="kb-prior",
+                                            cache_dir=out / "cache", progress=progress))
 
     table = artemculture_tables(run.metrics)["ablation"]
     md = "\n".join([
@@ -295,31 +305,27 @@ def predict_job(
     return list(predictor.predict(samples, mode=mode, prompt_language=prompt_language))
 
 
-def eval_artemculture(
-    data: Sequence[str | Path], kb_dir: str | Path, out: str | Path, *, model: str = "kb-prior",
-    modes: Sequence[str] | None = None, prompt_languages: Sequence[str] | None = None, base_url: str | None = None,
-    judges: Sequence[str] = (), split: str = "test", limit: int | None = None, data_root: str | Path | None = None,
-    backend: str | None = None, embedder: str | None = None, cache_dir: str | Path | None = None,
-    progress: bool = True,
-) -> Any:
-    """The ArtECulture run on the held-out split of `data` with the KB in `kb_dir`."""
+def eval_artemculture(spec: ArtECultureSpec) -> RunResult:
+    """The ArtECulture run: the held-out split of `spec.data`, predicted with the KB in `spec.kb_dir`."""
     from culturekb.evals.artemculture import ArtECultureRunner
     from culturekb.inference.predictors import make_predictor
     from culturekb.models.factory import make_client
 
     settings = _settings()
-    base_url = base_url or settings.base_url
-    augmenter = open_augmenter(kb_dir, backend, embedder, settings=settings)
+    base_url = spec.base_url or settings.base_url
+    assert spec.kb_dir is not None  # ArtECultureSpec requires it
+    augmenter = open_augmenter(spec.kb_dir, spec.backend, spec.embedder, spec.tau, settings=settings)
     kb = augmenter.retriever.kb
-    samples, _ = load_data(data, data_root=data_root, scheme=kb.scheme.name)
-    cache = _response_cache(cache_dir, settings)
-    kw: dict[str, Any] = {} if model == "kb-prior" else {"cache": cache, "max_concurrency": settings.max_concurrency}
-    predictor = make_predictor(model, augmenter, base_url=base_url, **kw)
-    judge_clients = [make_client(j, base_url=base_url, cache=cache) for j in judges]
-    runner = ArtECultureRunner(samples, predictor, kb.scheme, split=split, modes=modes,
-                               prompt_languages=prompt_languages, judges=judge_clients, kb_version=kb.version,
-                               limit=limit, progress=progress)
-    return runner.run(out)
+    samples, _ = load_data(spec.data, data_root=spec.data_root, scheme=kb.scheme.name)
+    cache = _response_cache(spec.cache_dir, settings)
+    kw: dict[str, Any] = {} if spec.model == "kb-prior" else {"cache": cache,
+                                                              "max_concurrency": settings.max_concurrency}
+    predictor = make_predictor(spec.model, augmenter, base_url=base_url, **kw)
+    judge_clients = [make_client(j, base_url=base_url, cache=cache) for j in spec.judges]
+    runner = ArtECultureRunner(samples, predictor, kb.scheme, split=spec.split, modes=spec.modes,
+                               prompt_languages=spec.prompt_languages, judges=judge_clients, kb_version=kb.version,
+                               limit=spec.limit, progress=spec.progress)
+    return runner.run(spec.out)
 
 
 # -- Cedar and RICE-VL runs ----------------------------------------------------------------------------------------
@@ -339,38 +345,41 @@ def _eval_client(spec: str | None, base_url: str | None, cache: Any, scope: str 
                        max_concurrency=settings.max_concurrency)
 
 
-def eval_cedar(
-    data: str | Path, out: str | Path, *, kb_dir: str | Path | None = None, model: str = "kb-prior",
-    scheme: str = "cedar14", modes: Sequence[str] | None = None, prompt_languages: Sequence[str] | None = None,
-    languages: Sequence[str] | None = None, modalities: Sequence[str] | None = None, base_url: str | None = None,
-    image_concepts: bool = False, max_cues: int = 5, tau: float | None = None, max_tokens: int = 128,
-    template_dir: str | Path | None = None, limit: int | None = None, data_root: str | Path | None = None,
-    backend: str | None = None, embedder: str | None = None, cache_dir: str | Path | None = None,
-    progress: bool = True,
-) -> Any:
-    """The Cedar run on a Cedar JSONL file: orig and know (cues from the KB in `kb_dir`), per language/modality."""
+def eval_cedar(spec: CedarSpec) -> RunResult:
+    """The Cedar run on a Cedar JSONL file: orig and know (cues from the KB in `spec.kb_dir`), per language and
+    modality."""
     from culturekb.evals.cedar import CedarPredictor, CedarRunner
     from culturekb.evals.loaders import load_cedar
 
-    samples = load_cedar(data, scheme=scheme, languages=languages, modalities=modalities, data_root=data_root,
-                         check_images=model != "kb-prior")
-    retriever = open_augmenter(kb_dir, backend, embedder, tau).retriever if kb_dir is not None else None
+    samples = load_cedar(spec.data, scheme=spec.scheme, languages=spec.languages, modalities=spec.modalities,
+                         data_root=spec.data_root, check_images=spec.model != "kb-prior")
+    retriever = _eval_retriever(spec.kb_dir, spec)
     kb_version = retriever.kb.version if retriever is not None else ""
-    chosen = list(modes or ["orig", "know"])
-    if retriever is None and ("know" in chosen or prompt_languages):
+    chosen = list(spec.modes or ["orig", "know"])
+    if retriever is None and ("know" in chosen or spec.prompt_languages):
         raise ConfigError("Cedar mode 'know' and the prompt-language grid need a KB for the cues; pass --kb DIR "
                           "or run --modes orig")
-    client = _eval_client(model, base_url, _eval_cache(model, cache_dir), kb_version)
-    image_extractor = None
-    if image_concepts and client is not None:
-        from culturekb.builders.concepts import VLMConceptExtractor
+    client = _eval_client(spec.model, spec.base_url, _eval_cache(spec.model, spec.cache_dir), kb_version)
+    predictor = CedarPredictor(spec.scheme, retriever, client, image_concepts=_image_concepts(spec, client),
+                               max_cues=spec.max_cues, tau=spec.tau, template_dir=spec.template_dir,
+                               max_tokens=spec.max_tokens)
+    runner = CedarRunner(samples, predictor, spec.scheme, modes=chosen, prompt_languages=spec.prompt_languages,
+                         kb_version=kb_version, limit=spec.limit, progress=spec.progress)
+    return runner.run(spec.out)
 
-        image_extractor = VLMConceptExtractor(client)
-    predictor = CedarPredictor(scheme, retriever, client, image_concepts=image_extractor, max_cues=max_cues, tau=tau,
-                               template_dir=template_dir, max_tokens=max_tokens)
-    runner = CedarRunner(samples, predictor, scheme, modes=chosen, prompt_languages=prompt_languages,
-                         kb_version=kb_version, limit=limit, progress=progress)
-    return runner.run(out)
+
+def _eval_retriever(kb_dir: Path | None, spec: RetrievalSpec) -> Any:
+    """The retriever of a run's KB (None without one), its embedder and backend the index's own by default."""
+    return open_augmenter(kb_dir, spec.backend, spec.embedder, spec.tau).retriever if kb_dir is not None else None
+
+
+def _image_concepts(spec: CedarSpec | RiceVLVQASpec, client: Any) -> Any:
+    """The VLM concept extractor for the items' images when the spec asks for it and a model answers."""
+    if not spec.image_concepts or client is None:
+        return None
+    from culturekb.builders.concepts import VLMConceptExtractor
+
+    return VLMConceptExtractor(client)
 
 
 def build_ricevl_cue_kb(
@@ -387,71 +396,54 @@ def build_ricevl_cue_kb(
                         cache_dir=cache_dir, progress=progress)
 
 
-def eval_ricevl_vqa(
-    data: str | Path, out: str | Path, *, kb_dir: str | Path | None = None, cue_metadata: str | Path | None = None,
-    model: str = "kb-prior", judge: str = "reference", base_url: str | None = None,
-    judge_base_url: str | None = None, settings: Sequence[str] | None = None, scheme: str = "ricevl14",
-    region: str | None = None, region_countries: Sequence[str] | None = None, allow_unknown_countries: bool = False,
-    image_concepts: bool = False, cue_scope: str = "region", max_cues: int = 5, fallback_cues: int = 3,
-    tau: float | None = None, judge_retries: int = 2, max_tokens: int = 128, template_dir: str | Path | None = None,
-    limit: int | None = None, data_root: str | Path | None = None, backend: str | None = None,
-    embedder: str | None = None, cache_dir: str | Path | None = None, progress: bool = True,
-) -> Any:
-    """RICE-VL VQA under global / sea / kb-cues, scored with SEA-LAVE by `judge` ('reference' offline, or
-    'openai:MODEL'). The cue KB is `kb_dir`, or is built from `cue_metadata` into `<out>/cue_kb`."""
+def eval_ricevl_vqa(spec: RiceVLVQASpec) -> RunResult:
+    """RICE-VL VQA under global / sea / kb-cues, scored with SEA-LAVE by `spec.judge` ('reference' offline, or a
+    judge model). The cue KB is `spec.kb_dir`, or is built from `spec.cue_metadata` into `<out>/cue_kb`."""
     from culturekb.evals.loaders import load_ricevl_vqa
     from culturekb.evals.ricevl import Region, RiceVLVQARunner, SeaLaveJudge, region_from_samples
 
-    samples = load_ricevl_vqa(data, scheme=scheme, data_root=data_root, check_images=model != "kb-prior",
-                              allow_unknown_countries=allow_unknown_countries)
-    if kb_dir is None and cue_metadata is not None:
-        kb_dir = Path(out) / "cue_kb"
-        build_ricevl_cue_kb(cue_metadata, kb_dir, scheme=scheme, embedder=embedder,
-                            allow_unknown_countries=allow_unknown_countries,
-                            cache_dir=Path(cache_dir or Path(out) / "cache"), progress=progress)
-    retriever = open_augmenter(kb_dir, backend, embedder, tau).retriever if kb_dir is not None else None
-    cache = _eval_cache("model" if model != "kb-prior" or judge != "reference" else "kb-prior", cache_dir)
-    scope = retriever.kb.version if retriever is not None else ""
-    client = _eval_client(model, base_url, cache, scope)
-    judge_obj = None
-    if judge != "reference":
-        judge_client = _eval_client(judge, judge_base_url or base_url, cache)
+    samples = load_ricevl_vqa(spec.data, scheme=spec.scheme, data_root=spec.data_root,
+                              check_images=spec.model != "kb-prior",
+                              allow_unknown_countries=spec.allow_unknown_countries)
+    kb_dir = spec.kb_dir
+    if kb_dir is None and spec.cue_metadata is not None:
+        kb_dir = spec.out / "cue_kb"
+        build_ricevl_cue_kb(spec.cue_metadata, kb_dir, scheme=spec.scheme, embedder=spec.embedder,
+                            allow_unknown_countries=spec.allow_unknown_countries,
+                            cache_dir=spec.cache_dir or spec.out / "cache", progress=spec.progress)
+    retriever = _eval_retriever(kb_dir, spec)
+    offline = spec.model == "kb-prior" and spec.judge == "reference"
+    cache = _eval_cache("kb-prior" if offline else "model", spec.cache_dir)
+    client = _eval_client(spec.model, spec.base_url, cache, retriever.kb.version if retriever is not None else "")
+    judge = None
+    if spec.judge != "reference":
+        judge_client = _eval_client(spec.judge, spec.judge_base_url or spec.base_url, cache)
         if judge_client is None:
-            raise ConfigError(f"unknown judge {judge!r}; use 'reference' (offline) or 'openai:MODEL'")
-        judge_obj = SeaLaveJudge(judge_client, retries=judge_retries, template_dir=template_dir)
-    reg = region_from_samples(samples, region) if not region_countries else Region(region or "the region",
-                                                                                     tuple(region_countries))
-    image_extractor = None
-    if image_concepts and client is not None:
-        from culturekb.builders.concepts import VLMConceptExtractor
-
-        image_extractor = VLMConceptExtractor(client)
-    runner = RiceVLVQARunner(samples, client=client, retriever=retriever, judge=judge_obj, region=reg,
-                             setting_names=settings, image_concepts=image_extractor, cue_scope=cue_scope,
-                             max_cues=max_cues,
-                             fallback_cues=fallback_cues, tau=tau, template_dir=template_dir, max_tokens=max_tokens,
-                             limit=limit, progress=progress)
-    return runner.run(out)
+            raise ConfigError(f"unknown judge {spec.judge!r}; use 'reference' (offline) or 'openai:MODEL'")
+        judge = SeaLaveJudge(judge_client, retries=spec.judge_retries, template_dir=spec.template_dir)
+    region = (Region(spec.region or "the region", spec.region_countries) if spec.region_countries
+              else region_from_samples(samples, spec.region))
+    runner = RiceVLVQARunner(samples, client=client, retriever=retriever, judge=judge, region=region,
+                             setting_names=spec.setting_names, image_concepts=_image_concepts(spec, client),
+                             cue_scope=spec.cue_scope, max_cues=spec.max_cues, fallback_cues=spec.fallback_cues,
+                             tau=spec.tau, template_dir=spec.template_dir, max_tokens=spec.max_tokens,
+                             limit=spec.limit, progress=spec.progress)
+    return runner.run(spec.out)
 
 
-def eval_ricevl_grounding(
-    data: str | Path, out: str | Path, *, model: str = "full-image", base_url: str | None = None,
-    bbox_format: str = "xyxy", scale: str = "auto", layout: str = "auto", scheme: str = "ricevl14",
-    allow_unknown_countries: bool = False, max_tokens: int = 128, template_dir: str | Path | None = None,
-    limit: int | None = None, data_root: str | Path | None = None, cache_dir: str | Path | None = None,
-    progress: bool = True,
-) -> Any:
+def eval_ricevl_grounding(spec: RiceVLGroundingSpec) -> RunResult:
     """RICE-VL visual grounding: IoU per country and category (model 'full-image'/'kb-prior': whole-image box)."""
     from culturekb.evals.loaders import load_ricevl_grounding
     from culturekb.evals.ricevl import RiceVLGroundingRunner
 
-    samples = load_ricevl_grounding(data, bbox_format=bbox_format, data_root=data_root, scheme=scheme,
-                                    allow_unknown_countries=allow_unknown_countries)
-    offline = model in ("kb-prior", "full-image")
-    client = None if offline else _eval_client(model, base_url, _eval_cache(model, cache_dir))
-    runner = RiceVLGroundingRunner(samples, client=client, scale=scale, layout=layout, template_dir=template_dir,
-                                   max_tokens=max_tokens, limit=limit, progress=progress)
-    return runner.run(out)
+    samples = load_ricevl_grounding(spec.data, bbox_format=spec.bbox_format, data_root=spec.data_root,
+                                    scheme=spec.scheme, allow_unknown_countries=spec.allow_unknown_countries)
+    offline = spec.model in ("kb-prior", "full-image")
+    client = None if offline else _eval_client(spec.model, spec.base_url, _eval_cache(spec.model, spec.cache_dir))
+    runner = RiceVLGroundingRunner(samples, client=client, scale=spec.scale, layout=spec.layout,
+                                   template_dir=spec.template_dir, max_tokens=spec.max_tokens, limit=spec.limit,
+                                   progress=spec.progress)
+    return runner.run(spec.out)
 
 
 # -- `culturekb eval NAME`: one command per registered benchmark runner ----------------------------------------

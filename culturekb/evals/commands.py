@@ -2,25 +2,34 @@
 
 Each function is the `RunnerCommand.options` of one runner: typer reads its parameters as the command's
 arguments and options and its docstring as the command's help; called with the parsed values, it returns the
-keyword arguments of the benchmark's job in `culturekb.workflows` (comma lists split, flags renamed). No logic
-beyond that belongs here: what a run does lives in the job and the runner.
+what the benchmark's job in `culturekb.workflows` takes: one typed run spec (`culturekb.evals.specs`), comma
+lists split and flags renamed. No logic beyond that belongs here: what a run does lives in the job and the
+runner.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from culturekb.evals.specs import ArtECultureSpec, CedarSpec, RiceVLGroundingSpec, RiceVLVQASpec
 from culturekb.inference.base import MODES
 
-__all__ = ["artemculture_options", "cedar_options", "ricevl_vqa_options", "ricevl_grounding_options", "csv_list"]
+__all__ = ["artemculture_options", "cedar_options", "ricevl_vqa_options", "ricevl_grounding_options", "csv_list",
+           "csv_tuple"]
 
 
 def csv_list(value: str | None) -> list[str] | None:
     """``"a, b,,c"`` -> ``["a", "b", "c"]``; None or an empty string -> None."""
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def csv_tuple(value: str | None) -> tuple[str, ...] | None:
+    """`csv_list` as a tuple (what the run specs hold)."""
+    items = csv_list(value)
+    return tuple(items) if items is not None else None
 
 
 _OUT_HELP = "run folder (reports, resumable predictions)"
@@ -39,11 +48,12 @@ def artemculture_options(
     split: Annotated[str, typer.Option(help="split to evaluate")] = "test",
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N samples")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
-) -> dict[str, Any]:
+) -> ArtECultureSpec:
     """ArtECulture: accuracy per culture and mode beside the majority baseline, grids, alignment; resumable."""
-    return {"data": data, "kb_dir": kb, "out": out_dir, "model": model, "modes": csv_list(modes),
-            "prompt_languages": csv_list(prompt_languages), "base_url": base_url, "judges": csv_list(judges) or (),
-            "split": split, "limit": limit, "data_root": data_root}
+    return ArtECultureSpec(
+        data=tuple(data), kb_dir=kb, out=out_dir, model=model, modes=csv_tuple(modes),
+        prompt_languages=csv_tuple(prompt_languages), base_url=base_url, judges=csv_tuple(judges) or (), split=split,
+        limit=limit, data_root=data_root)
 
 
 def cedar_options(
@@ -62,12 +72,13 @@ def cedar_options(
     max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
-) -> dict[str, Any]:
+) -> CedarSpec:
     """Cedar: accuracy per language, GEPP/LSEPP, GRQB/LSRQB, language grid; multimodal and text-only apart."""
-    return {"data": data, "out": out_dir, "kb_dir": kb, "model": model, "scheme": scheme, "modes": csv_list(modes),
-            "prompt_languages": csv_list(prompt_languages), "languages": csv_list(languages),
-            "modalities": [modality] if modality else None, "base_url": base_url, "image_concepts": image_concepts,
-            "max_tokens": max_tokens, "limit": limit, "data_root": data_root}
+    return CedarSpec(
+        data=data, out=out_dir, kb_dir=kb, model=model, scheme=scheme, modes=csv_tuple(modes),
+        prompt_languages=csv_tuple(prompt_languages), languages=csv_tuple(languages),
+        modalities=(modality,) if modality else None, base_url=base_url, image_concepts=image_concepts,
+        max_tokens=max_tokens, limit=limit, data_root=data_root)
 
 
 def ricevl_vqa_options(
@@ -88,12 +99,13 @@ def ricevl_vqa_options(
     max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
-) -> dict[str, Any]:
+) -> RiceVLVQASpec:
     """RICE-VL VQA: SEA-LAVE per setting, country, category and question format; resumable."""
-    return {"data": data, "out": out_dir, "kb_dir": kb, "cue_metadata": cue_metadata, "model": model, "judge": judge,
-            "base_url": base_url, "judge_base_url": judge_base_url, "settings": csv_list(settings), "region": region,
-            "region_countries": csv_list(region_countries), "cue_scope": cue_scope,
-            "allow_unknown_countries": any_country, "max_tokens": max_tokens, "limit": limit, "data_root": data_root}
+    return RiceVLVQASpec(
+        data=data, out=out_dir, kb_dir=kb, cue_metadata=cue_metadata, model=model, judge=judge, base_url=base_url,
+        judge_base_url=judge_base_url, setting_names=csv_tuple(settings), region=region,
+        region_countries=csv_tuple(region_countries), cue_scope=cue_scope, allow_unknown_countries=any_country,
+        max_tokens=max_tokens, limit=limit, data_root=data_root)
 
 
 def ricevl_grounding_options(
@@ -107,8 +119,8 @@ def ricevl_grounding_options(
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
-) -> dict[str, Any]:
+) -> RiceVLGroundingSpec:
     """RICE-VL grounding: mean IoU per country and category, accuracy at IoU >= 0.5; failures counted."""
-    return {"data": data, "out": out_dir, "model": model, "base_url": base_url, "bbox_format": bbox_format,
-            "scale": scale, "layout": layout, "allow_unknown_countries": any_country, "limit": limit,
-            "data_root": data_root}
+    return RiceVLGroundingSpec(
+        data=data, out=out_dir, model=model, base_url=base_url, bbox_format=bbox_format, scale=scale, layout=layout,
+        allow_unknown_countries=any_country, limit=limit, data_root=data_root)
