@@ -7,7 +7,8 @@ weak-word lists come from the same vocabulary files, per language.
 Word boundaries per script:
 - Latin, Cyrillic, Devanagari and other spaced scripts: a form must not touch another word character on either
   side, where vowel signs and other combining marks count as word characters (so "उदास" is not found inside
-  "उदासी"); a stem form (`traurig*`) may run on to the end of its word.
+  "उदासी"); a stem form (`traurig*`) may run on to the end of its word, an ending form (`*sikitisha`) may
+  start anywhere in its word (Swahili class and tense prefixes: inasikitisha, kinasikitisha).
 - Han, kana, Thai, Lao, Khmer, Myanmar (written without spaces): a form matches anywhere.
 - Hangul and Ethiopic: a form must start a word (an Amharic clitic prefix such as በ/ለ/የ/ከ is allowed) and may
   run on, since particles and suffixes attach to the word (슬픔이, ሀዘንን).
@@ -33,10 +34,12 @@ AMBIGUOUS_FORMS = frozenset(
 in free text they count only when no other label is mentioned. An exact JSON value or answer line still maps.
 Each vocabulary file adds its own (`weak`)."""
 
-_MARKS = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0900-\u0dff" \
+_MARKS = "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0900-\u0963" \
+    "\u0966-\u0dff" \
     "\u135d-\u135f\u1ab0-\u1aff\u1dc0-\u1dff\u200c\u200d\u20d0-\u20ff\ufe20-\ufe2f"
 _W = rf"[\w{_MARKS}]"
-"""A word character: letters, digits and combining marks (Indic vowel signs and viramas included)."""
+"""A word character: letters, digits and combining marks (Indic vowel signs and viramas included; the
+Devanagari danda and double danda are punctuation)."""
 
 _AR = "\u0621-\u064a\u066e-\u06d3"
 _NOSPACE = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"
@@ -103,10 +106,10 @@ def _trie_regex(forms: list[str]) -> str:
     return walk(trie)
 
 
-def _class_regex(script: str, exact: list[str], stems: list[str]) -> str:
+def _class_regex(script: str, exact: list[str], stems: list[str], endings: list[str]) -> str:
     parts = []
     if script == "nospace" or script == "hangul" or script == "ethiopic":
-        core = _trie_regex(sorted(set(exact) | set(stems)))
+        core = _trie_regex(sorted(set(exact) | set(stems) | set(endings)))
         if script == "hangul":
             return f"(?<![{_HANGUL}])(?P<f_{script}>{core})"
         if script == "ethiopic":
@@ -124,6 +127,8 @@ def _class_regex(script: str, exact: list[str], stems: list[str]) -> str:
         parts.append(rf"(?<!{_W})(?P<f_word>{_trie_regex(exact)})(?!{_W})")
     if stems:
         parts.append(rf"(?<!{_W})(?P<s_word>{_trie_regex(stems)}){_W}*")
+    if endings:  # a word ending in the form: Bantu class and tense prefixes (inasikitisha, linatisha)
+        parts.append(rf"(?<!{_W}){_W}*?(?P<e_word>{_trie_regex(endings)})(?!{_W})")
     return "|".join(parts)
 
 
@@ -252,6 +257,7 @@ class LabelMatcher:
     pattern: re.Pattern[str] | None
     exact: dict[str, tuple[str, tuple[str, ...]]]  # normalised form -> (label, languages)
     stems: dict[str, tuple[str, tuple[str, ...]]]  # normalised stem (no '*') -> (label, languages)
+    endings: dict[str, tuple[str, tuple[str, ...]]]  # normalised word ending (form '*ending') -> (label, languages)
     weak: frozenset[str]
     answer_language: str | None
 
@@ -266,6 +272,10 @@ class LabelMatcher:
                 stem = self.stems.get(key[:end])
                 if stem is not None:
                     return stem[0]
+            for start in range(len(key)):
+                ending = self.endings.get(key[start:])
+                if ending is not None:
+                    return ending[0]
         return None
 
     def mentions(self, text: str) -> list[Mention]:
@@ -278,16 +288,16 @@ class LabelMatcher:
             if group is None:
                 continue
             found = re.sub(_SEP, " ", m.group(group))
-            table = self.stems if group.startswith("s_") else self.exact
+            table = {"s": self.stems, "e": self.endings}.get(group[0], self.exact)
             hit = table.get(found)
             if hit is None and group.startswith("f_"):  # a stem inside a no-space script
-                hit = self.stems.get(found)
+                hit = self.stems.get(found) or self.endings.get(found)
             if hit is None:
                 continue
             label, languages = hit
             extra = (self.answer_language,) if self.answer_language and self.answer_language not in languages else ()
             langs = tuple(lang for lang in (*languages, *extra) if lang in vocabulary_languages())
-            key = found + "*" if group.startswith("s_") or found not in self.exact else found
+            key = {"s": found + "*", "e": "*" + found}.get(group[0], found)
             out.append(Mention(m.start(), m.end(), label, key in self.weak or found in self.weak,
                                _negated(text, m.start(), m.end(), langs)))
         return out
@@ -328,28 +338,29 @@ def _build(scheme: EmotionScheme, language: str | None, every_language: bool) ->
                 entries += [(w, lab, lang) for lab, words in table.items() for w in words]
     exact: dict[str, tuple[str, list[str]]] = {}
     stems: dict[str, tuple[str, list[str]]] = {}
-    by_class: dict[str, tuple[list[str], list[str]]] = {}
+    endings: dict[str, tuple[str, list[str]]] = {}
+    by_class: dict[str, tuple[list[str], list[str], list[str]]] = {}
     for form, label, lang in entries:
         norm = re.sub(_SEP, " ", normalise_text(form)).strip()
-        is_stem = norm.endswith("*")
-        norm = norm.rstrip("*").strip()
+        kind = 2 if norm.startswith("*") else 1 if norm.endswith("*") else 0
+        norm = norm.strip("*").strip()
         if not norm:
             continue
-        into = stems if is_stem else exact
+        into = (exact, stems, endings)[kind]
         known = into.get(norm)
         if known is not None:
             if known[0] == label and lang not in known[1]:
                 known[1].append(lang)
             continue
         into[norm] = (label, [lang])
-        exact_forms, stem_forms = by_class.setdefault(_script(norm), ([], []))
-        (stem_forms if is_stem else exact_forms).append(norm)
+        by_class.setdefault(_script(norm), ([], [], []))[kind].append(norm)
     parts = [_class_regex(c, *by_class[c]) for c in _CLASS_ORDER if c in by_class]
     pattern = re.compile("|".join(p for p in parts if p)) if parts else None
     return LabelMatcher(
         pattern=pattern,
         exact={k: (lab, tuple(langs)) for k, (lab, langs) in exact.items()},
         stems={k: (lab, tuple(langs)) for k, (lab, langs) in stems.items()},
+        endings={k: (lab, tuple(langs)) for k, (lab, langs) in endings.items()},
         weak=_weak_forms(),
         answer_language=language if language in vocabulary_languages() else None,
     )

@@ -17,9 +17,10 @@ MODES: tuple[str, ...] = ("orig", "know", "internal-know", "random-know", "cross
 """The paper's settings: zero-shot; + retrieved knowledge; chain of thought without the KB; random tuples;
 tuples retrieved for another culture."""
 
-ParseStatus = Literal["json", "text", "invalid", "error"]
-"""json: a valid JSON answer; text: found through label synonyms/translations in free text;
-invalid: no label could be read (scored wrong); error: the model call failed (scored wrong)."""
+ParseStatus = Literal["json", "text", "embedding", "invalid", "error"]
+"""json: a valid JSON answer; text: found through label synonyms/translations in free text; embedding: the
+optional embedding fallback of the parser chose the nearest label; invalid: no label could be read (scored
+wrong); error: the model call failed (scored wrong)."""
 
 
 def check_mode(mode: str) -> str:

@@ -6,7 +6,8 @@ file: `"concepts": {"blue": "sadness"}`) gets that concept's words in every lang
 apart from the scheme's own `synonyms` and `translations` (which win where they disagree). `match`, `translate`
 and the answer parser use both; `surface_forms` and the judges use the scheme's own words only. A scheme file can
 opt out with `"vocabularies": false`. For user schemes the table of ties is logged once, so it can be checked.
-A surface form ending in `*` is a stem: it matches a single word that starts with it ("traurig*").
+A surface form ending in `*` is a stem: it matches a single word that starts with it ("traurig*"); one starting
+with `*` is an ending: it matches a single word that ends with it ("*sikitisha").
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class EmotionScheme:
 
     def match(self, text: str) -> str | None:
         """Exact match of `text` to a label, synonym or translation (case- and separator-insensitive); a single
-        word also matches a stem form (`traurig*` matches "traurige")."""
+        word also matches a stem form (`traurig*` matches "traurige") or an ending form (`*sikitisha`)."""
         key = _norm(text)
         lookup = self._lookup()
         hit = lookup.get(key)
@@ -111,6 +112,10 @@ class EmotionScheme:
             return hit
         for end in range(len(key), 0, -1):  # the longest stem first
             hit = lookup.get(key[:end] + "*")
+            if hit is not None:
+                return hit
+        for start in range(len(key)):  # then the longest ending ('*sikitisha')
+            hit = lookup.get("*" + key[start:])
             if hit is not None:
                 return hit
         return None
@@ -288,8 +293,9 @@ def attach_vocabularies(scheme: EmotionScheme, log_table: bool = False) -> Emoti
     """`scheme` with the vocabulary words of its labels' concepts as its `vocabulary` (language -> label -> words).
 
     A label takes its concept's words and those of the concept's `also` neighbours that no other label of the
-    scheme holds. A word claimed by the scheme's own data for another label, or by two labels' concepts at the
-    same rank (in any language), is left out, so every surface form of the result names one label.
+    scheme holds. A word that is already one of the scheme's own words, or that two labels' concepts claim at the
+    same rank in one language, is left out, so within a language every surface form names one label (across
+    languages a word may name two: the answer's language decides, see `culturekb.inference.parsing`).
     """
     if scheme.vocabulary:  # already attached (a scheme saved with its vocabulary, e.g. in a KB manifest)
         return scheme
@@ -313,8 +319,9 @@ def attach_vocabularies(scheme: EmotionScheme, log_table: bool = False) -> Emoti
         for lab, words in table.items():
             for w in words:
                 own.setdefault(normalise_form(w), set()).add(lab)
-    # every candidate form in every language: form -> {label: best rank}
-    ranks: dict[str, dict[str, int]] = {}
+    # every candidate form, per language: (language, form) -> {label: best rank}. The same word may name different
+    # labels in two languages (ja 愉快 amusement, zh 愉快 happiness): the answer's language decides.
+    ranks: dict[tuple[str, str], dict[str, int]] = {}
     per_lang: dict[str, list[tuple[str, str, str]]] = {}  # language -> [(label, form as written, key)]
     for lang in vocabulary_languages():
         vocab = load_vocabulary(lang)
@@ -323,24 +330,23 @@ def attach_vocabularies(scheme: EmotionScheme, log_table: bool = False) -> Emoti
             for concept, rank in srcs:
                 for form in vocab.forms.get(concept, ()):
                     key = normalise_form(form)
-                    best = ranks.setdefault(key, {})
+                    best = ranks.setdefault((lang, key), {})
                     best[label] = min(rank, best.get(label, rank))
                     rows.append((label, form, key))
-    owner: dict[str, str | None] = {}
-    for key, by_label in ranks.items():
+    owner: dict[tuple[str, str], str | None] = {}
+    for (lang, key), by_label in ranks.items():
         if key in own:
-            owner[key] = next(iter(own[key])) if len(own[key]) == 1 and own[key] <= set(by_label) else None
             continue
         top = min(by_label.values())
         winners = [lab for lab, r in by_label.items() if r == top]
-        owner[key] = winners[0] if len(winners) == 1 else None
+        owner[(lang, key)] = winners[0] if len(winners) == 1 else None
     vocabulary: dict[str, dict[str, list[str]]] = {}
     added: dict[str, int] = {}
     for lang, rows in per_lang.items():
         target = vocabulary.setdefault(lang, {})
         seen: set[str] = set()
         for label, form, key in rows:
-            if owner.get(key) != label or key in seen or key in own:
+            if owner.get((lang, key)) != label or key in seen or key in own:
                 continue
             target.setdefault(label, []).append(form)
             seen.add(key)

@@ -8,8 +8,9 @@ introduce an answer ("Answer:", "Antwort:", "答案：", JSON keys). Each langua
 whether a native speaker checked it.
 
 Form conventions: matching is case-insensitive and NFKC-normalised; a form ending in `*` is a stem and matches
-any word that starts with it ("traurig*" matches "traurige", "trauriges"); the first form of a concept is never
-a stem, because it is the word a prompt shows for the label.
+any word that starts with it ("traurig*" matches "traurige", "trauriges"); a form starting with `*` is an ending
+and matches any word that ends with it ("*sikitisha" matches "inasikitisha"); the first form of a concept is
+never a stem or an ending, because it is the word a prompt shows for the label.
 
 A scheme label is tied to a concept by name (`sadness`) or explicitly by the scheme file's `concepts` table;
 `culturekb.kb.schemes.attach_vocabularies` then gives the label that concept's words in every language (the
@@ -159,7 +160,7 @@ def load_vocabulary(language: str) -> LanguageVocabulary:
         if concept not in catalogue:
             raise ConfigError(f"{where}: unknown concept {key!r}; add it to concepts.json or fix the spelling")
         clean = _strings(words, f"{where}[{key!r}]")
-        if clean and clean[0].endswith("*"):
+        if clean and "*" in clean[0]:
             raise ConfigError(f"{where}[{key!r}]: the first form is shown in prompts and cannot be a stem ('*')")
         forms[concept] = clean
     neg = raw.get("negation") or {}
