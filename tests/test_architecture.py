@@ -18,7 +18,7 @@ LAYER = {
     "errors": "ground", "_io": "ground", "_images": "ground", "config": "ground", "registry": "ground",
     "kb": "ground", "text": "text", "models": "models", "builders": "builders", "retrieval": "retrieval",
     "inference": "inference", "evals": "evals", "workflows": "jobs", "api": "faces", "cli": "faces",
-    "testing": "testing",
+    "testing": "testing", "data": "ground",
 }
 
 # What each layer may import (besides itself). Anything else is a broken rule.
