@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import Sample
@@ -19,6 +21,7 @@ __all__ = [
     "culture_terms",
     "country_names",
     "mentions",
+    "item_counts",
     "load_template",
 ]
 
@@ -40,6 +43,15 @@ def culture_terms(culture: str) -> tuple[str, list[str]]:
 def country_names(countries: Sequence[str]) -> dict[str, str]:
     """Display name of each distinct country id, in sorted order (the reports' ``country_names``)."""
     return {c: culture_terms(c)[0] for c in sorted(set(countries))}
+
+
+def item_counts(samples: Sequence[Sample]) -> dict[str, Any]:
+    """What a RICE-VL report says about its items: the countries' display names and the item counts per country
+    and per category (sorted)."""
+    countries = [s.culture for s in samples]
+    categories = [str(s.metadata.get("category")) for s in samples]
+    return {"country_names": country_names(countries), "n_per_country": dict(sorted(Counter(countries).items())),
+            "n_per_category": dict(sorted(Counter(categories).items()))}
 
 
 def mentions(text: str, terms: Sequence[str]) -> bool:

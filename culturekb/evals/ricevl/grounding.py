@@ -16,7 +16,7 @@ from culturekb.errors import ConfigError
 from culturekb.evals.boxes import ParsedBox, parse_box
 from culturekb.evals.metrics import box_iou, iou_accuracy, mean_by_group, mean_score
 from culturekb.evals.reports import BarPlot, Plot, Table
-from culturekb.evals.ricevl.common import country_names, load_template
+from culturekb.evals.ricevl.common import item_counts, load_template
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
 from culturekb.inference.messages import ask_each
@@ -166,9 +166,7 @@ class RiceVLGroundingRunner(Runner):
         return {
             "n_samples": len(samples),
             "iou_threshold": self.iou_threshold,
-            "country_names": country_names(countries),
-            "n_per_country": dict(sorted(Counter(countries).items())),
-            "n_per_category": dict(sorted(Counter(categories).items())),
+            **item_counts(samples),
             "settings": per_setting,
         }
 

@@ -26,8 +26,8 @@ from culturekb.evals.reports import BarPlot, Plot, Table
 from culturekb.evals.ricevl.common import (
     FORMATS,
     Region,
-    country_names,
     culture_terms,
+    item_counts,
     load_template,
     mentions,
     region_from_samples,
@@ -357,9 +357,7 @@ class RiceVLVQARunner(Runner):
             "n_samples": len(samples),
             "judge": getattr(self.judge, "id", str(self.judge)),
             "region": {"name": self.region.name, "countries": self.region.country_names},
-            "country_names": country_names(countries),
-            "n_per_country": dict(sorted(Counter(countries).items())),
-            "n_per_category": dict(sorted(Counter(categories).items())),
+            **item_counts(samples),
             "n_per_format": dict(sorted(Counter(formats).items())),
             "settings": per_setting,
         }
