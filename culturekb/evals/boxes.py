@@ -15,6 +15,10 @@ Scale: ``auto`` reads boxes whose numbers are all within [0, 1] as normalised, b
 as pixels; force one with ``scale=`` (``pixels``, ``unit``, ``thousandths``). Layout: ``auto`` takes x/y/w/h only
 when the keys say so or the answer says "x, y, w, h" / "xywh" / "width and height"; force with ``layout=``.
 
+Gold boxes in data files name their form with a `BOX_FORMATS` value (``xyxy``, ``xywh``, ``xyxy_norm``,
+``xywh_norm``, ``xyxy_1000``); `convert_box` turns them into pixels with the same rule (`to_pixels`) that model
+boxes go through, and `BOX_KEY_LAYOUTS` is the one table of object keys both read.
+
 Outcomes (`ParsedBox.status`), all counted by the grounding run: ``ok``; ``clipped`` (partly outside the image,
 clipped to it, scored); ``outside`` (entirely outside the image: IoU 0); ``invalid`` (x2 <= x1 or y2 <= y1, or a
 normalised box without an image size: IoU 0); ``unparsed`` (no box found: IoU 0).
@@ -30,7 +34,8 @@ from typing import Any, Literal
 
 from culturekb.errors import ConfigError
 
-__all__ = ["BoxStatus", "ParsedBox", "parse_box", "format_box_token"]
+__all__ = ["BoxStatus", "ParsedBox", "parse_box", "format_box_token", "BOX_FORMATS", "BOX_KEY_LAYOUTS", "to_pixels",
+           "convert_box"]
 
 BoxStatus = Literal["ok", "clipped", "outside", "invalid", "unparsed"]
 _SCALES = ("auto", "pixels", "unit", "thousandths")
@@ -46,7 +51,7 @@ _TWO_POINTS = re.compile(rf"\(\s*({_NUM})\s*,\s*({_NUM})\s*\)[^()\d]{{0,40}}\(\s
 _XYWH_HINT = re.compile(r"\bx\s*,\s*y\s*,\s*w(?:idth)?\s*,\s*h(?:eight)?\b|\bxywh\b|width and height", re.IGNORECASE)
 
 _LIST_KEYS = ("bbox_2d", "bbox", "box", "bounding_box", "boundingbox", "coordinates", "coords", "box_2d")
-_DICT_LAYOUTS: tuple[tuple[tuple[str, ...], str], ...] = (
+BOX_KEY_LAYOUTS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("x1", "y1", "x2", "y2"), "xyxy"),
     (("xmin", "ymin", "xmax", "ymax"), "xyxy"),
     (("x_min", "y_min", "x_max", "y_max"), "xyxy"),
@@ -55,6 +60,10 @@ _DICT_LAYOUTS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("x", "y", "width", "height"), "xywh"),
     (("left", "top", "width", "height"), "xywh"),
 )
+"""The keys of a box given as an object, and the layout each set implies."""
+
+BOX_FORMATS: tuple[str, ...] = ("xyxy", "xywh", "xyxy_norm", "xywh_norm", "xyxy_1000")
+_FORMAT_SCALES = {"": "pixels", "_norm": "unit", "_1000": "thousandths"}
 
 
 @dataclass(frozen=True)
@@ -80,6 +89,34 @@ def format_box_token(box: tuple[float, float, float, float], width: float, heigh
     x1, y1, x2, y2 = box
     g = [round(x1 / width * 1000), round(y1 / height * 1000), round(x2 / width * 1000), round(y2 / height * 1000)]
     return f"<|box_start|>({g[0]},{g[1]}),({g[2]},{g[3]})<|box_end|>"
+
+
+def to_pixels(values: tuple[float, ...] | list[float], layout: str, scale: str, width: float | None,
+              height: float | None) -> tuple[float, float, float, float]:
+    """Absolute ``(x1, y1, x2, y2)`` pixels from 4 numbers in `layout` (xyxy | xywh) and `scale` (pixels | unit
+    | thousandths); a unit or thousandths box without the image size raises ConfigError."""
+    a, b, c, d = (float(v) for v in values)
+    if layout == "xywh":
+        c, d = a + c, b + d
+    if scale in ("unit", "thousandths"):
+        if not width or not height:
+            raise ConfigError(f"a {scale} box needs the image size to become pixels; give width and height (or an "
+                              "image file the size can be read from)")
+        f = 1000.0 if scale == "thousandths" else 1.0
+        a, c = a / f * width, c / f * width
+        b, d = b / f * height, d / f * height
+    return a, b, c, d
+
+
+def convert_box(values: tuple[float, ...] | list[float], box_format: str, width: float | None,
+                height: float | None) -> tuple[float, float, float, float]:
+    """Absolute [x1, y1, x2, y2] pixels from 4 numbers in `box_format` (one of `BOX_FORMATS`).
+
+    Normalised formats need the image size (ConfigError without it).
+    """
+    if box_format not in BOX_FORMATS:
+        raise ConfigError(f"unknown box format {box_format!r}; use one of {list(BOX_FORMATS)}")
+    return to_pixels(values, box_format[:4], _FORMAT_SCALES[box_format[4:]], width, height)
 
 
 def _floats(groups: tuple[str | Any, ...]) -> tuple[float, ...]:
@@ -121,7 +158,7 @@ def _from_obj(obj: Any) -> tuple[tuple[float, ...], str, str] | None:
             inner = _from_obj(value)
             if inner is not None:
                 return inner
-    for names, layout in _DICT_LAYOUTS:
+    for names, layout in BOX_KEY_LAYOUTS:
         if all(n in keys and _is_num(keys[n]) for n in names):
             return tuple(float(keys[n]) for n in names), layout, f"json-{layout}"
     for value in keys.values():
@@ -196,15 +233,10 @@ def parse_box(
         sc = found_scale
     else:
         sc = "unit" if all(0.0 <= v <= 1.0 for v in nums) else "pixels"
-    a, b, c, d = nums
-    if lay == "xywh":
-        c, d = a + c, b + d
-    if sc in ("unit", "thousandths"):
-        if not width or not height:
-            return ParsedBox(None, "invalid", form, nums, f"a {sc} box needs the image size to become pixels")
-        f = 1000.0 if sc == "thousandths" else 1.0
-        a, c = a / f * width, c / f * width
-        b, d = b / f * height, d / f * height
+    try:
+        a, b, c, d = to_pixels(nums, lay, sc, width, height)
+    except ConfigError:
+        return ParsedBox(None, "invalid", form, nums, f"a {sc} box needs the image size to become pixels")
     if c <= a or d <= b:
         return ParsedBox(None, "invalid", form, nums, "x2 <= x1 or y2 <= y1")
     if width and height:

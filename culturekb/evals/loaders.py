@@ -5,6 +5,9 @@ objects. Field names are matched case-insensitively, with the aliases listed bel
 name go into ``Sample.metadata`` untouched. A bad row raises `DataError` naming the file, the line and the fix;
 nothing is dropped silently.
 
+(Why one module over 500 lines: it is the reference of the benchmark file formats; the field tables below are
+about 80 of its lines and name every alias the code accepts, next to the code that accepts it.)
+
 Cedar (`load_cedar`)
 --------------------
 =============  ==========================================  ========================================================
@@ -98,13 +101,13 @@ from typing import Any
 
 from culturekb._io import is_uri, iter_json_records, resolve_image_ref
 from culturekb.errors import ConfigError, DataError
+from culturekb.evals.boxes import BOX_FORMATS, BOX_KEY_LAYOUTS, convert_box
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.loaders import canonical_label
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
 __all__ = [
-    "BOX_FORMATS",
     "QUESTION_FORMATS",
     "Row",
     "read_rows",
@@ -114,14 +117,12 @@ __all__ = [
     "load_cue_metadata",
     "normalise_format",
     "normalise_truth",
-    "convert_box",
     "country_names",
 ]
 
 log = logging.getLogger(__name__)
 
 QUESTION_FORMATS: tuple[str, ...] = ("qa", "tf", "fill")
-BOX_FORMATS: tuple[str, ...] = ("xyxy", "xywh", "xyxy_norm", "xywh_norm", "xyxy_1000")
 
 _FORMAT_ALIASES = {
     "qa": "qa", "open": "qa", "open-ended": "qa", "open ended": "qa", "openended": "qa", "oeq": "qa",
@@ -421,38 +422,16 @@ def _box_values(value: Any, row: Row) -> tuple[list[float], str | None]:
     """4 numbers and, for a dict, the layout its keys imply ('xyxy' or 'xywh')."""
     if isinstance(value, Mapping):
         keys = {str(k).lower(): v for k, v in value.items()}
-        for names, layout in ((("x1", "y1", "x2", "y2"), "xyxy"), (("xmin", "ymin", "xmax", "ymax"), "xyxy"),
-                              (("x", "y", "w", "h"), "xywh"), (("x", "y", "width", "height"), "xywh"),
-                              (("left", "top", "width", "height"), "xywh")):
+        for names, layout in BOX_KEY_LAYOUTS:
             if all(n in keys for n in names):
                 return [_number(keys[n], "bbox value", row) for n in names], layout
-        raise DataError(f"{row.where}: bbox object {dict(value)!r} needs x1/y1/x2/y2, xmin/ymin/xmax/ymax or x/y/w/h")
+        forms = ", ".join("/".join(names) for names, _ in BOX_KEY_LAYOUTS)
+        raise DataError(f"{row.where}: bbox object {dict(value)!r} needs the keys of one of: {forms}")
     if isinstance(value, list | tuple) and len(value) == 1 and isinstance(value[0], list | tuple):
         value = value[0]
     if not isinstance(value, list | tuple) or len(value) != 4:
         raise DataError(f"{row.where}: bbox {value!r} must be 4 numbers [x1, y1, x2, y2] (or per its bbox_format)")
     return [_number(v, "bbox value", row) for v in value], None
-
-
-def convert_box(values: Sequence[float], box_format: str, width: float | None, height: float | None
-                ) -> tuple[float, float, float, float]:
-    """Absolute [x1, y1, x2, y2] pixels from 4 numbers in `box_format` (one of `BOX_FORMATS`).
-
-    Normalised formats need the image size (ConfigError without it).
-    """
-    if box_format not in BOX_FORMATS:
-        raise ConfigError(f"unknown box format {box_format!r}; use one of {list(BOX_FORMATS)}")
-    a, b, c, d = (float(v) for v in values)
-    if box_format.startswith("xywh"):
-        c, d = a + c, b + d
-    if box_format.endswith(("_norm", "_1000")):
-        if not width or not height:
-            raise ConfigError(f"a {box_format} box needs the image size to be converted to pixels; give width and "
-                              "height (or an image file the size can be read from)")
-        scale = 1000.0 if box_format.endswith("_1000") else 1.0
-        a, c = a / scale * width, c / scale * width
-        b, d = b / scale * height, d / scale * height
-    return a, b, c, d
 
 
 def _image_size(path: str | None) -> tuple[int, int] | None:

@@ -7,8 +7,8 @@ import pytest
 from PIL import Image
 
 from culturekb.errors import ConfigError, DataError
+from culturekb.evals.boxes import convert_box
 from culturekb.evals.loaders import (
-    convert_box,
     load_cedar,
     load_cue_metadata,
     load_ricevl_grounding,
