@@ -9,7 +9,7 @@ One request goes through three steps:
 
 1. **Select**, per the paper's mode: ``know`` looks the concepts up in the culture (exact, else semantic with
    cosine >= tau; one batched lookup for a whole batch); ``cross-culture-know`` in every other culture;
-   ``random-know`` draws as many random tuples of the culture as ``know`` found (at least one), seeded by
+   ``random-know`` draws as many random tuples of the culture as the lookup matched (at least one), seeded by
    (seed, request key); ``orig`` and ``internal-know`` use no knowledge. Tuples a human rejected are never used.
 2. **Budget**: one match per tuple (the best-scoring one, at its first position), ranked by score
    (``rank="score"``) or kept in concept order (``rank="salience"``), at most `max_tuples`; lines that would
@@ -46,20 +46,8 @@ from culturekb.retrieval.retriever import Match, Retriever
 from culturekb.text.concepts import ConceptExtractor
 from culturekb.text.prompts import PromptTemplate, available_prompt_languages, load_prompt
 
-__all__ = [
-    "Budget",
-    "BlockTemplate",
-    "KNOWLEDGE",
-    "HARNESS",
-    "CUES",
-    "REGIONAL_CUES",
-    "KnowledgeRequest",
-    "KnowledgeBlock",
-    "KnowledgeService",
-    "CueStatus",
-    "cue_budget",
-    "cues",
-]
+__all__ = ["Budget", "BlockTemplate", "KNOWLEDGE", "HARNESS", "CUES", "REGIONAL_CUES", "KnowledgeRequest",
+           "KnowledgeBlock", "KnowledgeService", "CueStatus", "cue_budget", "cues", "load_block_template"]
 
 log = logging.getLogger(__name__)
 
@@ -392,7 +380,7 @@ class KnowledgeService:
         return found
 
     def _random(self, culture: str, n: int, seed: int, key: str, budget: Budget) -> list[Match]:
-        pool = self.retriever.kb.for_culture(culture)
+        pool = [t for t in self.retriever.kb.for_culture(culture) if t.status != "rejected"]
         rng = random.Random(f"{seed}:{key}")
         picks = rng.sample(pool, min(n, len(pool), budget.max_tuples))
         return [Match(t.concept, t, 1.0, "exact") for t in picks]

@@ -215,7 +215,7 @@ class RiceVLVQARunner(Runner):
         inside = [c for c in kb_cultures if c in self.region.countries]
         return inside or kb_cultures
 
-    def _blocks(self, chunk: Sequence[Sample]) -> list[tuple[KnowledgeBlock, str]]:
+    def cue_blocks(self, chunk: Sequence[Sample]) -> list[tuple[KnowledgeBlock, str]]:
         """(cue block, status) per item from one batched lookup: in the region's countries (``cue_scope="region"``,
         one note per country) or in the item's own country, with its best-supported tuples as a ``fallback``
         when no concept matched."""
@@ -264,7 +264,7 @@ class RiceVLVQARunner(Runner):
         mode = setting.mode
         if mode not in VQA_SETTINGS:
             raise ConfigError(f"unknown RICE-VL VQA setting {mode!r}; use one of {list(VQA_SETTINGS)}")
-        blocks = (self._blocks(samples) if mode == "kb-cues"
+        blocks = (self.cue_blocks(samples) if mode == "kb-cues"
                   else [(KnowledgeBlock("", status="not-used"), "not-used")] * len(samples))
         answers: list[str | None] = []
         errors: list[str | None] = []
