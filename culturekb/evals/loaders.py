@@ -103,7 +103,7 @@ from culturekb._io import is_uri, iter_json_records, resolve_image_ref
 from culturekb.errors import ConfigError, DataError
 from culturekb.evals.boxes import BOX_FORMATS, BOX_KEY_LAYOUTS, convert_box
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
-from culturekb.kb.loaders import canonical_label
+from culturekb.kb.loaders import canonical_label, known_culture
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
@@ -234,15 +234,11 @@ def _resolve_image(row: Row, value: str, data_root: Path | None, check: bool) ->
 
 
 def _culture(registry: CultureRegistry, value: str, row: Row, field: str, allow_unknown: bool = False) -> Culture:
-    if value in registry:
-        return registry.resolve(value)
-    if allow_unknown:
+    if allow_unknown and value not in registry:
         return Culture(id=value.strip(), name=value.strip(), language="en")
-    raise DataError(
-        f"{row.where}: unknown {field} {value!r}; known: {', '.join(sorted(registry.ids()))}. Use an id or alias "
-        + ("of the registry, or load with allow_unknown_countries=True (--any-country) to accept new countries"
-           if field == "country" else "of the registry")
-    )
+    fix = ("or load with allow_unknown_countries=True (--any-country) to accept new countries" if field == "country"
+           else "or declare the culture in the registry first")
+    return known_culture(registry, value, f"{row.where}, field {field!r}", field, fix)
 
 
 def _registry(registry: CultureRegistry | None) -> CultureRegistry:

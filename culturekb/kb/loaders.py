@@ -79,9 +79,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from culturekb._io import iter_jsonl_text, read_text_utf8, resolve_image_ref, safe_relpath
-from culturekb.errors import ConfigError, DataError
+from culturekb.errors import DataError
 from culturekb.kb.artemis import Annotation, aggregate_annotations
-from culturekb.kb.cultures import CultureRegistry, default_registry
+from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
@@ -90,6 +90,7 @@ __all__ = [
     "load_artemis_csv",
     "load_samples_jsonl",
     "canonical_label",
+    "known_culture",
     "CSV_REQUIRED_COLUMNS",
     "CSV_OPTIONAL_COLUMNS",
     "JSONL_FIELDS",
@@ -167,14 +168,21 @@ def canonical_label(scheme: EmotionScheme, value: Any, where: str, field: str = 
     return found
 
 
+def known_culture(registry: CultureRegistry, value: Any, where: str, what: str = "culture",
+                  fix: str = "or declare the culture in the registry first") -> Culture:
+    """The registry's culture for a value of a data file (an id or alias); anything else raises DataError naming
+    `where`, the value (as `what`: culture, language, country), the known cultures and `fix`. Both loader stacks
+    resolve cultures through this."""
+    if str(value) in registry:
+        return registry.resolve(str(value))
+    raise DataError(
+        f"{where}: unknown {what} {value!r}; known cultures: {', '.join(sorted(registry.ids()))}. "
+        f"Use a known id or alias, {fix}"
+    )
+
+
 def _resolve_culture(registry: CultureRegistry, value: Any, where: str) -> str:
-    try:
-        return registry.resolve(str(value)).id
-    except ConfigError as exc:
-        raise DataError(
-            f"{where}: unknown culture {value!r}; known cultures: {', '.join(sorted(registry.ids()))}. "
-            "Use a known id or alias, or declare the culture in the registry first"
-        ) from exc
+    return known_culture(registry, value, where).id
 
 
 def _culture_filter(cultures: Iterable[str] | None, registry: CultureRegistry) -> set[str] | None:
