@@ -47,7 +47,8 @@ from culturekb.text.concepts import ConceptExtractor
 from culturekb.text.prompts import PromptTemplate, available_prompt_languages, load_prompt
 
 __all__ = ["Budget", "BlockTemplate", "KNOWLEDGE", "HARNESS", "CUES", "REGIONAL_CUES", "KnowledgeRequest",
-           "KnowledgeBlock", "KnowledgeService", "CueStatus", "cue_budget", "cues", "load_block_template"]
+           "KnowledgeBlock", "KnowledgeService", "CueStatus", "cue_budget", "cues", "load_block_template",
+           "LoadedTemplates"]
 
 log = logging.getLogger(__name__)
 
@@ -186,7 +187,9 @@ class KnowledgeBlock:
 
 
 @dataclass(frozen=True)
-class _Loaded:
+class LoadedTemplates:
+    """A `BlockTemplate`'s templates loaded in one `language`; `id` and `sha` go into the block's provenance."""
+
     item: PromptTemplate
     frame: PromptTemplate | None
     language: str
@@ -229,7 +232,7 @@ def _template(name: str | Path, language: str, kind: str) -> PromptTemplate:
     return _load(name, language, kind) if _is_file(name) else _packaged(str(name), language, kind)
 
 
-def load_block_template(template: BlockTemplate, language: str) -> _Loaded:
+def load_block_template(template: BlockTemplate, language: str) -> LoadedTemplates:
     """The templates of `template` in `language` when all of them exist in it, else in English."""
     from culturekb.inference.prompts import normalise_language
 
@@ -237,7 +240,7 @@ def load_block_template(template: BlockTemplate, language: str) -> _Loaded:
     if lang != "en" and not all(_is_file(p) or lang in _packaged_languages(str(p)) for p in template.parts()):
         lang = "en"
     frame = _template(template.frame, lang, "frame") if template.frame is not None else None
-    return _Loaded(_template(template.item, lang, "item"), frame, lang)
+    return LoadedTemplates(_template(template.item, lang, "item"), frame, lang)
 
 
 def _names(culture: str, language: str) -> dict[str, str]:
@@ -432,23 +435,20 @@ class KnowledgeService:
         if status is None:
             status = "matched" if used else "no-match"
         return KnowledgeBlock(
-            text=self._frame(loaded, template, lines, culture), matches=used, concepts=tuple(concepts),
+            text=self._frame(loaded, template.frame_names, lines, culture), matches=used, concepts=tuple(concepts),
             culture=culture, mode=mode, status=status, language=lang, template_id=loaded.id, template_sha=loaded.sha,
             kb_version=self.kb_version, scope=tuple(scope),
         )
 
     @staticmethod
-    def _frame(loaded: _Loaded, template: BlockTemplate, lines: Sequence[tuple[Match, str]], culture: str) -> str:
+    def _frame(loaded: LoadedTemplates, names: str, lines: Sequence[tuple[Match, str]], culture: str) -> str:
         if not lines:
             return ""
         if loaded.frame is None:
             return "\n".join(line for _, line in lines)
-        if template.frame_names == "target":
-            groups = {culture: [line for _, line in lines]}
-        else:
-            groups = {}
-            for m, line in lines:
-                groups.setdefault(m.tuple.culture, []).append(line)
+        groups: dict[str, list[str]] = {}  # one frame for the target, or one per source culture
+        for m, line in lines:
+            groups.setdefault(culture if names == "target" else m.tuple.culture, []).append(line)
         parts = []
         for name, group in groups.items():
             body = "\n".join(group)
