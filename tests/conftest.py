@@ -16,10 +16,21 @@ import pytest  # noqa: E402
 from culturekb.testing import ScriptedOpenAIServer  # noqa: E402
 
 
+def _settings_variables() -> frozenset[str]:
+    from culturekb.api.settings import ENV_PREFIX as API_PREFIX
+    from culturekb.api.settings import ApiSettings
+    from culturekb.config import CONFIG_ENV, ENV_PREFIX, Settings
+
+    names = {f"{ENV_PREFIX}{f.upper()}" for f in Settings.model_fields}
+    names |= {f"{API_PREFIX}{f.upper()}" for f in ApiSettings.model_fields}
+    return frozenset(names | {CONFIG_ENV})
+
+
 @pytest.fixture(autouse=True)
 def _no_settings_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Settings come from each test, never from CULTUREKB_* variables of the shell that runs pytest."""
-    for name in [n for n in os.environ if n.startswith("CULTUREKB_")]:
+    """Settings come from each test, never from CULTUREKB_* settings variables of the shell that runs pytest
+    (test switches such as CULTUREKB_API_BASE_URL for the `api` marker stay)."""
+    for name in _settings_variables() & set(os.environ):
         monkeypatch.delenv(name)
 
 
