@@ -59,12 +59,13 @@ _ETHIOPIC_TABLE = {
     src + k: dst + k for src, dst in _ETHIOPIC_HOMOPHONES.items() for k in range(8) if not (src == 0x1280 and k == 7)
 }
 _LETTER_TABLE = str.maketrans({"’": "'", "‘": "'", "أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ى": "ي", "ة": "ه",
-                               "\u093c": None, **{chr(a): chr(b) for a, b in _ETHIOPIC_TABLE.items()}})
+                               "\u093c": None, "\u0307": None, **{chr(a): chr(b) for a, b in _ETHIOPIC_TABLE.items()}})
 
 
 def normalise_text(text: str) -> str:
     """The comparison form of answers and label words alike: NFKC, lower case, Arabic diacritics, tatweel and
-    letter variants (alef, alef maqsura, ta marbuta) unified, Devanagari nukta dropped, Amharic homophone
+    letter variants (alef, alef maqsura, ta marbuta) unified, Devanagari nukta and a lone combining dot above
+    (Turkish "İ".lower()) dropped, Amharic homophone
     letters (ሐ/ኀ -> ሀ, ሠ -> ሰ, ዐ -> አ, ፀ -> ጸ) unified. Keeps the length of most texts, not all."""
     text = unicodedata.normalize("NFKC", text).lower()
     text = _AR_DIACRITICS.sub("", text)
@@ -113,10 +114,10 @@ def _class_regex(script: str, exact: list[str], stems: list[str], endings: list[
         if script == "hangul":
             return f"(?<![{_HANGUL}])(?P<f_{script}>{core})"
         if script == "ethiopic":
-            return f"(?<![{_ETHIOPIC}])(?:ስለ|እንደ|[በለየከእ])?(?P<f_{script}>{core})"
+            return f"(?<![{_ETHIOPIC}])(?:ስለ|እንደ|[በለየከእ])??(?P<f_{script}>{core})"  # a clitic only if needed
         return f"(?P<f_{script}>{core})"
     if script == "arabic":
-        before = f"(?<![{_AR}])(?:[وفبلك]?ال|لل|[وفبلك])?"
+        before = f"(?<![{_AR}])(?:[وفبلك]?ال|لل|[وفبلك])??"  # a clitic only if the form does not start there
         after = f"(?:ات|ين|ون|ها|هم|ا|ه|ي)?(?![{_AR}])"
         if exact:
             parts.append(f"{before}(?P<f_arabic>{_trie_regex(exact)}){after}")
@@ -346,6 +347,9 @@ def _build(scheme: EmotionScheme, language: str | None, every_language: bool) ->
         norm = norm.strip("*").strip()
         if not norm:
             continue
+        if every_language and language is not None and lang not in (language, "en") and len(norm) < 4 \
+                and _script(norm) == "word":
+            continue  # a short word of another language is too often an everyday word of this one ("ira", "fe")
         into = (exact, stems, endings)[kind]
         known = into.get(norm)
         if known is not None:
