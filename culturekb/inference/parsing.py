@@ -25,8 +25,6 @@ which rule decided (json / lexicon / negation-skip / embedding / invalid).
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -34,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
+from culturekb.inference._json_objects import json_objects
 from culturekb.inference._lexicon import (
     AMBIGUOUS_FORMS,
     LabelMatcher,
@@ -224,83 +223,6 @@ def find_label_mentions(text: str, scheme: EmotionScheme, language: str | None =
 # -- JSON ---------------------------------------------------------------------------------------------------
 
 
-_OBJECT_START = re.compile(r"\{\s*[\"'“]")
-_MAX_LENIENT_TRIES = 32
-_MAX_OBJECT_CHARS = 20_000
-
-
-def _balanced_end(text: str, start: int) -> int | None:
-    """Index after the `}` closing the `{` at `start`, skipping braces inside quoted strings."""
-    depth = 0
-    quote: str | None = None
-    i = start
-    stop = min(len(text), start + _MAX_OBJECT_CHARS)
-    while i < stop:
-        ch = text[i]
-        if quote is not None:
-            if ch == "\\":
-                i += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "\"'“”":
-            quote = '"' if ch in "“”" else ch
-            if ch == "“":
-                quote = "”"
-        elif ch == "{":
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-        i += 1
-    return None
-
-
-def _lenient_load(snippet: str) -> Any:
-    try:
-        return json.loads(snippet)
-    except ValueError:
-        pass
-    fixed = snippet.replace("“", '"').replace("”", '"').replace("„", '"')
-    fixed = re.sub(r",\s*([}\]])", r"\1", fixed)
-    try:
-        return json.loads(fixed)
-    except ValueError:
-        pass
-    try:
-        return ast.literal_eval(fixed)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return None
-
-
-def _json_objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
-    """Top-level JSON objects in `text` as (start, end, object), in order."""
-    found: list[tuple[int, int, dict[str, Any]]] = []
-    decoder = json.JSONDecoder()
-    lenient_left = _MAX_LENIENT_TRIES
-    pos = text.find("{")
-    while pos != -1:
-        obj: Any = None
-        end: int | None = None
-        try:
-            obj, end = decoder.raw_decode(text, pos)
-        except (ValueError, RecursionError):
-            # Repair only what looks like an object with quoted keys, a bounded number of times, so that prose
-            # full of braces stays linear.
-            if lenient_left > 0 and _OBJECT_START.match(text, pos):
-                lenient_left -= 1
-                end = _balanced_end(text, pos)
-                if end is not None:
-                    obj = _lenient_load(text[pos:end])
-        if isinstance(obj, dict) and end is not None:
-            found.append((pos, end, obj))
-            pos = text.find("{", end)
-        else:
-            pos = text.find("{", pos + 1)
-    return found
-
-
 def _field(obj: dict[str, Any], keys: frozenset[str]) -> tuple[bool, Any]:
     for k, v in obj.items():
         if _key(k) in keys:
@@ -344,7 +266,7 @@ def _from_json(
 ) -> tuple[ParsedAnswer | None, str | None]:
     """The JSON answer if there is one with a label key, and its raw label value (for the embedding fallback)."""
     label_keys, expl_keys = _keys()
-    for start, end, outer in reversed(_json_objects(text)):
+    for start, end, outer in reversed(json_objects(text)):
         nested = [v for v in outer.values() if isinstance(v, dict)]
         found = [o for o in (outer, *nested) if _field(o, label_keys)[0]]
         if not found:
