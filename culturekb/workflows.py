@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import ValidationError
 
@@ -14,6 +14,7 @@ from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
 
 if TYPE_CHECKING:
+    from culturekb.builders.pipeline import BuildResult
     from culturekb.evals.runner import RunResult
     from culturekb.evals.specs import (
         ArtECultureSpec,
@@ -22,8 +23,19 @@ if TYPE_CHECKING:
         RiceVLGroundingSpec,
         RiceVLVQASpec,
     )
+    from culturekb.inference.augmenter import Augmenter
+    from culturekb.inference.base import Prediction
+    from culturekb.kb.store import KnowledgeBase
+    from culturekb.models.base import ModelClient
+    from culturekb.models.cache import ResponseCache
+    from culturekb.retrieval.retriever import Retriever
+    from culturekb.text.concepts import ConceptExtractor
 
 __all__ = [
+    "KBInspection",
+    "DemoResult",
+    "IndexSummary",
+    "LookupRow",
     "load_data",
     "build_from_files",
     "inspect_kb",
@@ -45,6 +57,42 @@ __all__ = [
     "eval_command",
     "runner_tables",
 ]
+
+
+
+class KBInspection(TypedDict):
+    """What `inspect_kb` gives: the loaded KB, JSON-ready stats and divergence, and the same as Markdown."""
+
+    kb: KnowledgeBase
+    json: dict[str, Any]
+    markdown: str
+
+
+class DemoResult(TypedDict):
+    """What `run_demo` gives: where the KB went, its build report, the printed page and the eval metrics."""
+
+    kb_dir: Path
+    report: dict[str, Any]
+    markdown: str
+    eval: Mapping[str, Any]
+
+
+class IndexSummary(TypedDict):
+    """What `index_kb` gives: the index built for a KB version, its backend, embedder and size."""
+
+    kb_version: str
+    backend: str
+    embedder: str
+    embedder_spec: str
+    count: int
+    directory: str
+
+
+class LookupRow(TypedDict):
+    """One row of `lookup_concepts`: the query and its match (None when nothing passed tau)."""
+
+    query: str
+    match: dict[str, Any] | None
 
 
 def load_data(
@@ -93,7 +141,7 @@ def build_from_files(
     settings_file: str | Path | None = None,
     progress: bool = True,
     **options: Any,
-) -> Any:
+) -> BuildResult:
     """Load the data files and build a KB into `out` (see `BuildConfig` for the options)."""
     from culturekb.builders.pipeline import BuildConfig, build_kb
     from culturekb.config import load_settings
@@ -114,7 +162,7 @@ def build_from_files(
                     extra_report={"dropped_no_majority": load_report["dropped_no_majority"]})
 
 
-def inspect_kb(path: str | Path, top: int = 10) -> dict[str, Any]:
+def inspect_kb(path: str | Path, top: int = 10) -> KBInspection:
     """Stats per culture and the most divergent concepts, as JSON-ready data and as Markdown."""
     from culturekb.kb.stats import divergence, kb_stats, render_stats_markdown
     from culturekb.kb.store import KnowledgeBase
@@ -169,7 +217,7 @@ def demo_data_files() -> list[Path]:
     return files
 
 
-def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> dict[str, Any]:
+def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> DemoResult:
     """The main job on the embedded defaults: build a KB from the shipped sample, index it, show lookups,
     and evaluate the held-out split with the offline kb-prior predictor in every mode."""
     from culturekb.builders.report import render_report_markdown
@@ -216,7 +264,7 @@ def _settings(settings: Settings | None = None) -> Settings:
     return settings if settings is not None else load_settings()
 
 
-def _response_cache(cache_dir: str | Path | None, settings: Settings | None = None) -> Any:
+def _response_cache(cache_dir: str | Path | None, settings: Settings | None = None) -> ResponseCache:
     from culturekb.models.cache import ResponseCache
 
     return ResponseCache(Path(cache_dir or _settings(settings).cache_dir) / "responses.sqlite")
@@ -225,7 +273,7 @@ def _response_cache(cache_dir: str | Path | None, settings: Settings | None = No
 def index_kb(
     kb_dir: str | Path, backend: str | None = None, embedder: str | None = None, *,
     settings: Settings | None = None, **store_kw: Any,
-) -> dict[str, Any]:
+) -> IndexSummary:
     """Build (or rebuild) the vector index of a KB under `<kb>/index/<backend>`.
 
     `backend` and `embedder` default to the configured ones (`culturekb.config`); a rebuild of an existing
@@ -252,7 +300,7 @@ def index_kb(
 def open_augmenter(
     kb_dir: str | Path, backend: str | None = None, embedder: str | None = None, tau: float | None = None,
     build_index: bool = True, *, settings: Settings | None = None, **store_kw: Any,
-) -> Any:
+) -> Augmenter:
     """An Augmenter over a saved KB, its index loaded read-only (built first when missing and `build_index`).
 
     Left out, the embedder is the one the index records, and backend and tau come from the settings (see
@@ -269,10 +317,10 @@ def lookup_concepts(
     kb_dir: str | Path, concepts: Sequence[str], culture: str, *, tau: float | None = None, k: int = 1,
     backend: str | None = None, embedder: str | None = None, cross_culture: bool = False,
     settings: Settings | None = None,
-) -> list[dict[str, Any]]:
+) -> list[LookupRow]:
     """Exact-then-semantic lookup of concepts in one culture of a saved KB, as plain dicts."""
     retriever = open_augmenter(kb_dir, backend, embedder, tau, settings=settings).retriever
-    rows: list[dict[str, Any]] = []
+    rows: list[LookupRow] = []
     for query, m in zip(concepts, retriever.lookup(list(concepts), culture, tau=tau, k=k, cross_culture=cross_culture),
                         strict=True):
         if m is None:
@@ -290,7 +338,7 @@ def predict_job(
     prompt_language: str | None = None, base_url: str | None = None, backend: str | None = None,
     embedder: str | None = None, cache_dir: str | Path | None = None, tau: float | None = None,
     settings: Settings | None = None,
-) -> list[Any]:
+) -> list[Prediction]:
     """Predictions for samples (an image + culture, or a file of samples) with any backend; what is left out
     comes from the settings (`culturekb.config`) and the KB's index."""
     from culturekb.inference.predictors import make_predictor
@@ -329,11 +377,13 @@ def eval_artemculture(spec: ArtECultureSpec) -> RunResult:
 
 
 # -- Cedar and RICE-VL runs ----------------------------------------------------------------------------------------
-def _eval_cache(model: str, cache_dir: str | Path | None) -> Any:
+def _eval_cache(model: str, cache_dir: str | Path | None) -> ResponseCache | None:
     return None if model == "kb-prior" else _response_cache(cache_dir)
 
 
-def _eval_client(spec: str | None, base_url: str | None, cache: Any, scope: str = "") -> Any:
+def _eval_client(
+    spec: str | None, base_url: str | None, cache: ResponseCache | None, scope: str = ""
+) -> ModelClient | None:
     """The model client of a run: None for the offline baselines, else any registered client (an unknown spec
     raises with every valid form). Server-only options are dropped by local clients (hf)."""
     if spec is None or spec in ("kb-prior", "reference", "full-image"):
@@ -368,12 +418,12 @@ def eval_cedar(spec: CedarSpec) -> RunResult:
     return runner.run(spec.out)
 
 
-def _eval_retriever(kb_dir: Path | None, spec: RetrievalSpec) -> Any:
+def _eval_retriever(kb_dir: Path | None, spec: RetrievalSpec) -> Retriever | None:
     """The retriever of a run's KB (None without one), its embedder and backend the index's own by default."""
     return open_augmenter(kb_dir, spec.backend, spec.embedder, spec.tau).retriever if kb_dir is not None else None
 
 
-def _image_concepts(spec: CedarSpec | RiceVLVQASpec, client: Any) -> Any:
+def _image_concepts(spec: CedarSpec | RiceVLVQASpec, client: ModelClient | None) -> ConceptExtractor | None:
     """The VLM concept extractor for the items' images when the spec asks for it and a model answers."""
     if not spec.image_concepts or client is None:
         return None
@@ -386,7 +436,7 @@ def build_ricevl_cue_kb(
     metadata: str | Path, out: str | Path, *, scheme: str = "ricevl14", embedder: str | None = None,
     policy: str = "keep", allow_unknown_countries: bool = False, cache_dir: str | Path | None = None,
     progress: bool = True,
-) -> Any:
+) -> BuildResult:
     """Build the regional cue KB from RICE-VL-style training metadata (JSONL) into `out`; returns the BuildResult."""
     from culturekb.builders.cue_kb import build_cue_kb
     from culturekb.evals.loaders import load_cue_metadata
