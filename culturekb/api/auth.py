@@ -25,14 +25,18 @@ _header = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="HeaderKe
 
 @dataclass(frozen=True)
 class ApiKeys:
+    """The configured read and admin keys; `check` tells whether a request's key grants a role."""
+
     read: frozenset[str] = frozenset()
     admin: frozenset[str] = frozenset()
 
     @property
     def read_required(self) -> bool:
+        """True when read keys are configured, so the /v1 routes and /metrics need a key."""
         return bool(self.read)
 
     def role_of(self, key: str) -> Role | None:
+        """The role `key` grants (admin before read), or None for an unknown key."""
         # compare every key, in constant time per key, so timing does not tell which one nearly matched
         is_admin = any(hmac.compare_digest(key.encode(), k.encode()) for k in self.admin)
         is_read = any(hmac.compare_digest(key.encode(), k.encode()) for k in self.read)

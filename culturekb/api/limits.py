@@ -36,6 +36,7 @@ class BodySizeLimit:
                 "concepts (split the batch over several requests), or raise CULTUREKB_API_MAX_BODY_BYTES")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, or answer 413 as soon as its body (declared or read so far) exceeds `max_bytes`."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

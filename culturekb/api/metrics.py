@@ -21,6 +21,8 @@ _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5
 
 
 class ApiMetrics:
+    """One app's Prometheus counters and latency histogram, in a registry of its own."""
+
     def __init__(self) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         self.requests = Counter("culturekb_http_requests", "HTTP requests answered",
@@ -35,6 +37,7 @@ class ApiMetrics:
                                registry=self.registry)
 
     def count_hits(self, culture: str, kinds: Iterable[str | None]) -> None:
+        """Count one lookup's outcomes in `culture`: each kind is 'exact', 'semantic' or None (no match)."""
         counts: dict[str, int] = {}
         for kind in kinds:
             key = kind or "none"
@@ -43,6 +46,7 @@ class ApiMetrics:
             self.hits.labels(culture=culture, kind=kind).inc(n)
 
     def render(self) -> bytes:
+        """The metrics in Prometheus text format, summed over all workers when several serve the app."""
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             from prometheus_client import multiprocess
 
@@ -60,6 +64,7 @@ class MetricsMiddleware:
         self.metrics = metrics
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Pass the request on, then count and time it under its route template and status."""
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return

@@ -50,10 +50,14 @@ class ErrorOut(BaseModel):
 
 
 class Health(BaseModel):
+    """Liveness answer (/livez): the process is up."""
+
     status: Literal["ok"] = "ok"
 
 
 class Ready(BaseModel):
+    """Readiness answer (/readyz): the KB and index this worker serves, and when it loaded them."""
+
     status: Literal["ready"] = "ready"
     kb_version: str = Field(examples=["1f78b532861bb5b5"])
     embedder: str = Field(description="id of the embedder the index was built with", examples=["st:all-MiniLM-L6-v2"])
@@ -65,6 +69,8 @@ class Ready(BaseModel):
 
 
 class CultureOut(BaseModel):
+    """One culture of the KB: id, display name, language, and how many tuples and concepts it holds."""
+
     id: str = Field(examples=["zh"])
     name: str = Field(examples=["Chinese"])
     language: str | None = Field(None, examples=["zh"])
@@ -73,11 +79,15 @@ class CultureOut(BaseModel):
 
 
 class CulturesOut(BaseModel):
+    """The cultures of the served KB (/v1/cultures)."""
+
     kb_version: str
     cultures: list[CultureOut]
 
 
 class KBOut(BaseModel):
+    """The served KB (/v1/kb): version, source, backend, embedder, manifest, stats and divergent concepts."""
+
     kb_version: str
     kb_dir: str = Field(description="directory the KB was loaded from")
     backend: str
@@ -103,6 +113,7 @@ class TupleOut(BaseModel):
 
 
 def tuple_out(t: KnowledgeTuple) -> TupleOut:
+    """The wire form of a knowledge tuple (without its provenance)."""
     return TupleOut(id=t.id, **t.model_dump(mode="json", exclude={"provenance"}))
 
 
@@ -131,12 +142,16 @@ class LookupRequest(BaseModel):
 
 
 class MatchOut(BaseModel):
+    """A tuple found for a query concept: an exact match, or a semantic one with its cosine similarity (>= tau)."""
+
     kind: Literal["exact", "semantic"] = Field(examples=["exact"])
     score: float = Field(description="1.0 for exact, else cosine similarity", examples=[1.0])
     tuple: TupleOut
 
 
 class LookupItem(BaseModel):
+    """The lookup of one query concept: its normalised form, the best match (or null) and any alternatives."""
+
     query: str = Field(examples=["full moon"])
     normalised: str | None = Field(description="lookup form of the query; null when it has no content words",
                                    examples=["full moon"])
@@ -145,6 +160,8 @@ class LookupItem(BaseModel):
 
 
 class LookupOut(BaseModel):
+    """Answer of /v1/lookup: one item per query concept, in request order, with the tau that was applied."""
+
     kb_version: str
     culture: str = Field(description="the culture id the request resolved to", examples=["en"])
     tau: float
@@ -174,6 +191,8 @@ class AugmentRequest(BaseModel):
 
 
 class AugmentMatch(BaseModel):
+    """Which tuple a query concept retrieved for the block: its concept, culture, match kind and score."""
+
     query: str
     concept: str
     culture: str
@@ -182,6 +201,8 @@ class AugmentMatch(BaseModel):
 
 
 class AugmentOut(BaseModel):
+    """Answer of /v1/augment: the knowledge block, the prompt after it, and the tuples and templates behind it."""
+
     kb_version: str
     culture: str
     mode: str
@@ -198,11 +219,15 @@ class AugmentOut(BaseModel):
 
 
 class ConceptOut(BaseModel):
+    """Answer of /v1/concepts/{culture}/{concept}: that culture's tuple for the concept."""
+
     kb_version: str
     tuple: TupleOut
 
 
 class ReloadRequest(BaseModel):
+    """Admin reload: load the served KB again, or another KB directory, and swap it in once it validates."""
+
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{}, {"kb_dir": "/srv/kb/v2"}]})
 
     kb_dir: str | None = Field(None, min_length=1, max_length=4096,
@@ -210,6 +235,8 @@ class ReloadRequest(BaseModel):
 
 
 class ReloadOut(BaseModel):
+    """Result of a reload: the previous and the new KB version, where it came from and how long loading took."""
+
     previous_version: str | None
     kb_version: str
     kb_dir: str

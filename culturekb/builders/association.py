@@ -70,6 +70,7 @@ class Association:
 
     @property
     def dominant_emotion(self) -> str:
+        """The paper's name for `label`: the argmax of P(e) for this concept in this culture."""
         return self.label
 
     @property

@@ -30,6 +30,8 @@ class RationaleRequest:
 
 @runtime_checkable
 class RationaleGenerator(Protocol):
+    """Writes the rationales of step 3: why a concept evokes its dominant emotion in a culture."""
+
     id: str
 
     def generate(self, requests: Sequence[RationaleRequest]) -> list[list[str]]:

@@ -122,6 +122,7 @@ class VLMConceptExtractor:
         ]
 
     def extract(self, samples: Sequence[Sample]) -> list[list[str]]:
+        """The concepts of each image, from one VLM call each (batched), validated and normalised."""
         if not samples:
             return []
         batch = [self._messages(s) for s in samples]
@@ -281,6 +282,7 @@ class ClipConceptExtractor:
         return np.concatenate(rows, axis=0)
 
     def extract(self, samples: Sequence[Sample]) -> list[list[str]]:
+        """Each image's `top_k` most probable vocabulary concepts, keeping those with probability >= `min_prob`."""
         import numpy as np
 
         probs = self.probabilities(samples)

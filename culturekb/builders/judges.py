@@ -245,6 +245,7 @@ class LexiconJudge:
         return total, direct, hits
 
     def judge(self, items: Sequence[JudgeInput]) -> list[JudgeVerdict]:
+        """Per tuple, the label whose lexicon words weigh most in its rationales (no verdict without such words)."""
         out: list[JudgeVerdict] = []
         for item in items:
             total, direct, hits = self.scores(item)
@@ -315,6 +316,7 @@ class PrototypeJudge:
         return self._prototypes[key]
 
     def judge(self, items: Sequence[JudgeInput]) -> list[JudgeVerdict]:
+        """Per tuple, the label whose prototype is nearest to the mean embedding of its rationales (one encode call)."""
         texts = [r for it in items for r in it.rationales if r.strip()]
         if not texts:
             return [_verdict_none(self.id, "no rationales") for _ in items]
@@ -404,6 +406,7 @@ class LLMJudge:
         return [{"role": "user", "content": text}]
 
     def judge(self, items: Sequence[JudgeInput]) -> list[JudgeVerdict]:
+        """Per tuple, the emotion the model reads from its rationales alone (no verdict without rationales)."""
         todo = [i for i, it in enumerate(items) if any(r.strip() for r in it.rationales)]
         out: list[JudgeVerdict] = [_verdict_none(self.id, "no rationales") for _ in items]
         if not todo:

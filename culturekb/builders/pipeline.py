@@ -89,11 +89,14 @@ class BuildComponents:
     clients: list[Any] = field(default_factory=list)
 
     def model_calls(self) -> int:
+        """Model calls made so far by the clients behind the steps (for the build report)."""
         return sum(int(getattr(c, "calls", 0)) for c in self.clients)
 
 
 @dataclass
 class BuildResult:
+    """What `build_kb` returns: the knowledge base and its build report (counts, kappa, flagged, timings)."""
+
     kb: KnowledgeBase
     report: dict[str, Any]
 

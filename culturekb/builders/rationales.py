@@ -129,6 +129,7 @@ class ExtractiveRationaleGenerator:
         return re.search(rf"\b{re.escape(concept)}", sentence, flags=re.IGNORECASE) is not None
 
     def generate(self, requests: Sequence[RationaleRequest]) -> list[list[str]]:
+        """Per request, its most central candidate explanations (concept mentions favoured, near-duplicates skipped)."""
         per_request = [self.candidates(r) for r in requests]
         flat = [s for cands in per_request for s in cands]
         if not flat:
@@ -265,6 +266,7 @@ class LLMRationaleGenerator:
         return [{"role": "user", "content": text}]
 
     def generate(self, requests: Sequence[RationaleRequest]) -> list[list[str]]:
+        """One batched chat call per request; each answer is a validated JSON list of rationales."""
         if not requests:
             return []
         batch = [self.messages(r) for r in requests]

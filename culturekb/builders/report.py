@@ -8,6 +8,7 @@ __all__ = ["render_report_markdown"]
 
 
 def render_report_markdown(report: dict[str, Any]) -> str:
+    """The build report as Markdown: counts, flagged rate and policy, judges and their kappa, model calls, time."""
     lines = [
         f"# Build report: KB {report['kb_version']}",
         "",

@@ -19,6 +19,8 @@ POLICIES: tuple[str, ...] = ("drop", "pending", "keep")
 
 @dataclass(frozen=True)
 class ValidationOutcome:
+    """Tuples after reverse validation, with how many were judged, flagged and dropped, and the judges' kappa."""
+
     tuples: list[KnowledgeTuple]
     flagged: int
     dropped: int
@@ -27,6 +29,7 @@ class ValidationOutcome:
 
 
 def judge_inputs(tuples: Sequence[KnowledgeTuple]) -> list[JudgeInput]:
+    """What the judges see of each tuple: concept, culture and rationales, and the dominant emotion to check."""
     return [JudgeInput(t.concept, t.culture, tuple(t.rationales), t.label) for t in tuples]
 
 

@@ -33,6 +33,7 @@ class CultureRegistry:
 
     @classmethod
     def from_package(cls) -> CultureRegistry:
+        """The cultures shipped with the package (``culturekb/data/cultures.json``)."""
         raw = json.loads(resources.files("culturekb.data").joinpath("cultures.json").read_text("utf-8"))
         return cls(
             [
@@ -49,6 +50,7 @@ class CultureRegistry:
             self._alias[key.strip().lower()] = culture.id
 
     def resolve(self, name: str) -> Culture:
+        """The culture an id or alias names (case-insensitive); a ConfigError listing the known cultures otherwise."""
         key = str(name).strip().lower()
         if key in self._alias:
             return self._by_id[self._alias[key]]
@@ -63,9 +65,11 @@ class CultureRegistry:
         return isinstance(name, str) and name.strip().lower() in self._alias
 
     def ids(self) -> list[str]:
+        """Ids of the registered cultures, in registration order."""
         return list(self._by_id)
 
     def all(self) -> list[Culture]:
+        """The registered cultures, in registration order."""
         return list(self._by_id.values())
 
 

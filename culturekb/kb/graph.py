@@ -24,14 +24,17 @@ __all__ = ["to_graph", "concept_subgraph", "concept_node", "culture_node", "emot
 
 
 def concept_node(concept: str) -> str:
+    """Graph node id of a concept."""
     return f"concept:{concept}"
 
 
 def culture_node(culture: str) -> str:
+    """Graph node id of a culture."""
     return f"culture:{culture}"
 
 
 def emotion_node(label: str) -> str:
+    """Graph node id of an emotion (or other label)."""
     return f"emotion:{label}"
 
 

@@ -75,10 +75,12 @@ class KnowledgeTuple(BaseModel):
 
     @property
     def id(self) -> str:
+        """``culture::concept``: a tuple's key, unique within a KB."""
         return f"{self.culture}::{self.concept}"
 
     @property
     def dominant_emotion(self) -> str:
+        """The paper's name for `label`: the argmax of P(e)."""
         return self.label
 
 

@@ -53,6 +53,7 @@ class Divergence:
     supports: dict[str, int]
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form of the divergence."""
         return {
             "concept": self.concept,
             "score": self.score,

@@ -88,6 +88,7 @@ class KnowledgeBase:
 
     @property
     def cultures(self) -> list[str]:
+        """The cultures with tuples, plus those the build declared, sorted."""
         return sorted({t.culture for t in self.tuples} | set(self.build_config.get("cultures", [])))
 
     def __len__(self) -> int:
@@ -97,12 +98,15 @@ class KnowledgeBase:
         return iter(self.tuples)
 
     def get(self, concept: str, culture: str) -> KnowledgeTuple | None:
+        """The tuple of `concept` in `culture` (exact key), or None."""
         return self._by_key.get((culture, concept))
 
     def for_culture(self, culture: str) -> list[KnowledgeTuple]:
+        """The tuples of one culture, in KB order."""
         return [t for t in self.tuples if t.culture == culture]
 
     def counts(self) -> dict[str, Any]:
+        """Tuples, rationales, flagged and pending tuples, tuples per culture, plus the build's extra counts."""
         per = Counter(t.culture for t in self.tuples)
         return {
             "tuples": len(self.tuples),
@@ -114,6 +118,7 @@ class KnowledgeBase:
         }
 
     def manifest(self) -> Manifest:
+        """The manifest this KB is saved with (schema and KB version, scheme, cultures, embedder, config, counts)."""
         return Manifest(
             schema_version=SCHEMA_VERSION,
             kb_version=self.version,

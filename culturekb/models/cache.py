@@ -114,6 +114,7 @@ class ResponseCache:
             }
 
     def close(self) -> None:
+        """Close the SQLite connection."""
         with self._lock:
             self._conn.close()
 

@@ -268,4 +268,5 @@ class OpenAIEmbedder(_MemoEncoder):
         return out
 
     def close(self) -> None:
+        """Close the HTTP client."""
         self._client.close()

@@ -100,6 +100,7 @@ class KBIndex:
 
     @property
     def ids(self) -> tuple[str, ...]:
+        """Tuple id of each vector row."""
         return self.meta.ids
 
     def check(self, kb: KnowledgeBase, embedder: Embedder | str) -> None:
@@ -107,6 +108,7 @@ class KBIndex:
         _check_identity(self.meta, kb, _embedder_id(embedder), self.directory)
 
     def close(self) -> None:
+        """Release the store's files and connections."""
         self.store.close()
 
 

@@ -94,10 +94,12 @@ class Match:
 
     @property
     def concept(self) -> str:
+        """The concept of the matched tuple."""
         return self.tuple.concept
 
     @property
     def culture(self) -> str:
+        """The culture of the matched tuple."""
         return self.tuple.culture
 
 

@@ -79,6 +79,7 @@ class PrecomputedConcepts:
         self.id = f"precomputed:{language}"
 
     def extract(self, samples: Sequence[Sample]) -> list[list[str]]:
+        """Each sample's own concepts; a sample without any is an error or gets none, as `on_missing` says."""
         out: list[list[str]] = []
         for s in samples:
             if s.concepts is None:
@@ -281,4 +282,5 @@ class TextConceptExtractor:
         return ranked[: self.max_concepts]
 
     def extract(self, samples: Sequence[Sample]) -> list[list[str]]:
+        """The content words and two-word phrases of each sample's text."""
         return [self.extract_one(s) for s in samples]

@@ -48,6 +48,7 @@ class PromptTemplate:
 
     @cached_property
     def placeholders(self) -> frozenset[str]:
+        """The names of the template's ``{placeholder}`` fields."""
         return _placeholders(self.text, self.source or self.id)
 
     def render(self, **values: Any) -> str:

@@ -115,6 +115,7 @@ class QdrantStore:
     # -- connection -----------------------------------------------------------------------------------
     @property
     def mode(self) -> str:
+        """Where the collection lives: 'url' (a server), 'path' (local files) or 'memory'."""
         return "url" if self.url else ("path" if self.path is not None else "memory")
 
     def _unavailable(self, exc: BaseException) -> StoreUnavailableError:
@@ -168,6 +169,7 @@ class QdrantStore:
             ) from exc
 
     def close(self) -> None:
+        """Close the Qdrant client, if one is open."""
         if self._client is not None:
             self._client.close()
             self._client = None
@@ -185,6 +187,7 @@ class QdrantStore:
         return self._count
 
     def cultures(self) -> list[str]:
+        """The cultures that have at least one vector."""
         return sorted(self._cultures)
 
     def _ensure_collection(self) -> None:
@@ -204,6 +207,7 @@ class QdrantStore:
         self._created = True
 
     def add(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]) -> None:
+        """Upsert unit vectors with unique ids and their payloads; refused on a collection loaded read-only."""
         if self.read_only:
             raise ConfigError(
                 f"Qdrant collection {self.collection!r} was loaded from a saved index and is read-only; "
@@ -240,6 +244,7 @@ class QdrantStore:
         return m.Filter(must=[m.FieldCondition(key="culture", match=match)])
 
     def search(self, query_vectors: np.ndarray, k: int = 1, culture: CultureFilter = None) -> SearchResult:
+        """Top-k (id, cosine) per query row within the given culture(s), in batched Qdrant queries."""
         q = check_queries(self.dim, query_vectors, k)
         wanted = culture_list(culture)
         if q.shape[0] == 0 or self._count == 0 or (wanted is not None and not wanted):
