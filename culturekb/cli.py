@@ -305,6 +305,7 @@ def _guard(fn: Any) -> Any:
 
 
 def main() -> None:
+    """Entry point of the `culturekb` console script."""
     app()
 
 

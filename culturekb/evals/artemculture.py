@@ -97,22 +97,26 @@ class ArtECultureRunner(Runner):
         super().__init__(predictor, **kw)
 
     def load(self) -> list[Sample]:
+        """The labelled samples of the held-out split."""
         test = [s for s in self.all_samples if s.split == self.split and s.label is not None]
         if not test:
             raise ConfigError(f"no labelled samples in split {self.split!r}; check the data's split column")
         return test
 
     def default_settings(self) -> list[Setting]:
+        """One setting per mode, then the grid mode in each prompt language."""
         settings = [Setting(m) for m in self.modes]
         settings += [Setting(self.grid_mode, lang) for lang in self.prompt_languages]
         return settings
 
     def config(self) -> dict[str, Any]:
+        """The base config plus the KB version and split, so a rerun against another KB starts over."""
         return {**super().config(), "kb_version": self.kb_version, "split": self.split}
 
     # -- scoring -------------------------------------------------------------------------------------------------
     def score(self, samples: Sequence[Sample], predictions_by_setting: Mapping[Setting, Sequence[Prediction]]
               ) -> dict[str, Any]:
+        """Accuracy per setting (overall, per culture, Western or not) beside train's per-culture majority baseline."""
         train = [s for s in self.all_samples if s.split == "train" and s.label is not None]
         order = list(self.scheme.labels)
         cultures = [s.culture for s in samples]
@@ -171,9 +175,11 @@ class ArtECultureRunner(Runner):
 
     # -- report --------------------------------------------------------------------------------------------------
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
+        """Markdown tables of the ArtEmis/ArtELingo results."""
         return artemculture_tables(results)
 
     def plots(self, results: Mapping[str, Any]) -> list[Plot]:
+        """PNG plots of the ArtEmis/ArtELingo results."""
         return artemculture_plots(results)
 
 
@@ -222,4 +228,5 @@ def artemculture_plots(results: Mapping[str, Any]) -> list[Plot]:
 
 def run_artemculture(samples: Sequence[Sample], predictor: Predictor, scheme: EmotionScheme, out_dir: str | Path,
                      **kw: Any) -> Any:
+    """Run the ArtEmis/ArtELingo evaluation into `out_dir` (a shortcut for `ArtECultureRunner(...).run`)."""
     return ArtECultureRunner(samples, predictor, scheme, **kw).run(out_dir)

@@ -209,6 +209,7 @@ class CedarPredictor:
     # -- prediction --------------------------------------------------------------------------------------------
     def predict(self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
                 ) -> list[CedarPrediction]:
+        """Cedar predictions in `mode`, each in its item's language unless `prompt_language` is given."""
         if mode not in CEDAR_MODES:
             raise ConfigError(f"unknown Cedar mode {mode!r}; use one of {list(CEDAR_MODES)}")
         if mode == "know" and self.retriever is None:
@@ -311,15 +312,18 @@ class CedarRunner(Runner):
         super().__init__(predictor, **kw)
 
     def load(self) -> list[Sample]:
+        """The Cedar items; every one must carry its gold emotion."""
         for s in self.samples:
             if s.label is None:
                 raise ConfigError(f"Cedar item {s.id!r} has no gold label; load the data with labels")
         return list(self.samples)
 
     def default_settings(self) -> list[Setting]:
+        """One setting per mode, then the grid mode in each prompt language."""
         return [Setting(m) for m in self.modes] + [Setting(self.grid_mode, lang) for lang in self.prompt_languages]
 
     def config(self) -> dict[str, Any]:
+        """The base config plus the KB version and label scheme, so a rerun with either changed starts over."""
         return {**super().config(), "kb_version": self.kb_version, "scheme": self.scheme.name}
 
     # -- scoring -------------------------------------------------------------------------------------------------
@@ -348,6 +352,7 @@ class CedarRunner(Runner):
 
     def score(self, samples: Sequence[Sample], predictions_by_setting: Mapping[Setting, Sequence[Prediction]]
               ) -> dict[str, Any]:
+        """Accuracy per setting over all items and per modality, by language, and the prompt-language grid."""
         langs_all = [s.culture for s in samples]
         modality = [str(s.metadata.get("modality", "multimodal" if s.image else "text")) for s in samples]
         per_setting: dict[str, Any] = {}
@@ -388,9 +393,11 @@ class CedarRunner(Runner):
 
     # -- report --------------------------------------------------------------------------------------------------
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
+        """Markdown tables of the Cedar results."""
         return cedar_tables(results)
 
     def plots(self, results: Mapping[str, Any]) -> list[Plot]:
+        """PNG plots of the Cedar results."""
         return cedar_plots(results)
 
 

@@ -177,6 +177,7 @@ class Row:
 
     @property
     def where(self) -> str:
+        """Source file and line of this row, for error messages."""
         return f"{self.source}, line {self.line}"
 
     def key_of(self, name: str) -> str | None:
@@ -186,6 +187,7 @@ class Row:
         return found[0] if found else None
 
     def get(self, name: str, default: Any = None) -> Any:
+        """The value of field `name` (under any accepted alias), or `default` when absent or null."""
         key = self.key_of(name)
         if key is None:
             return default
@@ -193,6 +195,7 @@ class Row:
         return default if value is None else value
 
     def text(self, name: str, *, required: bool = False, what: str = "") -> str:
+        """Field `name` as stripped text ('' when absent); a non-string, or an empty required field, is a DataError."""
         value = self.get(name)
         if isinstance(value, int | float) and not isinstance(value, bool) and name == "id":
             value = str(value)

@@ -222,6 +222,7 @@ class ConfusionMatrix:
 
     @property
     def columns(self) -> tuple[str, ...]:
+        """The predicted labels in scheme order, then ``invalid``."""
         return (*self.labels, INVALID)
 
     def row_fractions(self) -> list[list[float]]:
@@ -233,6 +234,7 @@ class ConfusionMatrix:
         return out
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form: labels, columns and the count rows."""
         return {"labels": list(self.labels), "columns": list(self.columns), "counts": [list(r) for r in self.counts]}
 
 

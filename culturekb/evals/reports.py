@@ -104,6 +104,7 @@ class Table:
         return cls(title, [key, value], [[str(k), v] for k, v in mapping.items()], precision=precision, note=note)
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form of the table."""
         return {"title": self.title, "columns": list(self.columns), "rows": [list(r) for r in self.rows],
                 "note": self.note}
 
@@ -359,6 +360,7 @@ class ReportFiles:
     images: tuple[Path, ...] = field(default_factory=tuple)
 
     def all(self) -> list[Path]:
+        """Every written file: the JSON, the Markdown and the images."""
         return [self.json, self.markdown, *self.images]
 
 

@@ -108,6 +108,7 @@ class Setting:
 
     @property
     def key(self) -> str:
+        """The setting's name in checkpoints and reports."""
         if self.name:
             return self.name
         return self.mode if self.prompt_language is None else f"{self.mode}@{self.prompt_language}"
@@ -118,6 +119,7 @@ class Setting:
         return [cls(m, lang) for m in modes for lang in prompt_languages]
 
     def to_dict(self) -> dict[str, Any]:
+        """JSON form: key, mode and prompt language."""
         return {"key": self.key, "mode": self.mode, "prompt_language": self.prompt_language}
 
 
@@ -259,6 +261,7 @@ class Runner(ABC):
 
     @property
     def label(self) -> str:
+        """The run's name in reports: `name`, or the runner's class name."""
         return self.name or type(self).__name__
 
     def _load_checked(self) -> list[Sample]:

@@ -47,34 +47,42 @@ class AugmentedPrompt:
 
     @property
     def tuples(self) -> tuple[KnowledgeTuple, ...]:
+        """The knowledge tuples in the block."""
         return self.knowledge.tuples
 
     @property
     def matches(self) -> tuple[Match, ...]:
+        """How each tuple was found: query concept, exact or semantic match, score."""
         return self.knowledge.matches
 
     @property
     def concepts(self) -> tuple[str, ...]:
+        """The concepts that were looked up."""
         return self.knowledge.concepts
 
     @property
     def culture(self) -> str:
+        """The culture the knowledge was retrieved for."""
         return self.knowledge.culture
 
     @property
     def mode(self) -> str:
+        """The paper's setting the block was made in (``know``, ``random-know`` ...)."""
         return self.knowledge.mode
 
     @property
     def template_id(self) -> str:
+        """Id of the block's templates, recorded with every prediction."""
         return self.knowledge.template_id
 
     @property
     def scores(self) -> tuple[float, ...]:
+        """Match score of each tuple (1.0 for exact, else cosine similarity)."""
         return self.knowledge.scores
 
     @property
     def tuple_ids(self) -> list[str]:
+        """Ids (``culture::concept``) of the tuples in the block."""
         return self.knowledge.tuple_ids
 
 
@@ -104,6 +112,7 @@ class Augmenter:
 
     @property
     def kb_version(self) -> str:
+        """Version of the KB the knowledge comes from."""
         return self.retriever.kb.version
 
     # -- concepts ------------------------------------------------------------------------------------------

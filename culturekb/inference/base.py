@@ -24,6 +24,7 @@ wrong); error: the model call failed (scored wrong)."""
 
 
 def check_mode(mode: str) -> str:
+    """`mode` itself when it is one of the paper's modes; a ConfigError naming them otherwise."""
     if mode not in MODES:
         raise ConfigError(f"unknown mode {mode!r}; use one of {list(MODES)}")
     return mode

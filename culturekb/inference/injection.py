@@ -109,6 +109,7 @@ class BlockTemplate:
             raise ConfigError(f"frame_names must be 'target' or 'source', got {self.frame_names!r}")
 
     def parts(self) -> list[str | Path]:
+        """The templates this block reads with: the frame (when set), then the item."""
         return [p for p in (self.frame, self.item) if p is not None]
 
 
@@ -165,14 +166,17 @@ class KnowledgeBlock:
 
     @property
     def tuples(self) -> tuple[KnowledgeTuple, ...]:
+        """The knowledge tuples in the block, in match order."""
         return tuple(m.tuple for m in self.matches)
 
     @property
     def tuple_ids(self) -> list[str]:
+        """Ids (``culture::concept``) of the tuples in the block."""
         return [m.tuple.id for m in self.matches]
 
     @property
     def scores(self) -> tuple[float, ...]:
+        """Match score of each tuple (1.0 for exact, else cosine similarity)."""
         return tuple(m.score for m in self.matches)
 
     def provenance(self) -> dict[str, Any]:
@@ -196,10 +200,12 @@ class LoadedTemplates:
 
     @property
     def id(self) -> str:
+        """The templates' ids, frame first, joined with '+'."""
         return f"{self.frame.id}+{self.item.id}" if self.frame is not None else self.item.id
 
     @property
     def sha(self) -> str:
+        """sha256 over the templates' hashes, frame first."""
         return sha256_text("+".join(t.sha for t in (self.frame, self.item) if t is not None))
 
 
@@ -283,6 +289,7 @@ class KnowledgeService:
 
     @property
     def kb_version(self) -> str:
+        """Version of the KB the blocks come from."""
         return self.retriever.kb.version
 
     # -- one request, many requests -------------------------------------------------------------------------------

@@ -68,6 +68,7 @@ class KBPriorPredictor:
     def predict(
         self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
     ) -> list[Prediction]:
+        """Per sample, the argmax of its tuples' support-smoothed, score-weighted P(e), or of the culture prior."""
         check_mode(mode)
         augs = self.augmenter.augment_many(samples, mode=mode, seed=self.seed)
         order = list(self.scheme.labels)
@@ -147,6 +148,7 @@ class ModelPredictor:
     def predict(
         self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
     ) -> list[Prediction]:
+        """Per sample, the model's answer to the mode's prompt (knowledge block included), parsed to a scheme label."""
         from culturekb.inference.messages import ask_each, prediction_from_answer
         from culturekb.inference.prompts import prediction_languages
 

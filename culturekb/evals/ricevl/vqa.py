@@ -89,6 +89,7 @@ class KBPriorAnswerer:
         return max(pool, key=lambda t: (t.support, -len(t.concept), t.id), default=None)
 
     def answer(self, sample: Sample, setting: str, block: KnowledgeBlock, region: Region) -> str:
+        """The answer to one item in `setting`, built from the cue block or the best-supported tuple."""
         fmt = sample.metadata.get("format")
         if setting == "kb-cues" and block.matches:
             t = block.matches[0].tuple
@@ -179,6 +180,7 @@ class RiceVLVQARunner(Runner):
         super().__init__(None, **kw)
 
     def load(self) -> list[Sample]:
+        """The VQA items; each must carry its format and reference answer."""
         for s in self.samples:
             if s.metadata.get("format") not in FORMATS or s.label is None:
                 raise ConfigError(f"VQA item {s.id!r} lacks its format or reference answer; load it with "
@@ -186,9 +188,11 @@ class RiceVLVQARunner(Runner):
         return list(self.samples)
 
     def default_settings(self) -> list[Setting]:
+        """One setting per configured RICE-VL setting (``global``, ``sea``, ``kb-cues``)."""
         return [Setting(n) for n in self.setting_names]
 
     def config(self) -> dict[str, Any]:
+        """Everything that changes an answer or its score (answerer, judge, KB, region, templates, cues, decoding)."""
         kb = self.retriever.kb.version if self.retriever is not None else None
         answerer = self.client.id if self.client is not None else getattr(self.answerer, "id", None)
         return {"runner": self.label, "answerer": answerer, "judge": getattr(self.judge, "id", str(self.judge)),
@@ -261,6 +265,7 @@ class RiceVLVQARunner(Runner):
         return text, f"{template.id}+{self.formats[fmt].id}"
 
     def predict_chunk(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
+        """Answer the chunk in the setting's framing (cues in ``kb-cues``), then have the judge score each answer."""
         mode = setting.mode
         if mode not in VQA_SETTINGS:
             raise ConfigError(f"unknown RICE-VL VQA setting {mode!r}; use one of {list(VQA_SETTINGS)}")
@@ -322,6 +327,7 @@ class RiceVLVQARunner(Runner):
     # -- scoring ------------------------------------------------------------------------------------------------
     def score(self, samples: Sequence[Sample], predictions_by_setting: Mapping[Setting, Sequence[Prediction]]
               ) -> dict[str, Any]:
+        """Mean SEA-LAVE (and TU, CU, CI) per setting, per country, category and format, with error and cue counts."""
         countries = [s.culture for s in samples]
         categories = [str(s.metadata.get("category")) for s in samples]
         formats = [str(s.metadata.get("format")) for s in samples]
@@ -363,9 +369,11 @@ class RiceVLVQARunner(Runner):
         }
 
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
+        """Markdown tables of the VQA results."""
         return vqa_tables(results)
 
     def plots(self, results: Mapping[str, Any]) -> list[Plot]:
+        """PNG plots of the VQA results."""
         return vqa_plots(results)
 
 
@@ -400,6 +408,7 @@ def vqa_tables(results: Mapping[str, Any]) -> dict[str, Table]:
 
 
 def vqa_plots(results: Mapping[str, Any]) -> list[Plot]:
+    """Bar plots of SEA-LAVE per country and per category, one bar per setting."""
     names = results.get("country_names", {})
     per_country = {k: {names.get(c, c): x for c, x in v["per_country"].items()}
                    for k, v in results["settings"].items()}

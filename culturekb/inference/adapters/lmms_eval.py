@@ -209,14 +209,17 @@ class CultureKBSimple(_CultureKBBase):
         return out
 
     def generate_until(self, requests: list[Instance]) -> list[Any]:
+        """The wrapped model's generations, each context prefixed with its culture's knowledge block."""
         # args: (context, gen_kwargs, doc_to_visual, doc_id, task, split)
         return list(self.inner.generate_until(self._augmented(requests, 0, 3)))
 
     def generate_until_multi_round(self, requests: list[Instance]) -> list[Any]:
+        """The wrapped model's multi-round generations, the first round's context prefixed with the block."""
         # args: (context, gen_kwargs, doc_to_visual, doc_to_text, doc_id, task, split); the first round's context
         return list(self.inner.generate_until_multi_round(self._augmented(requests, 0, 4)))
 
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
+        """The wrapped model's log-likelihoods of the continuations, each context prefixed with the block."""
         # args: (context, continuation, doc_to_visual, doc_id, task, split)
         return list(self.inner.loglikelihood(self._augmented(requests, 0, 3)))
 
@@ -298,11 +301,14 @@ class CultureKBChat(_CultureKBBase):
         return out
 
     def generate_until(self, requests: list[Instance]) -> list[Any]:
+        """The wrapped model's generations, the block in each conversation's first user message."""
         return list(self.inner.generate_until(self._augmented(requests)))
 
     def generate_until_multi_round(self, requests: list[Instance]) -> list[Any]:
+        """The wrapped model's multi-round generations, the block in the first user message."""
         return list(self.inner.generate_until_multi_round(self._augmented(requests)))
 
     def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
+        """Not offered by the chat variant: loglikelihood requests carry no messages; use the simple variant."""
         raise ConfigError(f"'{MODEL_ID}' chat variant: loglikelihood requests need the simple variant; run lmms-eval "
                           "with --force_simple")

@@ -122,6 +122,7 @@ class CultureKBVLM(BaseModel):
 
     @property
     def kb_version(self) -> str:
+        """Version of the KB the knowledge blocks come from."""
         return self.injector.kb_version
 
     def bind_dataset(self, dataset: Any) -> None:
@@ -141,9 +142,11 @@ class CultureKBVLM(BaseModel):
 
     # -- prompts -----------------------------------------------------------------------------------------------
     def use_custom_prompt(self, dataset: str) -> bool:
+        """Always True, so that VLMEvalKit calls `build_prompt`, where the knowledge block goes in."""
         return True  # always: build_prompt is where the knowledge goes in
 
     def build_prompt(self, line: Any, dataset: str | None = None) -> list[dict[str, Any]]:
+        """The inner model's (or dataset's) prompt for `line`, with the culture's knowledge block before its text."""
         name = dataset or ""
         if hasattr(self.inner, "use_custom_prompt") and self.inner.use_custom_prompt(name):
             message = self.inner.build_prompt(line, dataset=name)
@@ -160,17 +163,21 @@ class CultureKBVLM(BaseModel):
 
     # -- generation: the inner model's own code path (retries, threads, interleaving) ----------------------------
     def set_dump_image(self, dump_image_func: Callable[..., Any]) -> None:
+        """Set the image dump function here and on the inner model."""
         super().set_dump_image(dump_image_func)
         if hasattr(self.inner, "set_dump_image"):
             self.inner.set_dump_image(dump_image_func)
 
     def generate(self, message: Any, dataset: str | None = None) -> Any:
+        """Delegates to the inner model (the knowledge is already in the message)."""
         return self.inner.generate(message=message, dataset=dataset)
 
     def generate_inner(self, message: Any, dataset: str | None = None) -> Any:
+        """Delegates to the inner model."""
         return self.inner.generate_inner(message, dataset)
 
     def chat_inner(self, message: Any, dataset: str | None = None) -> Any:
+        """Multi-turn chat through the inner model, when it has one."""
         if not hasattr(self.inner, "chat_inner"):
             raise ConfigError(f"VLMEvalKit model {self.inner_name} has no multi-turn chat")
         return self.inner.chat_inner(message, dataset=dataset)
