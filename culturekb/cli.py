@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
@@ -15,7 +16,7 @@ from typer.core import TyperGroup
 if TYPE_CHECKING:  # typer ships its own copy of click; its group methods take and return these types
     from typer._click.core import Command, Context
 
-from culturekb.errors import CultureKBError
+from culturekb.errors import ConfigError, CultureKBError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, inspect and serve cultural knowledge bases.")
 review_app = typer.Typer(no_args_is_help=True, help="Export flagged tuples for human review; import decisions.")
@@ -201,7 +202,6 @@ def predict(
 
     def run() -> Any:
         from culturekb.config import load_settings
-        from culturekb.errors import ConfigError
 
         if samples is not None:
             items, _ = load_data([samples], data_root=data_root)
@@ -264,6 +264,31 @@ def _eval_command(name: str) -> Command:
 eval_app = typer.Typer(cls=_EvalGroup, no_args_is_help=True,
                        help="Run a benchmark: predict, score, report (resumable). One command per registered runner.")
 app.add_typer(eval_app, name="eval")
+
+
+@eval_app.callback()
+def eval_options(
+    ctx: typer.Context,
+    config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP + "; give it before the benchmark name")] = None,
+) -> None:
+    """Run a benchmark: predict, score, report (resumable). One command per registered runner."""
+    if config is None:
+        return
+    if not config.is_file():
+        _fail(ConfigError(f"--config {config}: no such file; give the path of a TOML settings file"))
+    from culturekb.config import CONFIG_ENV
+
+    # the jobs read $CULTUREKB_CONFIG; it names this file for this command only
+    before = os.environ.get(CONFIG_ENV)
+    os.environ[CONFIG_ENV] = str(config.resolve())
+
+    def restore() -> None:
+        if before is None:
+            os.environ.pop(CONFIG_ENV, None)
+        else:
+            os.environ[CONFIG_ENV] = before
+
+    ctx.call_on_close(restore)
 
 
 @app.command()

@@ -87,3 +87,21 @@ def test_eval_artemculture_and_resume(kb_dir, tmp_path):
     assert sum(run["n_predicted"].values()) == 0  # resumed, nothing repeated
     res = _run("eval", "artemculture", data, "--kb", kb, "--out", tmp_path / "r2", "--modes", "know,nope")
     assert res.exit_code == 2 and "nope" in res.output
+
+
+def test_eval_reads_settings_from_config_file(kb_dir, tmp_path):
+    import os
+    import shutil
+
+    kb, data = kb_dir
+    own = shutil.copytree(kb, tmp_path / "kb")
+    config = tmp_path / "c.toml"
+    config.write_text('[culturekb]\nbackend = "numpy"\n', encoding="utf-8")
+    res = _run("eval", "--config", config, "artemculture", data, "--kb", own, "--out", tmp_path / "run",
+               "--modes", "know")
+    assert res.exit_code == 0, res.output
+    assert (own / "index" / "numpy").is_dir()  # the configured backend was built and queried
+    assert "CULTUREKB_CONFIG" not in os.environ  # the file applied to that run only
+    res = _run("eval", "--config", tmp_path / "missing.toml", "artemculture", data, "--kb", own, "--out",
+               tmp_path / "r2")
+    assert res.exit_code == 2 and "missing.toml" in res.output
