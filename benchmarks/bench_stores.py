@@ -28,12 +28,14 @@ import os
 import platform
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from culturekb.retrieval.stores import VectorStore, make_store
+from culturekb.retrieval.stores.faiss_store import FaissStore
 
 RESULTS = Path(__file__).parent / "results"
 DIM = 384
@@ -137,15 +139,16 @@ def bench_size(n: int, rng: np.random.Generator, prev: dict[str, Any] | None) ->
     for kind, param, sweep in (("hnsw", "ef_search", EF_SWEEP), ("ivf", "nprobe", NPROBE_SWEEP)):
         name = f"faiss-{kind}"
         last = (prev or {}).get("stores", {}).get(name, {})
-        if last.get("build_s") is not None:
-            estimate = last["build_s"] * n / prev["n"] * (1.2 if kind == "hnsw" else 1.0)  # type: ignore[index]
+        if prev is not None and last.get("build_s") is not None:
+            estimate = last["build_s"] * n / prev["n"] * (1.2 if kind == "hnsw" else 1.0)
             if estimate > BUILD_BUDGET_S:
                 out["stores"][name] = {
                     "skipped": f"estimated build {estimate:.0f} s > budget {BUILD_BUDGET_S:.0f} s "
                     f"(from {last['build_s']} s at n={prev['n']})"
-                }  # type: ignore[index]
+                }
                 continue
-        store, bt, mem = build(lambda kind=kind: make_store(f"faiss:{kind}", DIM), data)  # type: ignore[misc]
+        store, bt, mem = build(partial(make_store, f"faiss:{kind}", DIM), data)
+        assert isinstance(store, FaissStore)  # "faiss:..." makes a FaissStore (tuned through its attributes below)
         rows = []
         chosen = None
         for value in sweep:
@@ -168,10 +171,10 @@ def bench_size(n: int, rng: np.random.Generator, prev: dict[str, Any] | None) ->
             "reached_target": chosen is not None,
             "sweep": rows,
             "recall_at_1_uniform_random_queries": recall(got_r, ref_rand),
-            "part_kinds": store.part_kinds(),  # type: ignore[attr-defined]
+            "part_kinds": store.part_kinds(),
         }
         if kind == "ivf":
-            nlist = {c: p.data.nlist for c, p in store._parts.items()}  # type: ignore[attr-defined]
+            nlist = {c: p.data.nlist for c, p in store._parts.items()}
             store.nprobe = None  # the store's default (auto_nprobe)
             got, qt = top1(store, data["near"])
             out["stores"][name]["nlist"] = nlist

@@ -37,7 +37,7 @@ import logging
 import re
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 log = logging.getLogger("make_cedar_ricevl_data")
 
@@ -122,10 +122,21 @@ def findingemo_scene(image_path: str) -> tuple[str, str, str, str] | None:
     return query, adjective, people, setting
 
 
+class _SceneItem(TypedDict):
+    """One FindingEmo scene turned into a narrative, before the test/train split."""
+
+    key: str
+    index: str
+    narrative: str
+    label: str
+    concepts: list[str]
+    why: str
+
+
 def make_cedar(shared: Path, out: Path, n_test: int, n_train: int) -> dict[str, Any]:
     rows = list(csv.DictReader(open(shared / "findingemo/annotations_single.ann", encoding="utf-8")))
-    items = []
-    skipped = Counter()
+    items: list[_SceneItem] = []
+    skipped: Counter[str] = Counter()
     for r in rows:
         scene = findingemo_scene(r["image_path"])
         label = FINDINGEMO_TO_CEDAR14.get(r["emotion"].strip().lower())
@@ -146,7 +157,7 @@ def make_cedar(shared: Path, out: Path, n_test: int, n_train: int) -> dict[str, 
                       "concepts": [people, setting], "why": why})
     items.sort(key=lambda x: _h(x["key"]))
     seen: set[str] = set()
-    unique = []
+    unique: list[_SceneItem] = []
     for it in items:
         if it["key"] not in seen:
             seen.add(it["key"])
@@ -176,7 +187,7 @@ def make_cedar(shared: Path, out: Path, n_test: int, n_train: int) -> dict[str, 
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from culturekb.kb.loaders import parse_painting_slug
+    from culturekb.kb.artemis import parse_painting_slug
 
     for (painting, lang), counts in sorted(votes.items()):
         top = counts.most_common()
@@ -312,9 +323,9 @@ def make_collages(shared: Path, out: Path, height: int = 360, gap: int = 12) -> 
         scaled = []
         for p in panels:
             with Image.open(shared / "wikiart_pd_images" / p["image_file"]) as im:
-                im = im.convert("RGB")
-                w = max(1, round(im.width * height / im.height))
-                scaled.append(im.resize((w, height)))
+                rgb = im.convert("RGB")
+                w = max(1, round(rgb.width * height / rgb.height))
+                scaled.append(rgb.resize((w, height)))
         width = sum(s.width for s in scaled) + gap * (len(scaled) + 1)
         canvas = Image.new("RGB", (width, height + 2 * gap), (255, 255, 255))
         x = gap

@@ -61,7 +61,8 @@ def main(embedder: Any = None) -> dict[str, Any]:
 
         embedder = make_embedder("minilm")
     pairs = load_pairs()
-    exact, semantic = [], []
+    exact: list[dict[str, Any]] = []
+    semantic: list[dict[str, Any]] = []
     for p in pairs:
         q, c = normalise_concept(p["query"]), normalise_concept(p["concept"])
         (exact if q == c else semantic).append({**p, "q_norm": q, "c_norm": c})
@@ -126,11 +127,12 @@ def main(embedder: Any = None) -> dict[str, Any]:
         "| tau | precision | recall | F1 | F0.5 | TP | FP | FN | cosine-only P | cosine-only R |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for r, c in zip(curve, curve_cosine_only, strict=True):
+    for r, cos_only in zip(curve, curve_cosine_only, strict=True):
         mark = " **(chosen)**" if r["tau"] == best["tau"] else ""
         lines.append(
             f"| {r['tau']:.2f}{mark} | {r['precision']:.3f} | {r['recall']:.3f} | {r['f1']:.3f} | "
-            f"{r['f0_5']:.3f} | {r['tp']} | {r['fp']} | {r['fn']} | {c['precision']:.3f} | {c['recall']:.3f} |"
+            f"{r['f0_5']:.3f} | {r['tp']} | {r['fp']} | {r['fn']} | {cos_only['precision']:.3f} | "
+            f"{cos_only['recall']:.3f} |"
         )
     lines += ["", "| category | pairs | mean cos | min | max |", "|---|---:|---:|---:|---:|"]
     lines += [

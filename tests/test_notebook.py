@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from nbformat import NotebookNode
 
 nbformat = pytest.importorskip("nbformat", reason="needs the notebook extra: pip install 'culturekb[notebook]'")
 nbclient = pytest.importorskip("nbclient", reason="needs the notebook extra: pip install 'culturekb[notebook]'")
@@ -14,7 +18,7 @@ NOTEBOOK = Path(__file__).parents[1] / "notebooks" / "inspect_kb.ipynb"
 pytestmark = pytest.mark.slow
 
 
-def _execute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kb_dir: Path | None = None) -> nbformat.NotebookNode:
+def _execute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kb_dir: Path | None = None) -> NotebookNode:
     nb = nbformat.read(NOTEBOOK, as_version=4)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
@@ -31,7 +35,7 @@ def _execute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kb_dir: Path | Non
     return nb
 
 
-def _outputs(nb: nbformat.NotebookNode) -> tuple[str, int]:
+def _outputs(nb: NotebookNode) -> tuple[str, int]:
     text, images = [], 0
     for cell in nb.cells:
         for out in cell.get("outputs", []):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +18,9 @@ READ_KEY = "read-key-0123456789"
 ADMIN_KEY = "admin-key-0123456789"
 
 
-def _t(concept: str, culture: str, dist: dict[str, float], support: int = 4, rationales=("a reason",)):
-    label = max(dist, key=dist.get)
+def _t(concept: str, culture: str, dist: dict[str, float], support: int = 4,
+       rationales: Sequence[str] = ("a reason",)) -> KnowledgeTuple:
+    label = max(dist, key=lambda name: dist[name])
     return KnowledgeTuple(concept=concept, culture=culture, label=label, distribution=dist, support=support,
                           rationales=list(rationales))
 

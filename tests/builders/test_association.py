@@ -155,9 +155,11 @@ def test_array_helpers_and_errors() -> None:
 
 def naive(pairs: dict[str, list[tuple[str, str, str]]], min_support: int) -> dict[tuple[str, str], tuple[str, int]]:
     """Per-row Python reference: distinct images per concept, prior over distinct images, prior/scheme tie-break."""
-    out = {}
+    out: dict[tuple[str, str], tuple[str, int]] = {}
     for culture, rows in pairs.items():
-        seen, counts, image_label = set(), defaultdict(Counter), {}
+        seen: set[tuple[str, str]] = set()
+        counts: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        image_label: dict[str, str] = {}
         for concept, image, label in rows:
             image_label[image] = label
             if (concept, image) not in seen:

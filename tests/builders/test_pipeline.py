@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from culturekb.builders.base import Judge
 from culturekb.builders.concepts import PrecomputedConcepts, TextConceptExtractor
 from culturekb.builders.judges import LexiconJudge, PrototypeJudge
 from culturekb.builders.pipeline import BuildComponents, BuildConfig, build_kb
@@ -92,7 +93,7 @@ def test_llm_build_resumes_after_interruption_and_rebuild_makes_zero_calls(tmp_p
         return good if state["n"] <= n_fail_after else (400, '{"error": {"message": "scripted failure"}}')
 
     cfg = BuildConfig(chunk_size=1, min_support=2)
-    judges = [LexiconJudge(SCHEME), PrototypeJudge(default_embedder, SCHEME)]
+    judges: list[Judge] = [LexiconJudge(SCHEME), PrototypeJudge(default_embedder, SCHEME)]
     with ScriptedOpenAIServer(responder=flaky) as srv:
         client = OpenAICompatClient("m", base_url=srv.base_url, max_concurrency=1, max_retries=0)
         comp = BuildComponents(PrecomputedConcepts(), LLMRationaleGenerator(client, SCHEME), judges, [client])

@@ -97,7 +97,7 @@ def test_extractive_filters_dedups_and_ranks(default_embedder: Any) -> None:
 
 
 def test_extractive_near_duplicates_and_centrality() -> None:
-    table = {
+    table: dict[str, list[float]] = {
         "Central sentence about the moon.": [1, 0.2, 0, 0, 0, 0, 0, 0],
         "Almost the same moon sentence.": [1, 0.25, 0, 0, 0, 0, 0, 0],
         "Another view of the moon at night.": [0.8, 0.6, 0.0, 0, 0, 0, 0, 0],
@@ -116,7 +116,7 @@ def test_extractive_near_duplicates_and_centrality() -> None:
 
 
 def test_extractive_concept_bonus() -> None:
-    same = [1, 0, 0, 0, 0, 0, 0, 0]
+    same: list[float] = [1, 0, 0, 0, 0, 0, 0, 0]
     table = {"A sentence without the word.": same, "A sentence naming the crane.": same}
     gen = ExtractiveRationaleGenerator(TableEmbedder(table), max_rationales=1, dedup_threshold=1.0)
     assert gen.generate([_req("crane", tuple(table))]) == [["A sentence naming the crane."]]

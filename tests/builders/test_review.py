@@ -38,10 +38,11 @@ def test_export_then_import_roundtrip(kb, tmp_path, suffix):
     assert summary["rejected"] == 1
     assert len(new) == 2
     first = new.get(rows[0]["concept"], "zh")
-    assert first.status == "approved"
+    assert first is not None and first.status == "approved"
     if suffix == ".jsonl":
         assert first.label == "fear" and summary["relabelled"] == 1
-    assert new.get("moon", "zh").status == "accepted"
+    moon = new.get("moon", "zh")
+    assert moon is not None and moon.status == "accepted"
     assert new.extra_counts["rejected_by_review"] == 1
 
 

@@ -1,6 +1,7 @@
 """Loaders of the Cedar and RICE-VL formats: real-data fixtures, accepted variants, and every bad input."""
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from culturekb.evals.loaders import (
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "cedar_ricevl"
 
 
-def write(path: Path, rows: list[dict]) -> Path:
+def write(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -46,7 +47,7 @@ def test_cedar_variants(tmp_path):
     img = tmp_path / "imgs" / "x.png"
     img.parent.mkdir()
     Image.new("RGB", (8, 8)).save(img)
-    rows = [
+    rows: list[dict[str, object]] = [
         {"ID": 7, "lang": "Arabic", "story": "s", "prompt": "q", "emotion": "happy"},      # aliases, synonym
         {"id": "m", "culture": "zh", "image_path": "x.png", "question": "q", "gold": "恐惧"},  # translation, mm
         {"id": "t", "language": "es", "type": "text-only", "text": "n", "question": "q", "label": "Awe"},
@@ -161,7 +162,7 @@ def test_convert_box_by_hand():
 
 def test_grounding_loader(tmp_path):
     Image.new("RGB", (200, 100)).save(tmp_path / "p.png")
-    rows = [
+    rows: list[dict[str, object]] = [
         {"id": "a", "country": "TH", "category": "transport", "image": "p.png", "phrase": "tuk-tuk",
          "bbox": [10, 20, 30, 40], "bbox_format": "xywh"},
         {"id": "b", "country": "VN", "category": "clothing", "image": "p.png", "expression": "ao dai",
@@ -200,7 +201,7 @@ def test_grounding_bad_rows(tmp_path, change, message):
 
 
 def test_grounding_normalised_box_needs_a_size(tmp_path):
-    row = {"id": "a", "country": "TH", "category": "transport", "image": "https://example.org/p.jpg",
+    row: dict[str, object] = {"id": "a", "country": "TH", "category": "transport", "image": "https://example.org/p.jpg",
            "phrase": "boat", "bbox": [0.1, 0.1, 0.5, 0.5], "bbox_format": "xyxy_norm"}
     with pytest.raises(DataError, match="needs the image size"):
         load_ricevl_grounding(write(tmp_path / "g.jsonl", [row]))
@@ -216,6 +217,7 @@ def test_cue_metadata_real_fixture(tmp_path):
     samples = load_cue_metadata(FIX / "ricevl_cue_metadata.jsonl", allow_unknown_countries=True)
     assert len(samples) == 9
     india = [s for s in samples if s.culture == "India"]
+    assert india[0].concepts is not None
     assert india[0].concepts[0] == "mughal painting" and "krishna" in india[0].concepts
     assert india[0].label == "painting" and india[0].split == "train" and india[0].explanations
     row = {"country": "MY", "category": "food", "sub_culture": "nasi lemak", "facts": "Coconut rice."}

@@ -2,6 +2,7 @@
 
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from culturekb.evals.ricevl import (
     RiceVLGroundingRunner,
     RiceVLVQARunner,
     SeaLaveJudge,
+    VQAPrediction,
     parse_judge_scores,
     token_f1,
 )
@@ -28,6 +30,15 @@ from culturekb.retrieval.retriever import open_retriever
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "cedar_ricevl"
 ASIA = Region("Asia", ("India", "Iran", "Japan"))
+
+
+def _vqa(predictions: Iterable[object]) -> list[VQAPrediction]:
+    """A VQA run's predictions, each checked to be the runner's record type (with its judge's scores)."""
+    out = []
+    for p in predictions:
+        assert isinstance(p, VQAPrediction), p
+        out.append(p)
+    return out
 
 
 def _prompt(body):
@@ -108,7 +119,7 @@ def test_cue_kb_goes_through_the_builders(cue_kb):
 def test_vqa_kb_prior_reference_judge(vqa, retriever, tmp_path):
     runner = RiceVLVQARunner(vqa, retriever=retriever, region=ASIA, progress=False)
     res = runner.run(tmp_path)
-    cues = {p.sample_id: p for p in res.predictions["kb-cues"]}
+    cues = {p.sample_id: p for p in _vqa(res.predictions["kb-cues"])}
     iran_qa = cues["vulca-PAIR_10475-qa"]  # "Bahram Chubina Slays the Lion-Ape": the title's concept is in the KB
     assert iran_qa.cue_status == "matched" and iran_qa.label == "bahram, from Iran."
     # reference "persian miniature, Iran": token F1 0.4 < 0.5 -> TU 0; the sub-culture is not named -> CU 0;
@@ -119,7 +130,8 @@ def test_vqa_kb_prior_reference_judge(vqa, retriever, tmp_path):
     k = m["settings"]["kb-cues"]
     assert k["n"] == 9 and k["judged"] == 9 and k["with_cues"] >= 1
     assert set(k["per_country"]) == {"India", "Iran", "Japan"} and set(k["per_format"]) == {"qa", "tf", "fill"}
-    assert k["sea_lave"] == pytest.approx(sum(p.sea_lave for p in cues.values()) / 9)
+    scores = [p.sea_lave for p in cues.values() if p.sea_lave is not None]
+    assert len(scores) == 9 and k["sea_lave"] == pytest.approx(sum(scores) / 9)
     md = (tmp_path / "ricevl-vqa.md").read_text(encoding="utf-8")
     for title in ("SEA-LAVE per setting", "SEA-LAVE per country", "SEA-LAVE per category",
                   "SEA-LAVE per question format"):
@@ -159,7 +171,7 @@ def test_vqa_scripted_model_and_judge(vqa, retriever, openai_server, tmp_path):
     state["fail_judge"] = False
     res = make().run(tmp_path)  # resumes: the answers are kept, the failed judgements are redone
     assert res.n_predicted == {"global": 9, "sea": 9, "kb-cues": 9}
-    sea = {p.sample_id: p for p in res.predictions["sea"]}
+    sea = {p.sample_id: p for p in _vqa(res.predictions["sea"])}
     assert sea["vulca-PAIR_04384-fill"].judge_status == "invalid"
     assert sea["vulca-PAIR_10475-qa"].judge_status == "ok"  # after one re-ask
     tf = sea["vulca-PAIR_09366-tf"]
@@ -189,7 +201,7 @@ def test_vqa_bad_configuration(vqa, retriever):
 def test_vqa_country_scope_oracle_falls_back(vqa, retriever, tmp_path):
     runner = RiceVLVQARunner(vqa, retriever=retriever, region=ASIA, setting_names=["kb-cues"], cue_scope="country",
                              fallback_cues=1, progress=False)
-    preds = runner.run(tmp_path).predictions["kb-cues"]
+    preds = _vqa(runner.run(tmp_path).predictions["kb-cues"])
     japan = [p for p in preds if p.culture == "Japan"]
     assert all(p.cue_status in ("matched", "fallback") for p in preds)
     assert all("Japan" in (p.label or "") for p in japan)  # the oracle gives the item's own country away

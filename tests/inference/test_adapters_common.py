@@ -59,7 +59,8 @@ def test_unknown_or_missing_culture(injector, small_retriever):
     with pytest.raises(ConfigError, match="doc 4: no culture.*field 'culture' is missing.*culture=ID"):
         lenient.inject_many([({}, "storm", "doc 4")])
     with pytest.raises(ConfigError, match="on_unknown_culture"):
-        KnowledgeInjector(Augmenter(small_retriever), on_unknown_culture="ignore")
+        # an invalid choice on purpose: the check behind the Literal type must refuse it at run time
+        KnowledgeInjector(Augmenter(small_retriever), on_unknown_culture="ignore")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="unknown mode"):
         KnowledgeInjector(Augmenter(small_retriever), mode="telepathy")
     with pytest.raises(ConfigError, match="no prompt template"):

@@ -119,8 +119,10 @@ def test_system_placement_generate_flag_and_errors(kb_dir, tmp_path):
     with pytest.raises(ConfigError, match="does not match the KB"):
         culturekb_knowledge(kb_dir=str(kb_dir), kb_version="0000000000000000")
     with pytest.raises(ConfigError, match="placement"):
-        culturekb_knowledge(kb_dir=str(kb_dir), placement="footer")
+        # an invalid placement on purpose: the check behind the Literal type must refuse it at run time
+        culturekb_knowledge(kb_dir=str(kb_dir), placement="footer")  # type: ignore[arg-type]
     bad = Task(dataset=MemoryDataset([Sample(id="x", input="storm", metadata={"culture": "sw"})]),
                solver=[culturekb_knowledge(kb_dir=str(kb_dir)), generate()], scorer=includes())
     [failed] = eval(bad, model=_recording_model([]), log_dir=str(tmp_path), display="none")
-    assert failed.status == "error" and "culture 'sw' is not in this KB" in failed.error.message
+    assert failed.status == "error" and failed.error is not None
+    assert "culture 'sw' is not in this KB" in failed.error.message

@@ -95,7 +95,7 @@ DOCS = [
 @pytest.fixture(scope="module", autouse=True)
 def scripted_models():
     module = types.ModuleType(_SCRIPTED)
-    module.RecorderSimple, module.RecorderChat = RecorderSimple, RecorderChat
+    vars(module).update(RecorderSimple=RecorderSimple, RecorderChat=RecorderChat)
     sys.modules[_SCRIPTED] = module
     MODEL_REGISTRY_V2.register_manifest(
         ModelManifest("ckb_recorder", simple_class_path=f"{_SCRIPTED}.RecorderSimple",

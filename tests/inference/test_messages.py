@@ -6,6 +6,7 @@ import os
 import struct
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
@@ -16,9 +17,18 @@ from culturekb.errors import ConfigError, DataError
 from culturekb.inference.messages import build_messages, image_part
 
 
-def _save(img: Image.Image, path: Path, **kw: object) -> str:
+def _save(img: Image.Image, path: Path, **kw: Any) -> str:
     img.save(path, **kw)
     return str(path)
+
+
+def _part_url(part: dict[str, object]) -> str:
+    """The URL inside an `image_url` content part (as `image_part` returns it)."""
+    inner = part["image_url"]
+    assert isinstance(inner, dict)
+    url = inner["url"]
+    assert isinstance(url, str)
+    return url
 
 
 def _decode(url: str) -> Image.Image:
@@ -55,7 +65,9 @@ def test_local_image_becomes_a_jpeg_data_url_part_before_the_text(tmp_path: Path
     assert image["type"] == "image_url"
     decoded = _decode(image["image_url"]["url"])
     assert decoded.size == (64, 48)  # small images are not enlarged
-    r, g, b = decoded.convert("RGB").getpixel((32, 24))
+    pixel = decoded.convert("RGB").getpixel((32, 24))
+    assert isinstance(pixel, tuple)
+    r, g, b = pixel
     assert r > 150 and g < 80 and b < 80
 
 
@@ -66,13 +78,15 @@ def test_oversized_image_is_resized_to_the_max_side(tmp_path: Path) -> None:
     [message] = build_messages("Which emotion?", path, max_image_side=300)
     assert _decode(message["content"][0]["image_url"]["url"]).size == (300, 200)
     tall = _save(Image.new("RGB", (500, 2500)), tmp_path / "tall.png")
-    assert _decode(image_part(tall, 250)["image_url"]["url"]).size == (50, 250)
+    assert _decode(_part_url(image_part(tall, 250))).size == (50, 250)
 
 
 def test_transparent_png_is_flattened_on_white(tmp_path: Path) -> None:
     path = _save(Image.new("RGBA", (20, 20), (0, 0, 0, 0)), tmp_path / "clear.png")
-    decoded = _decode(image_part(path)["image_url"]["url"]).convert("RGB")
-    assert min(decoded.getpixel((10, 10))) > 240
+    decoded = _decode(_part_url(image_part(path))).convert("RGB")
+    pixel = decoded.getpixel((10, 10))
+    assert isinstance(pixel, tuple)
+    assert min(pixel) > 240
 
 
 def test_exif_orientation_is_applied(tmp_path: Path) -> None:
@@ -80,7 +94,7 @@ def test_exif_orientation_is_applied(tmp_path: Path) -> None:
     exif = img.getexif()
     exif[0x0112] = 6  # rotate 90 degrees on display
     path = _save(img, tmp_path / "rotated.jpg", exif=exif)
-    assert _decode(image_part(path)["image_url"]["url"]).size == (20, 40)
+    assert _decode(_part_url(image_part(path))).size == (20, 40)
 
 
 def test_remote_and_data_urls_pass_through() -> None:
@@ -94,7 +108,7 @@ def test_remote_and_data_urls_pass_through() -> None:
 
 def test_file_url_is_read_locally(tmp_path: Path) -> None:
     path = _save(Image.new("RGB", (10, 10)), tmp_path / "a b.png")
-    url = image_part("file://" + str(path).replace(" ", "%20"))["image_url"]["url"]
+    url = _part_url(image_part("file://" + str(path).replace(" ", "%20")))
     assert _decode(url).size == (10, 10)
 
 
@@ -151,11 +165,11 @@ def test_pixel_limit_is_checked_before_decoding(tmp_path: Path) -> None:
 def test_same_image_is_encoded_once_and_refreshed_when_it_changes(tmp_path: Path) -> None:
     path = tmp_path / "img.png"
     Image.new("RGB", (30, 30), (255, 0, 0)).save(path)
-    first = image_part(str(path))["image_url"]["url"]
-    assert image_part(str(path))["image_url"]["url"] is first  # served from the in-memory cache
+    first = _part_url(image_part(str(path)))
+    assert _part_url(image_part(str(path))) is first  # served from the in-memory cache
     Image.new("RGB", (30, 30), (0, 0, 255)).save(path)
     os.utime(path, ns=(1, 1))  # a different mtime, whatever the clock resolution
-    assert image_part(str(path))["image_url"]["url"] != first
+    assert _part_url(image_part(str(path))) != first
 
 
 def test_bad_arguments() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import random
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -187,7 +188,7 @@ def test_ragged_row(tmp_path: Path) -> None:
 
 
 # -- JSONL -----------------------------------------------------------------------------------------------------
-def jsonl(tmp_path: Path, rows: list[dict[str, object]], name: str = "s.jsonl") -> Path:
+def jsonl(tmp_path: Path, rows: Sequence[Mapping[str, object]], name: str = "s.jsonl") -> Path:
     return write(tmp_path, name, "\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n")
 
 

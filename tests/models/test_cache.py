@@ -6,6 +6,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ def test_key_is_stable_and_order_independent():
     ],
 )
 def test_key_changes_with_each_part(change):
-    base = {"model": "openai:m", "messages": MESSAGES, "params": {"temperature": 0}, "scope": "kb1"}
+    base: dict[str, Any] = {"model": "openai:m", "messages": MESSAGES, "params": {"temperature": 0}, "scope": "kb1"}
     assert ResponseCache.key_for(**base) != ResponseCache.key_for(**{**base, **change})
 
 
@@ -45,7 +46,8 @@ def test_put_get_and_stats(tmp_path):
     assert cache.get(key) == CacheEntry("answer", {"usage": {"total_tokens": 3}})
     assert key in cache and len(cache) == 1
     cache.put(key, "replaced")
-    assert cache.get(key).text == "replaced"
+    entry = cache.get(key)
+    assert entry is not None and entry.text == "replaced"
     stats = cache.stats()
     assert stats["entries"] == 1 and stats["hits"] == 2 and stats["misses"] == 1 and stats["puts"] == 2
     assert cache.delete(key) and not cache.delete(key)
@@ -68,7 +70,8 @@ def test_thread_safe_concurrent_puts_and_gets(tmp_path):
         try:
             for i in range(50):
                 cache.put(f"{worker}-{i}", f"text {worker} {i}")
-                assert cache.get(f"{worker}-{i}").text == f"text {worker} {i}"
+                entry = cache.get(f"{worker}-{i}")
+                assert entry is not None and entry.text == f"text {worker} {i}"
         except BaseException as exc:  # collected and asserted below
             errors.append(exc)
 
@@ -98,7 +101,8 @@ def test_survives_process_kill(tmp_path):
     assert proc.returncode == -signal.SIGKILL
     with ResponseCache(path) as cache:
         assert len(cache) == 20
-        assert cache.get("k19").text == "v19"
+        last = cache.get("k19")
+        assert last is not None and last.text == "v19"
 
 
 def test_a_file_that_is_not_sqlite_is_a_clear_error(tmp_path):

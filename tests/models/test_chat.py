@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import socket
 import time
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 from culturekb.errors import ConfigError, ModelOutputError, ProviderError
 from culturekb.models import ModelClient, OpenAICompatClient, ResponseCache, complete_json, make_client
 from culturekb.models import chat as chat_module
-from culturekb.models._retry import HTTPStatusError, classify, describe_failure
+from culturekb.models._retry import Failure, HTTPStatusError, classify, describe_failure
 from culturekb.testing import ScriptedReply
 
 USER = [{"role": "user", "content": "Which emotion does a red lantern evoke?"}]
@@ -43,7 +44,7 @@ def make(request):
 
 def test_success_returns_text_usage_and_provenance(openai_server, make):
     server = openai_server(['{"label": "awe"}'])
-    client = make(server.base_url)
+    client: OpenAICompatClient = make(server.base_url)
     assert isinstance(client, ModelClient)
     response = client.complete(USER, temperature=0.0, max_tokens=20, top_k=5)
     assert response.text == '{"label": "awe"}'
@@ -331,33 +332,48 @@ def test_close_releases_connections_and_the_client_can_be_used_again(openai_serv
     assert not leaks, [str(w.message) for w in leaks]
 
 
-def test_classify_understands_every_transport():
-    import aiohttp
-    import httpx
+def _sdk_http() -> Any:
+    """The HTTP library the installed `openai` SDK is built on (httpx, or httpx2 in newer releases)."""
     import openai
 
-    request = httpx.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
+    base = next(c for c in openai.DefaultAsyncHttpxClient.__mro__ if c.__name__ == "AsyncClient")
+    return importlib.import_module(base.__module__.split(".")[0])
+
+
+def _classified(exc: BaseException) -> Failure:
+    """`classify(exc)`, which must recognise the exception as a transport or HTTP failure."""
+    failure = classify(exc)
+    assert failure is not None, f"{exc!r} was not classified"
+    return failure
+
+
+def test_classify_understands_every_transport():
+    import aiohttp
+    import openai
+
+    http = _sdk_http()  # the SDK's exceptions carry its own library's request and response objects
+    request = http.Request("POST", "http://127.0.0.1:1/v1/chat/completions")
     sdk_429 = openai.RateLimitError(
         "rate limited",
-        response=httpx.Response(429, headers={"retry-after": "2"}, content=b"rate limited", request=request),
+        response=http.Response(429, headers={"retry-after": "2"}, content=b"rate limited", request=request),
         body=None,
     )
     direct_429 = HTTPStatusError(429, "rate limited", {"retry-after": "2"})
     assert classify(sdk_429) == classify(direct_429)
-    assert classify(direct_429).retryable and classify(direct_429).retry_after_s == 2.0
-    assert not classify(HTTPStatusError(404, "no such model")).retryable
-    assert classify(HTTPStatusError(503, "")).retryable
-    timeout = classify(aiohttp.ServerTimeoutError("read timed out"))
+    assert _classified(direct_429).retryable and _classified(direct_429).retry_after_s == 2.0
+    assert not _classified(HTTPStatusError(404, "no such model")).retryable
+    assert _classified(HTTPStatusError(503, "")).retryable
+    timeout = _classified(aiohttp.ServerTimeoutError("read timed out"))
     assert timeout.kind == "timeout" and timeout.retryable
-    assert classify(TimeoutError()).kind == "timeout"
+    assert _classified(TimeoutError()).kind == "timeout"
     for exc in (aiohttp.ServerDisconnectedError(), aiohttp.ClientPayloadError("truncated"),
                 aiohttp.ClientOSError(104, "reset")):
-        failure = classify(exc)
+        failure = _classified(exc)
         assert failure.kind == "connection" and failure.retryable
-    assert classify(openai.APIConnectionError(request=request)).kind == "connection"
-    assert not classify(aiohttp.InvalidURL("nope")).retryable
+    assert _classified(openai.APIConnectionError(request=request)).kind == "connection"
+    assert not _classified(aiohttp.InvalidURL("nope")).retryable
     assert classify(ValueError("a bug")) is None
-    message = describe_failure(classify(HTTPStatusError(401, "bad key")), "m", "http://h/v1",
+    message = describe_failure(_classified(HTTPStatusError(401, "bad key")), "m", "http://h/v1",
                                api_key_env="MY_KEY", timeout_s=1.0)
     assert "model 'm' at http://h/v1" in message and "HTTP 401: bad key" in message and "MY_KEY" in message
 
@@ -365,8 +381,8 @@ def test_classify_understands_every_transport():
 def test_make_client_builds_openai_clients_and_lists_valid_forms(openai_server):
     server = openai_server(["via factory"])
     client = make_client("openai:test-model", base_url=server.base_url, max_concurrency=2)
+    assert isinstance(client, OpenAICompatClient)
     try:
-        assert isinstance(client, OpenAICompatClient)
         assert client.id == "openai:test-model" and client.max_concurrency == 2
         assert client.complete(USER).text == "via factory"
     finally:

@@ -14,6 +14,7 @@ import pytest
 
 from culturekb.errors import ConfigError, DataError, IndexError_, ProviderError
 from culturekb.retrieval.stores import StoreUnavailableError, VectorStore, list_stores, load_store, make_store
+from culturekb.retrieval.stores.faiss_store import FaissStore
 
 DIM = 32
 CULTURES = ("ar", "en", "zh")
@@ -193,13 +194,16 @@ def test_faiss_unverified_garbage_still_raises_index_error(data: dict[str, Any],
 
 def test_faiss_kinds_chosen_by_size_and_mmap_load(data: dict[str, Any], tmp_path: Path) -> None:
     s = make_store("faiss", DIM, flat_max=60)
+    assert isinstance(s, FaissStore)
     s.add(data["ids"][:150], data["vecs"][:150], data["payloads"][:150])  # 50 per culture -> flat
     s.add(data["ids"][150:], data["vecs"][150:], data["payloads"][150:])
     assert set(s.part_kinds().values()) == {"flat"}  # the kind is fixed by each culture's first add
     ivf = make_store("faiss", DIM, flat_max=60)
+    assert isinstance(ivf, FaissStore)
     ivf.add(data["ids"], data["vecs"], data["payloads"])
     assert set(ivf.part_kinds().values()) == {"ivf"}
     hnsw = make_store("faiss", DIM, flat_max=60, approx="hnsw")
+    assert isinstance(hnsw, FaissStore)
     hnsw.add(data["ids"], data["vecs"], data["payloads"])
     assert set(hnsw.part_kinds().values()) == {"hnsw"}
     for name, st in (("hnsw", hnsw), ("ivf", ivf)):
