@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from culturekb._io import atomic_dir, atomic_write_json
-from culturekb.errors import ConfigError, DataError, IndexError_
+from culturekb.errors import ConfigError, IndexError_
 from culturekb.retrieval._integrity import file_manifest, read_meta, verify_files
 from culturekb.retrieval.stores.base import (
     STORE_FORMAT,
@@ -86,15 +86,10 @@ class PartitionedStore:
         """Nothing to release for in-process stores."""
 
     def add(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]) -> None:
-        if self.read_only:
-            raise ConfigError(
-                f"this {self.backend} store was loaded memory-mapped and is read-only; "
-                "load it with mmap=False to add vectors, or build a new index"
-            )
-        id_list, vecs, pays = check_add_inputs(self.dim, ids, vectors, payloads)
-        clash = next((i for i in id_list if i in self._id_set), None)
-        if clash is not None:
-            raise DataError(f"add: id {clash!r} is already in the store; ids must be unique")
+        refused = (f"this {self.backend} store was loaded memory-mapped and is read-only; "
+                   "load it with mmap=False to add vectors, or build a new index")
+        id_list, vecs, pays = check_add_inputs(self.dim, ids, vectors, payloads, existing=self._id_set,
+                                               read_only=refused if self.read_only else None)
         by_culture: dict[str, list[int]] = {}
         for row, p in enumerate(pays):
             by_culture.setdefault(p["culture"], []).append(row)

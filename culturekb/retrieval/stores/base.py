@@ -8,7 +8,7 @@ first; fewer when the filter matches fewer vectors, none when it matches nothing
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -138,9 +138,16 @@ def load_store(directory: str | Path, mmap: bool = True, verify: bool = True, **
 
 # -- input checks shared by the backends ------------------------------------------------------------------
 def check_add_inputs(
-    dim: int, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]
+    dim: int, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]], *,
+    existing: Container[str] = (), read_only: str | None = None,
 ) -> tuple[list[str], np.ndarray, list[dict[str, Any]]]:
-    """Validate one `add` batch; returns ids, C-contiguous float32 unit rows and payload copies."""
+    """Validate one `add` batch; returns ids, C-contiguous float32 unit rows and payload copies.
+
+    `read_only`, when given, is why the store refuses writes (a ConfigError with that message); an id already
+    in `existing` is refused too.
+    """
+    if read_only is not None:
+        raise ConfigError(read_only)
     vecs = np.asarray(vectors, dtype=np.float32)
     if vecs.ndim != 2 or vecs.shape[1] != dim:
         raise DataError(f"vectors must have shape (n, {dim}); got {vecs.shape}. Encode with the store's embedder.")
@@ -151,6 +158,9 @@ def check_add_inputs(
     id_list = [str(i) for i in ids]
     if len(set(id_list)) != len(id_list):
         raise DataError("add: ids must be unique within a batch")
+    clash = next((i for i in id_list if i in existing), None)
+    if clash is not None:
+        raise DataError(f"add: id {clash!r} is already in the store; ids must be unique")
     pays: list[dict[str, Any]] = []
     for i, p in enumerate(payloads):
         c = p.get("culture") if isinstance(p, Mapping) else None

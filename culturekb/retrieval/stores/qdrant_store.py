@@ -208,15 +208,10 @@ class QdrantStore:
 
     def add(self, ids: Sequence[str], vectors: np.ndarray, payloads: Sequence[Mapping[str, Any]]) -> None:
         """Upsert unit vectors with unique ids and their payloads; refused on a collection loaded read-only."""
-        if self.read_only:
-            raise ConfigError(
-                f"Qdrant collection {self.collection!r} was loaded from a saved index and is read-only; "
-                "build a new index (one collection per KB version) to add vectors"
-            )
-        id_list, vecs, pays = check_add_inputs(self.dim, ids, vectors, payloads)
-        clash = next((i for i in id_list if i in self._id_set), None)
-        if clash is not None:
-            raise DataError(f"add: id {clash!r} is already in the store; ids must be unique")
+        refused = (f"Qdrant collection {self.collection!r} was loaded from a saved index and is read-only; "
+                   "build a new index (one collection per KB version) to add vectors")
+        id_list, vecs, pays = check_add_inputs(self.dim, ids, vectors, payloads, existing=self._id_set,
+                                               read_only=refused if self.read_only else None)
         self._ensure_collection()
         m = self._models
         with self._calls("upsert"), _quiet_local():
