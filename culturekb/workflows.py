@@ -1,4 +1,10 @@
-"""High-level jobs that the CLI, the notebook and scripts call: load data, build, inspect, review, demo."""
+"""High-level jobs that the CLI, the API, the notebook and scripts call: load data, build, inspect, review, index,
+lookup, predict, evaluate, demo.
+
+This module is the jobs layer of docs/architecture.md: the faces (CLI, HTTP) reach builders, retrieval, inference
+and evals only through it. (Why one module over 500 lines: each job is a thin function that assembles parts from
+the layers below, and one module keeps the faces' single entry point in one place.)
+"""
 
 from __future__ import annotations
 

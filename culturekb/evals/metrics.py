@@ -1,5 +1,8 @@
 """Evaluation metrics as pure functions of predictions and golds (PAPERS.md sections 1-3).
 
+(Why one module over 500 lines: every metric of PAPERS.md sections 1-3 is a small pure function, and keeping them
+side by side keeps their shared conventions, below, in one place; about a third of it is formula docstrings.)
+
 Conventions shared by every function here:
 
 - Predictions and golds are aligned sequences of the same length (`DataError` otherwise). A prediction of

@@ -5,6 +5,9 @@ predictors and the HTTP ``/v1/augment`` route), the harness adapters (lmms-eval,
 Cedar and RICE-VL cue blocks, and `cues`. Callers differ only in the `BlockTemplate` and `Budget` they pass, so
 the same inputs give the same block, byte for byte, whoever asks.
 
+(Why one module over 500 lines: it is the one place every knowledge block is made; splitting selection from
+rendering would put the placeholder reference below away from the code that fills it.)
+
 One request goes through three steps:
 
 1. **Select**, per the paper's mode: ``know`` looks the concepts up in the culture (exact, else semantic with

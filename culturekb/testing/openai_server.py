@@ -5,6 +5,9 @@ culturekb's clients: `POST /v1/chat/completions` (non-streaming), `POST /v1/embe
 Requests are served concurrently on an asyncio loop, so `latency_s` sleeps overlap and many requests run in
 parallel.
 
+(Why one module over 500 lines: it is one test double, the whole scripted server; its parts only make sense
+together and nothing in the package imports it.)
+
 What the chat endpoint answers is scripted by `responder`:
 
 - ``None``: every request gets `DEFAULT_REPLY` (a fixed JSON answer) as the assistant text;
