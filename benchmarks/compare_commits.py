@@ -106,10 +106,12 @@ def main() -> int:
         finally:
             for tree in trees.values():
                 _git("worktree", "remove", "--force", str(tree))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in names:
         for path, what, better in METRICS[name][1]:
-            vals = {s: [r[path] for r in runs[name][s] if r[path] is not None] for s in ("base", "head")}
+            vals: dict[str, list[float]] = {
+                s: [v for r in runs[name][s] if (v := r[path]) is not None] for s in ("base", "head")
+            }
             med = {s: statistics.median(v) if v else None for s, v in vals.items()}
             ratio = med["head"] / med["base"] if med["base"] and med["head"] is not None else None
             rows.append({"benchmark": name, "metric": what, "better": better, "base": med["base"],
@@ -124,9 +126,9 @@ def main() -> int:
              "", "| benchmark | metric | better | base | head | head / base | runs (base; head) |",
              "|---|---|---|---:|---:|---:|---|"]
     for r in rows:
-        ratio = f"{r['head_over_base']:.3f}" if r["head_over_base"] is not None else "n/a"
+        shown = f"{r['head_over_base']:.3f}" if r["head_over_base"] is not None else "n/a"
         fmt = [f"{v:g}" for v in r["base_runs"]], [f"{v:g}" for v in r["head_runs"]]
-        lines.append(f"| {r['benchmark']} | {r['metric']} | {r['better']} | {r['base']} | {r['head']} | {ratio} | "
+        lines.append(f"| {r['benchmark']} | {r['metric']} | {r['better']} | {r['base']} | {r['head']} | {shown} | "
                      f"{', '.join(fmt[0])}; {', '.join(fmt[1])} |")
     out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
