@@ -14,11 +14,13 @@ from typing import Annotated
 
 import typer
 
+from culturekb.errors import ConfigError
 from culturekb.evals.specs import ArtECultureSpec, CedarSpec, RiceVLGroundingSpec, RiceVLVQASpec
 from culturekb.inference.base import MODES
+from culturekb.text.prompts import PROMPT_LANGUAGES, available_prompt_languages
 
 __all__ = ["artemculture_options", "cedar_options", "ricevl_vqa_options", "ricevl_grounding_options", "csv_list",
-           "csv_tuple"]
+           "csv_tuple", "prompt_language_tuple"]
 
 
 def csv_list(value: str | None) -> list[str] | None:
@@ -32,7 +34,26 @@ def csv_tuple(value: str | None) -> tuple[str, ...] | None:
     return tuple(items) if items is not None else None
 
 
+def prompt_language_tuple(value: str | None, template: str) -> tuple[str, ...] | None:
+    """``--prompt-languages``: the comma list as normalised codes (``zh-CN`` -> ``zh``), each once, checked against
+    the languages `template` is packaged in; a language without it raises ConfigError naming those."""
+    from culturekb.inference.prompts import normalise_language
+
+    items = csv_list(value)
+    if items is None:
+        return None
+    langs = tuple(dict.fromkeys(normalise_language(v) for v in items))
+    available = available_prompt_languages(template)
+    missing = [lang for lang in langs if lang not in available]
+    if missing:
+        raise ConfigError(f"--prompt-languages {value!r}: no packaged {template} prompt in {missing}; the packaged "
+                          f"languages are {available}. Drop those, or run the runner from Python with your own "
+                          "templates")
+    return langs
+
+
 _OUT_HELP = "run folder (reports, resumable predictions)"
+_LANG_HELP = f"comma list of prompt languages ({', '.join(PROMPT_LANGUAGES)})"
 _MODEL_HELP = "kb-prior | openai:MODEL | hf:PATH | any registered model client"
 
 
@@ -42,7 +63,7 @@ def artemculture_options(
     out_dir: Annotated[Path, typer.Option("--out", "-o", help=_OUT_HELP)],
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "kb-prior",
     modes: Annotated[str, typer.Option(help="comma list of modes")] = ",".join(MODES),
-    prompt_languages: Annotated[str | None, typer.Option(help="comma list: adds the language x culture grid")] = None,
+    prompt_languages: Annotated[str | None, typer.Option(help=f"{_LANG_HELP}; adds the culture grid")] = None,
     judges: Annotated[str | None, typer.Option(help="two judge models for explanation alignment, comma list")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     split: Annotated[str, typer.Option(help="split to evaluate")] = "test",
@@ -52,7 +73,8 @@ def artemculture_options(
     """ArtECulture: accuracy per culture and mode beside the majority baseline, grids, alignment; resumable."""
     return ArtECultureSpec(
         data=tuple(data), kb_dir=kb, out=out_dir, model=model, modes=csv_tuple(modes),
-        prompt_languages=csv_tuple(prompt_languages), base_url=base_url, judges=csv_tuple(judges) or (), split=split,
+        prompt_languages=prompt_language_tuple(prompt_languages, "predict_know"), base_url=base_url,
+        judges=csv_tuple(judges) or (), split=split,
         limit=limit, data_root=data_root)
 
 
@@ -64,7 +86,7 @@ def cedar_options(
     model: Annotated[str, typer.Option(help=_MODEL_HELP)] = "kb-prior",
     scheme: Annotated[str, typer.Option(help="label scheme: cedar14, a file, or a comma list")] = "cedar14",
     modes: Annotated[str, typer.Option(help="comma list of orig, know")] = "orig,know",
-    prompt_languages: Annotated[str | None, typer.Option(help="comma list: adds the prompt x data grid")] = None,
+    prompt_languages: Annotated[str | None, typer.Option(help=f"{_LANG_HELP}; adds the prompt x data grid")] = None,
     languages: Annotated[str | None, typer.Option(help="only these data languages (comma list)")] = None,
     modality: Annotated[str | None, typer.Option(help="only 'multimodal' or 'text' items")] = None,
     image_concepts: Annotated[bool, typer.Option(help="also ask the model for image concepts (cue queries)")] = False,
@@ -76,7 +98,7 @@ def cedar_options(
     """Cedar: accuracy per language, GEPP/LSEPP, GRQB/LSRQB, language grid; multimodal and text-only apart."""
     return CedarSpec(
         data=data, out=out_dir, kb_dir=kb, model=model, scheme=scheme, modes=csv_tuple(modes),
-        prompt_languages=csv_tuple(prompt_languages), languages=csv_tuple(languages),
+        prompt_languages=prompt_language_tuple(prompt_languages, "cedar_know"), languages=csv_tuple(languages),
         modalities=(modality,) if modality else None, base_url=base_url, image_concepts=image_concepts,
         max_tokens=max_tokens, limit=limit, data_root=data_root)
 

@@ -44,6 +44,10 @@ class Prediction(BaseModel):
     raw: str = ""
     parse_status: ParseStatus = "invalid"
     template_id: str = ""
+    template_status: str = ""
+    """Whether a native speaker checked the prompt template(s): ``checked``, ``source``, ``unchecked``, ``user``
+    (a user's own file), joined with '+' when the parts differ (`culturekb.text.prompts.template_check_status`);
+    "" when no prompt went to a model."""
     prompt_language: str = "en"
     model: str = ""
     cached: bool = False

@@ -100,10 +100,14 @@ def prediction_from_answer(answer: ModelResponse | str, scheme: EmotionScheme, l
 
     A string is the failure `ask_each` puts in an answer's place (the image could not be read, or the call
     failed): parse status ``error``, scored wrong. Otherwise label, explanation and status come from
-    `culturekb.inference.parsing.parse_prediction`, the raw text and cache flag from the answer.
+    `culturekb.inference.parsing.parse_prediction`, the raw text and cache flag from the answer; the template's
+    check status (`template_status`) from its id unless `fields` gives it.
     """
     from culturekb.inference.parsing import parse_prediction
+    from culturekb.text.prompts import template_check_status
 
+    if "template_status" not in fields:
+        fields["template_status"] = template_check_status(str(fields.get("template_id", "")))
     if isinstance(answer, str):
         return record(label=None, parse_status="error", error=answer, **fields)
     parsed = parse_prediction(answer.text, scheme, language)

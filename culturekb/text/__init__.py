@@ -6,7 +6,14 @@ it imports none of them.
 
 from culturekb.text.concepts import ConceptExtractor, PrecomputedConcepts, TextConceptExtractor
 from culturekb.text.normalise import MAX_CONCEPT_CHARS, english_stopwords, normalise_concept, singularise
-from culturekb.text.prompts import PromptTemplate, available_prompt_languages, load_prompt
+from culturekb.text.prompts import (
+    PROMPT_LANGUAGES,
+    PromptCheck,
+    PromptTemplate,
+    available_prompt_languages,
+    load_prompt,
+    template_check_status,
+)
 
 __all__ = [
     "ConceptExtractor",
@@ -16,7 +23,10 @@ __all__ = [
     "english_stopwords",
     "normalise_concept",
     "singularise",
+    "PROMPT_LANGUAGES",
+    "PromptCheck",
     "PromptTemplate",
     "available_prompt_languages",
     "load_prompt",
+    "template_check_status",
 ]

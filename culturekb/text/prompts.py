@@ -3,24 +3,129 @@
 A template is `culturekb/data/prompts/<name>.<language>.txt` or a user's file given by path. Placeholders are
 `{name}` fields (Python format syntax; write literal braces as `{{` and `}}`). Every rendering names exactly the
 template's placeholders, so a typo in a template or a caller fails loudly instead of sending a broken prompt.
+
+Each packaged file has an entry in `culturekb/data/prompts/CHECKED.json` saying who wrote it and whether a native
+speaker of its language checked it (``checked``, ``source`` for the English originals, or ``unchecked``). The
+entry rides on the loaded `PromptTemplate` (`check`, `checked`, `check_status`), never in the rendered text; a
+user's own file has no entry (status ``user``). `PROMPT_LANGUAGES` are the languages every prediction, Cedar,
+harness and cue template is packaged in (the seven Cedar languages).
 """
 
 from __future__ import annotations
 
+import json
 import string
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from culturekb._io import sha256_text
 from culturekb.errors import ConfigError
 
-__all__ = ["PromptTemplate", "load_prompt", "available_prompt_languages"]
+__all__ = [
+    "PROMPT_LANGUAGES",
+    "CheckStatus",
+    "PromptCheck",
+    "PromptTemplate",
+    "available_prompt_languages",
+    "load_prompt",
+    "prompt_check",
+    "prompt_checks",
+    "template_check_status",
+]
 
 _PROMPT_DIR = "prompts"
+_CHECKS_FILE = "CHECKED.json"
+
+PROMPT_LANGUAGES: tuple[str, ...] = ("en", "zh", "ar", "hi", "ja", "es", "sw")
+"""The prompt languages of the prediction (``predict_*``, ``knowledge_item``), Cedar (``cedar_*``), harness
+(``harness_knowledge``) and cue (``cues``, ``cue_item``) templates: the seven Cedar languages."""
+
+CheckStatus = Literal["checked", "source", "unchecked"]
+_STATUSES: tuple[str, ...] = ("checked", "source", "unchecked")
+
+
+@dataclass(frozen=True)
+class PromptCheck:
+    """Who wrote a packaged prompt file and whether a native speaker of its language checked it.
+
+    `status`: ``checked`` (reviewed by a native speaker: `checked_by`, `checked_on`), ``source`` (an English
+    original the other languages are written from) or ``unchecked`` (nobody has reviewed it yet).
+    """
+
+    key: str
+    status: CheckStatus
+    author: str
+    checked_by: str = ""
+    checked_on: str = ""
+    note: str = ""
+
+    @property
+    def checked_by_native_speaker(self) -> bool:
+        """True when a native speaker of the file's language reviewed it."""
+        return self.status == "checked"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as plain JSON values (for reports)."""
+        out: dict[str, Any] = {"status": self.status, "checked_by_native_speaker": self.checked_by_native_speaker,
+                               "author": self.author}
+        out.update({k: v for k, v in (("checked_by", self.checked_by), ("checked_on", self.checked_on),
+                                      ("note", self.note)) if v})
+        return out
+
+
+def _check_entry(key: str, raw: Any) -> PromptCheck:
+    where = f"culturekb/data/{_PROMPT_DIR}/{_CHECKS_FILE}, entry {key!r}"
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: expected an object with status, checked_by_native_speaker and author")
+    status = raw.get("status")
+    if status not in _STATUSES:
+        raise ConfigError(f"{where}: status {status!r} is not one of {list(_STATUSES)}; fix the entry")
+    native = raw.get("checked_by_native_speaker")
+    if native is not (status == "checked"):
+        raise ConfigError(f"{where}: checked_by_native_speaker is {native!r} but status is {status!r}; "
+                          "it is true exactly when the status is 'checked'")
+    author = raw.get("author")
+    if not isinstance(author, str) or not author.strip():
+        raise ConfigError(f"{where}: author is missing; say who wrote the file (a person, or 'an AI model')")
+    if status == "checked" and not str(raw.get("checked_by") or "").strip():
+        raise ConfigError(f"{where}: a checked file needs checked_by (who reviewed it)")
+    unknown = sorted(set(raw) - {"status", "checked_by_native_speaker", "author", "checked_by", "checked_on", "note"})
+    if unknown:
+        raise ConfigError(f"{where}: unknown fields {unknown}; use status, checked_by_native_speaker, author, "
+                          "checked_by, checked_on, note")
+    return PromptCheck(key=key, status=status, author=author.strip(), checked_by=str(raw.get("checked_by") or ""),
+                       checked_on=str(raw.get("checked_on") or ""), note=str(raw.get("note") or ""))
+
+
+@cache
+def prompt_checks() -> dict[str, PromptCheck]:
+    """Every packaged prompt file's check entry, keyed ``<name>.<language>`` (read once per process)."""
+    res = resources.files("culturekb.data").joinpath(f"{_PROMPT_DIR}/{_CHECKS_FILE}")
+    try:
+        raw = json.loads(res.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"culturekb/data/{_PROMPT_DIR}/{_CHECKS_FILE} cannot be read ({exc}); reinstall "
+                          "culturekb or fix the file") from exc
+    entries = raw.get("templates") if isinstance(raw, dict) else None
+    if not isinstance(entries, dict):
+        raise ConfigError(f"culturekb/data/{_PROMPT_DIR}/{_CHECKS_FILE}: no 'templates' object; fix the file")
+    return {key: _check_entry(key, value) for key, value in entries.items()}
+
+
+def prompt_check(name: str, language: str) -> PromptCheck:
+    """The check entry of the packaged file `<name>.<language>`; ConfigError when it has none."""
+    key = f"{name}.{language}"
+    found = prompt_checks().get(key)
+    if found is None:
+        raise ConfigError(
+            f"packaged prompt {key} has no entry in culturekb/data/{_PROMPT_DIR}/{_CHECKS_FILE}; add one saying "
+            "who wrote it and whether a native speaker checked it (status 'unchecked' until one has)"
+        )
+    return found
 
 
 def _placeholders(text: str, source: str) -> frozenset[str]:
@@ -39,12 +144,26 @@ def _placeholders(text: str, source: str) -> frozenset[str]:
 
 @dataclass(frozen=True)
 class PromptTemplate:
-    """A loaded template: `id` (name.language@hash) and `sha` go into provenance and cache keys."""
+    """A loaded template: `id` (name.language@hash) and `sha` go into provenance and cache keys.
+
+    `check`: the packaged file's entry in CHECKED.json (None for a user's own file).
+    """
 
     id: str
     text: str
     sha: str
     source: str = ""
+    check: PromptCheck | None = None
+
+    @property
+    def checked(self) -> bool:
+        """True when a native speaker of the template's language checked it."""
+        return self.check is not None and self.check.checked_by_native_speaker
+
+    @property
+    def check_status(self) -> str:
+        """``checked``, ``source``, ``unchecked``, or ``user`` for a user's own file."""
+        return self.check.status if self.check is not None else "user"
 
     @cached_property
     def placeholders(self) -> frozenset[str]:
@@ -98,6 +217,11 @@ def _check_override_dir(override_dir: str | Path) -> Path:
     return folder
 
 
+def _canonical(text: str) -> str:
+    """A template's text as loaded: no leading or trailing blank lines, one final newline."""
+    return text.strip("\n") + "\n"
+
+
 def _read_template(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8")
@@ -124,6 +248,7 @@ def load_prompt(
     language (the id keeps the name, the hash changes, the source names the user's file).
     """
     path = Path(name)
+    check: PromptCheck | None = None
     folder = _check_override_dir(override_dir) if override_dir is not None else None
     user_file = folder / f"{name}.{language}.txt" if folder is not None and not isinstance(name, Path) else None
     if path.suffix == ".txt" and path.is_file():
@@ -153,7 +278,8 @@ def load_prompt(
         text = res.read_text("utf-8")
         source = f"culturekb/data/{rel}"
         tid_name = f"{name}.{language}"
-    text = text.strip("\n") + "\n"
+        check = prompt_check(str(name), language)
+    text = _canonical(text)
     found = _placeholders(text, source)
     need = frozenset(required or ())
     ok = need | frozenset(allowed or ())
@@ -163,4 +289,31 @@ def load_prompt(
             f"unknown placeholders {sorted(found - ok)}; the caller fills {sorted(ok)}. Fix the template."
         )
     sha = sha256_text(text)
-    return PromptTemplate(id=f"{tid_name}@{sha[:12]}", text=text, sha=sha, source=source)
+    return PromptTemplate(id=f"{tid_name}@{sha[:12]}", text=text, sha=sha, source=source, check=check)
+
+
+@cache
+def _packaged_sha(key: str) -> str | None:
+    """sha256 of the packaged file `<key>.txt` as `load_prompt` reads it (None when there is no such file)."""
+    if "/" in key or "." not in key:
+        return None
+    res = resources.files("culturekb.data").joinpath(f"{_PROMPT_DIR}/{key}.txt")
+    return sha256_text(_canonical(res.read_text("utf-8"))) if res.is_file() else None
+
+
+def template_check_status(template_id: str) -> str:
+    """The check status of the template(s) behind an id such as ``predict_know.hi@1a2b3c4d5e6f`` or a joined
+    ``cedar_know.zh@...+cues.zh@...+cue_item.zh@...``: one status when every part has it, else the parts'
+    statuses joined with '+'. A part whose hash is not the packaged file's (a user's template) is ``user``;
+    an empty id gives "".
+    """
+    statuses = []
+    for part in filter(None, template_id.split("+")):
+        key, _, short = part.partition("@")
+        sha = _packaged_sha(key)
+        entry = prompt_checks().get(key)
+        packaged = bool(short) and sha is not None and sha.startswith(short) and entry is not None
+        statuses.append(entry.status if packaged and entry is not None else "user")
+    if not statuses:
+        return ""
+    return statuses[0] if len(set(statuses)) == 1 else "+".join(statuses)

@@ -130,9 +130,9 @@ def test_bad_configurations(retriever, items, default_embedder):
         CedarPredictor("cedar14", open_retriever(artemis_kb, default_embedder, backend="numpy"))
     with pytest.raises(ConfigError, match="needs a KB"):
         CedarPredictor("cedar14")
-    with pytest.raises(ConfigError, match="no Cedar 'orig' prompt in language 'sw'"):
+    with pytest.raises(ConfigError, match="no Cedar 'orig' prompt in language 'de'"):
         stub = type("Stub", (), {"id": "stub"})()
-        CedarPredictor("cedar14", retriever, client=stub).predict(items[:1], "orig", "sw")
+        CedarPredictor("cedar14", retriever, client=stub).predict(items[:1], "orig", "de")
     with pytest.raises(ConfigError, match="unknown Cedar mode"):
         CedarRunner(items, CedarPredictor("cedar14", retriever), modes=["random-know"])
 
