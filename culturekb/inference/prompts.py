@@ -1,6 +1,7 @@
 """Prediction and concept-extraction prompts: packaged data files per mode and prompt language.
 
-Templates live in `culturekb/data/prompts/<name>.<language>.txt` (English, Chinese and Arabic are packaged).
+Templates live in `culturekb/data/prompts/<name>.<language>.txt` (prediction templates in the seven Cedar
+languages en zh ar hi ja es sw; concept extraction in en zh ar).
 Each template kind declares the placeholders it must use and those it may use; a template breaking that contract
 fails on load, not halfway through a run. A user folder (`override_dir`) replaces any template by file name,
 e.g. `my_prompts/predict_know.zh.txt`. Every `PromptTemplate` carries an id (`name.language@hash`) and the sha256
@@ -127,7 +128,7 @@ def concept_template(language: str, override_dir: str | Path | None = None) -> P
 
 
 def format_labels(scheme: EmotionScheme, language: str = "en") -> str:
-    """The label list for {labels}: one '- label' line each, with the translation in brackets for zh/ar.
+    """The label list for {labels}: one '- label' line each, with its translation into `language` in brackets.
 
     The English label stays first on each line because the templates ask for it spelled as listed; the parser
     also accepts the translations.
