@@ -54,6 +54,8 @@ def build(
     judges: Annotated[str, typer.Option(help="two judges: lexicon, prototype or openai:MODEL")] = "lexicon,prototype",
     policy: Annotated[str, typer.Option(help="flagged tuples: pending | drop | keep")] = "pending",
     min_support: Annotated[int, typer.Option(help="minimum number of images per (concept, culture)")] = 2,
+    cultures_file: Annotated[Path | None, typer.Option(
+        help="JSON or TOML file naming cultures (id, name, aliases, language, western); kept in the KB")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for openai:MODEL backends")] = None,
     cache_dir: Annotated[Path | None, typer.Option(help="step and response cache (default .culturekb-cache)")] = None,
     config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
@@ -67,7 +69,7 @@ def build(
             data, out_dir, data_root=data_root, cache_dir=cache_dir, settings_file=config,
             scheme=scheme, cultures=_csv(cultures), split=None if split == "all" else split, concepts=concepts,
             rationales=rationales, judges=_csv(judges) or [], policy=policy, min_support=min_support,
-            base_url=base_url,
+            base_url=base_url, cultures_file=cultures_file,
         )
 
     result = _guard(run)
@@ -198,13 +200,13 @@ def predict(
 ) -> None:
     """Predict the emotion a culture perceives, for one image or a file of samples (JSON lines out)."""
     from culturekb.kb.schema import Sample
-    from culturekb.workflows import load_data, predict_job
+    from culturekb.workflows import load_kb_samples, predict_job
 
     def run() -> Any:
         from culturekb.config import load_settings
 
         if samples is not None:
-            items, _ = load_data([samples], data_root=data_root)
+            items = load_kb_samples(kb, [samples], data_root=data_root)
         elif culture is not None:
             items = [Sample(id=str(image or "query"), culture=culture, image=str(image) if image else None,
                             title=title, concepts=_csv(concepts))]

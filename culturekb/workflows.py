@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     )
     from culturekb.inference.augmenter import Augmenter
     from culturekb.inference.base import Prediction
+    from culturekb.kb.schemes import EmotionScheme
     from culturekb.kb.store import KnowledgeBase
     from culturekb.models.base import ModelClient
     from culturekb.models.cache import ResponseCache
@@ -43,6 +44,7 @@ __all__ = [
     "IndexSummary",
     "LookupRow",
     "load_data",
+    "load_kb_samples",
     "build_from_files",
     "inspect_kb",
     "apply_review",
@@ -104,7 +106,7 @@ class LookupRow(TypedDict):
 def load_data(
     paths: Sequence[str | Path],
     data_root: str | Path | None = None,
-    scheme: str = "artemis9",
+    scheme: str | EmotionScheme = "artemis9",
     cultures: Sequence[str] | None = None,
     seed: int = 0,
 ) -> tuple[list[Sample], dict[str, Any]]:
@@ -146,11 +148,16 @@ def build_from_files(
     cache_dir: str | Path | None = None,
     settings_file: str | Path | None = None,
     progress: bool = True,
+    cultures_file: str | Path | None = None,
     **options: Any,
 ) -> BuildResult:
-    """Load the data files and build a KB into `out` (see `BuildConfig` for the options)."""
+    """Load the data files and build a KB into `out` (see `BuildConfig` for the options).
+
+    `cultures_file` (JSON or TOML, `culturekb.kb.cultures.load_cultures_file`) names cultures, adds aliases and
+    sets languages and Western flags before the data is read; the KB's manifest keeps them."""
     from culturekb.builders.pipeline import BuildConfig, build_kb
     from culturekb.config import load_settings
+    from culturekb.kb.cultures import declare_cultures, load_cultures_file
 
     settings = load_settings(settings_file, cache_dir=cache_dir, base_url=options.get("base_url"))
     opts = {k: v for k, v in options.items() if v is not None}
@@ -163,6 +170,8 @@ def build_from_files(
     except ValidationError as exc:
         e = exc.errors()[0]
         raise ConfigError(f"invalid build option {'.'.join(map(str, e['loc']))}: {e['msg']}") from exc
+    if cultures_file is not None:
+        declare_cultures(load_cultures_file(cultures_file))
     samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures)
     return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress,
                     extra_report={"dropped_no_majority": load_report["dropped_no_majority"]})
@@ -339,6 +348,16 @@ def lookup_concepts(
     return rows
 
 
+def load_kb_samples(
+    kb_dir: str | Path, paths: Sequence[str | Path], data_root: str | Path | None = None
+) -> list[Sample]:
+    """Samples of CSV/JSONL files read with the label scheme the KB's manifest embeds (no scheme file needed)."""
+    from culturekb.kb.store import manifest_scheme, read_manifest
+
+    samples, _ = load_data(paths, data_root=data_root, scheme=manifest_scheme(read_manifest(kb_dir)))
+    return samples
+
+
 def predict_job(
     kb_dir: str | Path, model: str, *, samples: Sequence[Sample], mode: str = "know",
     prompt_language: str | None = None, base_url: str | None = None, backend: str | None = None,
@@ -370,7 +389,7 @@ def eval_artemculture(spec: ArtECultureSpec) -> RunResult:
     assert spec.kb_dir is not None  # ArtECultureSpec requires it
     augmenter = open_augmenter(spec.kb_dir, spec.backend, spec.embedder, spec.tau, settings=settings)
     kb = augmenter.retriever.kb
-    samples, _ = load_data(spec.data, data_root=spec.data_root, scheme=kb.scheme.name)
+    samples, _ = load_data(spec.data, data_root=spec.data_root, scheme=kb.scheme)  # the scheme the manifest embeds
     cache = _response_cache(spec.cache_dir, settings)
     kw: dict[str, Any] = {} if spec.model == "kb-prior" else {"cache": cache,
                                                               "max_concurrency": settings.max_concurrency}

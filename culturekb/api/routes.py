@@ -111,10 +111,8 @@ def kb_info(request: Request) -> KBOut:
 @v1_router.get("/cultures", summary="Cultures of the served KB", response_model=CulturesOut)
 async def cultures(request: Request) -> CulturesOut:
     """Each culture of the KB with its display name, language and number of tuples."""
-    from culturekb.kb.cultures import default_registry
-
     state = _state(request)
-    registry = default_registry()
+    registry = state.kb.culture_registry  # the KB's own descriptions (manifest), over the process registry
     out = []
     for cid in state.retriever.cultures:
         tuples = state.kb.for_culture(cid)

@@ -43,7 +43,7 @@ from typing import Any, Literal
 from culturekb._io import sha256_text
 from culturekb.errors import ConfigError
 from culturekb.inference.base import check_mode
-from culturekb.kb.cultures import default_registry
+from culturekb.kb.cultures import CultureRegistry
 from culturekb.kb.schema import KnowledgeTuple, Sample
 from culturekb.retrieval.retriever import Match, Retriever
 from culturekb.text.concepts import ConceptExtractor
@@ -252,14 +252,13 @@ def load_block_template(template: BlockTemplate, language: str) -> LoadedTemplat
     return LoadedTemplates(_template(template.item, lang, "item"), frame, lang)
 
 
-def _names(culture: str, language: str) -> dict[str, str]:
+def _names(culture: str, language: str, registry: CultureRegistry) -> dict[str, str]:
     from culturekb.inference.prompts import culture_display_name
 
-    reg = default_registry()
-    if culture not in reg:
+    if culture not in registry:
         return {"culture": culture, "culture_name": culture, "culture_id": culture}
-    return {"culture": culture_display_name(culture, language), "culture_name": reg.resolve(culture).name,
-            "culture_id": culture}
+    found = registry.resolve(culture)
+    return {"culture": culture_display_name(found, language), "culture_name": found.name, "culture_id": culture}
 
 
 def _select(matches: Sequence[Match], budget: Budget) -> list[Match]:
@@ -417,7 +416,7 @@ class KnowledgeService:
         ``matched`` or ``no-match``."""
         template = template or self.template
         budget = budget or self.budget
-        reg = default_registry()
+        reg = self.retriever.kb.culture_registry
         requested = language or (reg.resolve(culture).language if culture in reg else "en")
         loaded = load_block_template(template, requested)
         lang = loaded.language
@@ -445,13 +444,14 @@ class KnowledgeService:
         if status is None:
             status = "matched" if used else "no-match"
         return KnowledgeBlock(
-            text=self._frame(loaded, template.frame_names, lines, culture), matches=used, concepts=tuple(concepts),
+            text=self._frame(loaded, template.frame_names, lines, culture, reg), matches=used, concepts=tuple(concepts),
             culture=culture, mode=mode, status=status, language=lang, template_id=loaded.id, template_sha=loaded.sha,
             kb_version=self.kb_version, scope=tuple(scope),
         )
 
     @staticmethod
-    def _frame(loaded: LoadedTemplates, names: str, lines: Sequence[tuple[Match, str]], culture: str) -> str:
+    def _frame(loaded: LoadedTemplates, names: str, lines: Sequence[tuple[Match, str]], culture: str,
+               registry: CultureRegistry) -> str:
         if not lines:
             return ""
         if loaded.frame is None:
@@ -462,8 +462,8 @@ class KnowledgeService:
         parts = []
         for name, group in groups.items():
             body = "\n".join(group)
-            parts.append(loaded.frame.fill({"items": body, "knowledge": body, **_names(name, loaded.language)})
-                         .strip())
+            values = {"items": body, "knowledge": body, **_names(name, loaded.language, registry)}
+            parts.append(loaded.frame.fill(values).strip())
         return "\n".join(parts)
 
 

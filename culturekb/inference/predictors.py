@@ -10,7 +10,6 @@ from culturekb import registry
 from culturekb.errors import ConfigError
 from culturekb.inference.augmenter import AugmentedPrompt, Augmenter
 from culturekb.inference.base import Prediction, Predictor, check_mode
-from culturekb.kb.cultures import default_registry
 from culturekb.kb.schema import Sample
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import ModelClient
@@ -125,14 +124,15 @@ class ModelPredictor:
 
         if requested:
             return normalise_language(requested)
-        return normalise_language(default_registry().resolve(culture).language)
+        return normalise_language(self.augmenter.retriever.kb.culture(culture).language)
 
     def prompt(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[str, str]:
         """The rendered prompt text for one sample, and the template id."""
         from culturekb.inference.prompts import prediction_template, prediction_values
 
         template = prediction_template(mode, language, self.template_dir)
-        values = prediction_values(aug.culture, self.scheme, language, knowledge=aug.block, title=sample.title)
+        culture = self.augmenter.retriever.kb.culture(aug.culture)
+        values = prediction_values(culture, self.scheme, language, knowledge=aug.block, title=sample.title)
         if mode in ("know", "random-know", "cross-culture-know") and not aug.block:
             # the paper: with no tuple retrieved, the model predicts without a block
             template = prediction_template("orig", language, self.template_dir)

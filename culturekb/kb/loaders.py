@@ -14,7 +14,8 @@ painting       yes       WikiArt slug ``artist_title-year``; the image id shared
 art_style      yes       WikiArt style folder (``Impressionism``); the image is ``<art_style>/<painting>.jpg``
 emotion        yes       a label of the scheme (or a synonym / translation of one)
 utterance      yes       the annotator's explanation (may be empty)
-language       no        ``english`` / ``chinese`` / ``arabic`` or any culture id or alias; default english
+language       no        ``english`` / ``chinese`` / ``arabic``, any culture id or alias, or a new code (``de``,
+                         ``pt-BR``: registered with a warning, see `culturekb.kb.cultures`); default english
 split          no        ``train`` / ``valid`` (``val``, ``validation`` accepted) / ``test``; one per image
 repetition     no        number of annotators; its presence marks the one-row-per-image layout
 =============  ========  =====================================================================================
@@ -47,7 +48,8 @@ UTF-8, one JSON object per line, blank lines ignored::
 field          required  meaning
 =============  ========  =====================================================================================
 id             yes       unique string id of the sample
-culture        yes       culture id or alias (``zh``, ``Chinese``, ``chinese``)
+culture        yes       culture id or alias (``zh``, ``Chinese``, ``chinese``), or a new code (``de``, ``am``,
+                         ``pt-BR``, ``SG``) that is registered with a warning and kept in the KB manifest
 label          yes       a label of the scheme (or a synonym / translation); optional with ``require_label=False``
 image          no        path relative to ``data_root`` (or, without one, to the JSONL file's folder), an
                          absolute path (only without ``data_root``), or a URI (``http(s)://``, ``data:``)
@@ -169,15 +171,20 @@ def canonical_label(scheme: EmotionScheme, value: Any, where: str, field: str = 
 
 
 def known_culture(registry: CultureRegistry, value: Any, where: str, what: str = "culture",
-                  fix: str = "or declare the culture in the registry first") -> Culture:
-    """The registry's culture for a value of a data file (an id or alias); anything else raises DataError naming
-    `where`, the value (as `what`: culture, language, country), the known cultures and `fix`. Both loader stacks
-    resolve cultures through this."""
-    if str(value) in registry:
-        return registry.resolve(str(value))
+                  fix: str = "or describe the culture in a cultures file (--cultures-file)") -> Culture:
+    """The registry's culture for a value of a data file: an id or alias, or a new code that the registry then
+    registers with a warning (`CultureRegistry.register_code`: ``de``, ``pt-BR``, ``SG``; a ``country`` takes
+    two-letter country codes only). Anything else (``klingon``, ``Chinese!``) raises DataError naming `where`, the
+    value (as `what`: culture, language, country), the known cultures and `fix`. Both loader stacks resolve
+    cultures through this."""
+    found = registry.register_code(str(value), country=what == "country", where=where)
+    if found is not None:
+        return found
+    shapes = "a two-letter country code such as 'SG'" if what == "country" else \
+        "a language or country code (ISO 639 'de', BCP-47 'pt-BR', ISO 3166 'SG')"
     raise DataError(
         f"{where}: unknown {what} {value!r}; known cultures: {', '.join(sorted(registry.ids()))}. "
-        f"Use a known id or alias, {fix}"
+        f"Use a known id or alias, {shapes}, {fix}"
     )
 
 
@@ -190,10 +197,7 @@ def _culture_filter(cultures: Iterable[str] | None, registry: CultureRegistry) -
         return None
     if isinstance(cultures, str):
         cultures = [cultures]
-    out: set[str] = set()
-    for c in cultures:
-        out.add(registry.resolve(c).id)
-    return out
+    return {known_culture(registry, c, "the cultures to keep").id for c in cultures}
 
 
 # -- CSV -----------------------------------------------------------------------------------------------------

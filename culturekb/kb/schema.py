@@ -95,6 +95,9 @@ class Manifest(BaseModel):
     labels: list[str]
     scheme: dict[str, Any] = Field(default_factory=dict)
     cultures: list[str]
+    culture_details: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """id -> `Culture.to_dict` of each culture of the KB (name, language, Western flag, aliases), so a KB built with
+    new cultures or a cultures file resolves them without it (empty in KBs written before this field)."""
     embedder: str | None = None
     build_config: dict[str, Any] = Field(default_factory=dict)
     counts: dict[str, Any] = Field(default_factory=dict)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,11 @@ from culturekb._io import (
     write_jsonl,
 )
 from culturekb.errors import DataError, SchemaError
+from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
-__all__ = ["KnowledgeBase", "MANIFEST", "TUPLES"]
+__all__ = ["KnowledgeBase", "MANIFEST", "TUPLES", "read_manifest", "manifest_scheme"]
 
 MANIFEST = "manifest.json"
 TUPLES = "tuples.jsonl"
@@ -45,8 +46,15 @@ class KnowledgeBase:
         build_config: dict[str, Any] | None = None,
         embedder: str | None = None,
         extra_counts: dict[str, Any] | None = None,
+        cultures: Iterable[Culture] | Mapping[str, Culture] | None = None,
     ) -> None:
+        """`cultures` describes the KB's cultures (name, language ...); those it leaves out are taken from the
+        process registry (`culturekb.kb.cultures.default_registry`) when the manifest is written."""
         self.scheme = get_scheme(scheme)
+        given = cultures.values() if isinstance(cultures, Mapping) else (cultures or ())
+        self._culture_details: dict[str, Culture] = {c.id: c for c in given}
+        self._culture_registry: CultureRegistry | None = None
+        self._registry_seen: tuple[int, int] = (0, 0)
         self.tuples: list[KnowledgeTuple] = sorted(tuples, key=lambda t: (t.culture, t.concept))
         self.build_config = dict(build_config or {})
         self.embedder = embedder
@@ -91,6 +99,34 @@ class KnowledgeBase:
         """The cultures with tuples, plus those the build declared, sorted."""
         return sorted({t.culture for t in self.tuples} | set(self.build_config.get("cultures", [])))
 
+    @property
+    def culture_details(self) -> dict[str, Culture]:
+        """Each culture of the KB with its name, language, Western flag and aliases: as the manifest stored them,
+        else as the process registry knows them (a culture known to neither is left out)."""
+        out: dict[str, Culture] = {}
+        registry = default_registry()
+        for cid in self.cultures:
+            found = self._culture_details.get(cid) or registry.get(cid)
+            if found is not None:
+                out[cid] = found
+        return out
+
+    @property
+    def culture_registry(self) -> CultureRegistry:
+        """The process registry with this KB's cultures declared over it (the KB's descriptions win): resolves the
+        KB's cultures, their aliases and names without the cultures file they were built with."""
+        live = default_registry()
+        if self._culture_registry is None or self._registry_seen != (id(live), len(live.ids())):
+            registry = live.copy()  # rebuilt when the process registry gained cultures (data read after loading)
+            for culture in self._culture_details.values():
+                registry.declare(culture)
+            self._culture_registry, self._registry_seen = registry, (id(live), len(live.ids()))
+        return self._culture_registry
+
+    def culture(self, name: str) -> Culture:
+        """The culture an id, alias or name denotes, for this KB (`culture_registry`); ConfigError if unknown."""
+        return self.culture_registry.resolve(name)
+
     def __len__(self) -> int:
         return len(self.tuples)
 
@@ -126,6 +162,7 @@ class KnowledgeBase:
             labels=list(self.scheme.labels),
             scheme=self.scheme.to_dict(),
             cultures=self.cultures,
+            culture_details={cid: c.to_dict() for cid, c in self.culture_details.items()},
             embedder=self.embedder,
             build_config=self.build_config,
             counts=self.counts(),
@@ -135,7 +172,8 @@ class KnowledgeBase:
 
     def replace(self, tuples: Iterable[KnowledgeTuple]) -> KnowledgeBase:
         """A new KB with the same scheme and config but other tuples."""
-        return KnowledgeBase(tuples, self.scheme, self.build_config, self.embedder, self.extra_counts)
+        return KnowledgeBase(tuples, self.scheme, self.build_config, self.embedder, self.extra_counts,
+                             self.culture_details)
 
     # -- persistence -------------------------------------------------------------------------------------
     def save(self, directory: str | Path, extra_files: dict[str, Any] | None = None) -> Path:
@@ -165,34 +203,8 @@ class KnowledgeBase:
     def load(cls, directory: str | Path) -> KnowledgeBase:
         """Load and validate a KB directory; refuses a newer schema or a content hash that does not match."""
         directory = Path(directory)
-        mpath = directory / MANIFEST
-        if not mpath.is_file():
-            raise DataError(
-                f"{directory} is not a knowledge base: {MANIFEST} is missing. Build one with `culturekb build`."
-            )
-        try:
-            raw = json.loads(read_text_utf8(mpath, fix="the manifest is damaged; rebuild the KB"))
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{mpath}: manifest is not valid UTF-8 JSON ({exc}); rebuild the KB") from exc
-        if not isinstance(raw, dict):
-            raise DataError(f"{mpath}: the manifest is not a JSON object; rebuild the KB")
-        sv = raw.get("schema_version")
-        if not isinstance(sv, int):
-            raise SchemaError(f"{mpath}: 'schema_version' missing or not an integer; rebuild the KB")
-        if sv > SCHEMA_VERSION:
-            raise SchemaError(
-                f"{mpath}: KB schema version {sv} is newer than this culturekb supports ({SCHEMA_VERSION}); "
-                "upgrade culturekb (pip install -U culturekb) to read it"
-            )
-        try:
-            manifest = Manifest.model_validate(raw)
-        except ValidationError as exc:
-            raise DataError(f"{mpath}: invalid manifest: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}") from exc
-        scheme = (
-            EmotionScheme.from_dict(manifest.scheme, source=str(mpath))
-            if manifest.scheme
-            else get_scheme(manifest.label_scheme)
-        )
+        manifest = read_manifest(directory)
+        scheme = manifest_scheme(manifest, source=str(directory / MANIFEST))
         tpath = directory / TUPLES
         if not tpath.is_file():
             raise DataError(f"{directory}: {TUPLES} is missing; the KB is incomplete, rebuild it")
@@ -207,7 +219,9 @@ class KnowledgeBase:
                 raise DataError(
                     f"{tpath}, line {lineno}: invalid tuple: {exc.errors()[0]['msg']}; rebuild the KB"
                 ) from exc
-        kb = cls(tuples, scheme, manifest.build_config, manifest.embedder)
+        cultures = [Culture.from_dict({"id": cid, **raw}, source=f"{directory / MANIFEST}, culture {cid!r}")
+                    for cid, raw in manifest.culture_details.items()]
+        kb = cls(tuples, scheme, manifest.build_config, manifest.embedder, cultures=cultures)
         kb.extra_counts = {k: v for k, v in manifest.counts.items() if k not in kb.counts()}
         if kb.version != manifest.kb_version:
             raise DataError(
@@ -216,3 +230,40 @@ class KnowledgeBase:
             )
         kb.path = directory
         return kb
+
+
+def read_manifest(directory: str | Path) -> Manifest:
+    """The validated manifest of a KB directory (without reading its tuples); refuses a newer schema."""
+    directory = Path(directory)
+    mpath = directory / MANIFEST
+    if not mpath.is_file():
+        raise DataError(
+            f"{directory} is not a knowledge base: {MANIFEST} is missing. Build one with `culturekb build`."
+        )
+    try:
+        raw = json.loads(read_text_utf8(mpath, fix="the manifest is damaged; rebuild the KB"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{mpath}: manifest is not valid UTF-8 JSON ({exc}); rebuild the KB") from exc
+    if not isinstance(raw, dict):
+        raise DataError(f"{mpath}: the manifest is not a JSON object; rebuild the KB")
+    sv = raw.get("schema_version")
+    if not isinstance(sv, int):
+        raise SchemaError(f"{mpath}: 'schema_version' missing or not an integer; rebuild the KB")
+    if sv > SCHEMA_VERSION:
+        raise SchemaError(
+            f"{mpath}: KB schema version {sv} is newer than this culturekb supports ({SCHEMA_VERSION}); "
+            "upgrade culturekb (pip install -U culturekb) to read it"
+        )
+    try:
+        manifest = Manifest.model_validate(raw)
+    except ValidationError as exc:
+        raise DataError(f"{mpath}: invalid manifest: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}") from exc
+    return manifest
+
+
+def manifest_scheme(manifest: Manifest, source: str = MANIFEST) -> EmotionScheme:
+    """The label scheme a manifest embeds (labels, translations, vocabulary, quadrants, mappings): a KB never needs
+    its scheme file. Manifests without an embedded scheme name a built-in one."""
+    if manifest.scheme:
+        return EmotionScheme.from_dict(manifest.scheme, source=source)
+    return get_scheme(manifest.label_scheme)

@@ -46,7 +46,6 @@ import numpy as np
 
 from culturekb.config import Settings, load_settings
 from culturekb.errors import ConfigError, DataError, IndexError_
-from culturekb.kb.cultures import resolve_culture
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
@@ -143,7 +142,7 @@ class Retriever:
             return culture
         resolved: str | None
         try:
-            resolved = resolve_culture(culture)
+            resolved = self.kb.culture(culture).id
         except ConfigError:
             resolved = None
         if resolved is None or resolved not in self.cultures:
