@@ -33,7 +33,8 @@ def _fresh_process_registry() -> Iterator[None]:
 @pytest.mark.parametrize(
     ("value", "shape"),
     [("de", ("de", "de", False)), ("AMH", ("amh", "amh", False)), ("pt-br", ("pt-BR", "pt", False)),
-     ("pt_BR", ("pt-BR", "pt", False)), ("zh-hant", ("zh-Hant", "zh", False)), ("zh-Hant-TW", ("zh-Hant-TW", "zh", False)),
+     ("pt_BR", ("pt-BR", "pt", False)), ("zh-hant", ("zh-Hant", "zh", False)),
+     ("zh-Hant-TW", ("zh-Hant-TW", "zh", False)),
      ("es-419", ("es-419", "es", False)), ("SG", ("SG", "und", True)), ("xx-YY", ("xx-YY", "xx", False)),
      ("klingon", None), ("Chinese!", None), ("de-", None), ("12", None), ("", None), ("d e", None)],
 )
