@@ -1,7 +1,14 @@
 """The knowledge itself: schema, cultures, label schemes, the KB store, stats and graph views."""
 
 from culturekb.kb.artemis import parse_painting_slug, split_by_image
-from culturekb.kb.cultures import Culture, CultureRegistry, default_registry, resolve_culture
+from culturekb.kb.cultures import (
+    Culture,
+    CultureRegistry,
+    declare_cultures,
+    default_registry,
+    load_cultures_file,
+    resolve_culture,
+)
 from culturekb.kb.graph import concept_subgraph, to_graph
 from culturekb.kb.loaders import LoadResult, load_artemis_csv, load_samples_jsonl
 from culturekb.kb.schema import SCHEMA_VERSION, JudgeVerdict, KnowledgeTuple, Manifest, Sample
@@ -20,6 +27,8 @@ __all__ = [
     "Culture",
     "CultureRegistry",
     "default_registry",
+    "declare_cultures",
+    "load_cultures_file",
     "resolve_culture",
     "SCHEMA_VERSION",
     "JudgeVerdict",
