@@ -30,6 +30,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from culturekb._io import read_text_utf8
 from culturekb.errors import ConfigError
 
 __all__ = [
@@ -256,12 +257,7 @@ def load_cultures_file(path: str | Path) -> list[Culture]:
     must be given), ``western`` to false. Unknown keys and malformed values are errors naming the entry.
     """
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise ConfigError(f"cultures file {p} does not exist; give the path of a JSON or TOML cultures file") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"cultures file {p}: not valid UTF-8; re-save it as UTF-8") from exc
+    text = read_text_utf8(p, error=ConfigError)
     try:
         raw: Any = tomllib.loads(text) if p.suffix.lower() == ".toml" else json.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
