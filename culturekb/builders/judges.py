@@ -6,7 +6,9 @@
 - `LLMJudge`: any chat model through a `ModelClient`, answering in JSON.
 
 A verdict `agrees` when the inferred label equals the tuple's dominant emotion; a judge that finds no evidence
-returns label None and `agrees=False`, so the tuple is flagged for review rather than silently accepted.
+returns label None and `agrees=False` (the "no-evidence" state of `culturekb.builders.validation.verdict_state`),
+so the tuple is flagged for review rather than silently accepted, and the build report counts it apart from the
+tuples a judge contradicted.
 """
 
 from __future__ import annotations
@@ -117,13 +119,18 @@ class LexiconJudge:
        `DIRECT_HIT_WEIGHT` (2.0) to that label, because naming the emotion is stronger evidence than an
        associated word. Forms that are stopwords ("other", "none") are not counted.
 
-    A word right after a negation ("not sad", "不悲伤") counts nothing. Tokenising: English and other space-
-    separated languages by words (with light inflection stripping for lexicon look-up); Chinese by greedy
-    longest match over the lexicon words and the scheme's Chinese forms. The language of each item comes from
-    its culture (`language_of`, default: the packaged culture registry); "zh" uses the Chinese lexicon, every
-    other language the English one. The predicted label is the argmax of the total; ties go to the label with
-    more direct-hit evidence, then to the label listed first in the scheme. No evidence at all gives label
-    None, agrees False, detail "no lexicon evidence".
+    Outside English the target forms include the label vocabulary of the item's language (the scheme's
+    `vocabulary`: "traurig", "грусть", "उदास" ...; a stem such as "traurig*" matches its inflections), so a
+    scheme without its own translations, a user's label set, still finds its labels in any language.
+
+    A word right after a negation ("not sad", "不悲伤", "nicht traurig": the vocabulary's negators) counts
+    nothing. Tokenising: English by words (with light inflection stripping for lexicon look-up); other
+    space-separated languages by words of letters and marks (`culturekb.text.languages.word_tokens`); Chinese
+    and Japanese by greedy longest match over the lexicon words and the scheme's forms. The language of each item
+    comes from its culture (`language_of`, default: the packaged culture registry); "zh" uses the Chinese
+    lexicon, Japanese none, every other language the English one. The predicted label is the argmax of the
+    total; ties go to the label with more direct-hit evidence, then to the label listed first in the scheme. No
+    evidence at all gives label None, agrees False, detail "no lexicon evidence".
     """
 
     def __init__(
@@ -153,7 +160,59 @@ class LexiconJudge:
 
     def _forms(self, lang: str) -> dict[str, str]:
         stop = english_stopwords()
-        return {f: lab for f, lab in self.scheme.surface_forms(lang).items() if f not in stop}
+        forms = {f: lab for f, lab in self.scheme.surface_forms(lang).items() if f not in stop}
+        if lang != "en":
+            for lab, words in self.scheme.vocabulary.get(lang, {}).items():
+                for w in words:
+                    w = unicodedata.normalize("NFKC", w).lower().strip()
+                    if w and "*" not in w:
+                        forms.setdefault(w, lab)
+        return forms
+
+    def _affixes(self, lang: str) -> list[tuple[str, str, bool]]:
+        """(stem or ending, label, is_stem) of the vocabulary forms marked with '*' in `lang`."""
+        out: list[tuple[str, str, bool]] = []
+        for lab, words in self.scheme.vocabulary.get(lang, {}).items():
+            for w in words:
+                w = unicodedata.normalize("NFKC", w).lower().strip()
+                if w.endswith("*") and len(w) > 2:
+                    out.append((w[:-1], lab, True))
+                elif w.startswith("*") and len(w) > 2:
+                    out.append((w[1:], lab, False))
+        return out
+
+    def _evidence_spaced(self, text: str, forms: dict[str, str], lang: str
+                         ) -> tuple[dict[str, float], dict[str, float], list[str]]:
+        """Direct hits of the scheme's forms in a space-separated language other than English (no lexicon)."""
+        from culturekb.text.languages import word_tokens
+
+        negators, window = _negators(lang)
+        affixes = self._affixes(lang)
+        direct: dict[str, float] = {}
+        hits: list[str] = []
+        tokens = word_tokens(text)
+        joined = " ".join(tokens)
+        consumed: set[int] = set()
+        for form, lab in forms.items():  # multi-word forms first ("en colère", "sin miedo" is negated below)
+            if " " not in form or f" {form} " not in f" {joined} ":
+                continue
+            parts = form.split()
+            for i in range(len(tokens) - len(parts) + 1):
+                if tokens[i : i + len(parts)] == parts and not _negated(tokens, i, negators, window):
+                    direct[lab] = direct.get(lab, 0.0) + self.direct_weight
+                    consumed.update(range(i, i + len(parts)))
+                    hits.append(form)
+        for i, tok in enumerate(tokens):
+            if i in consumed or _negated(tokens, i, negators, window):
+                continue
+            found = forms.get(tok)
+            if found is None:
+                found = next((lab for a, lab, stem in affixes
+                              if (tok.startswith(a) if stem else (tok.endswith(a) and len(tok) > len(a)))), None)
+            if found is not None:
+                direct[found] = direct.get(found, 0.0) + self.direct_weight
+                hits.append(tok)
+        return {}, direct, hits
 
     def _evidence_en(self, text: str, forms: dict[str, str]) -> tuple[dict[str, float], dict[str, float], list[str]]:
         lex = _lexicon("en")
@@ -191,8 +250,9 @@ class LexiconJudge:
     def _negated_en(tokens: list[str], i: int) -> bool:
         return any(t in _NEGATORS_EN for t in tokens[max(0, i - 2) : i])
 
-    def _evidence_zh(self, text: str, forms: dict[str, str]) -> tuple[dict[str, float], dict[str, float], list[str]]:
-        lex = {w: e for w, e in _lexicon("zh").items() if _CJK.search(w)}
+    def _evidence_zh(self, text: str, forms: dict[str, str], lexicon: bool = True
+                     ) -> tuple[dict[str, float], dict[str, float], list[str]]:
+        lex = {w: e for w, e in _lexicon("zh").items() if _CJK.search(w)} if lexicon else {}
         words = set(lex) | {f for f in forms if _CJK.search(f)}
         max_len = max((len(w) for w in words), default=1)
         plutchik: dict[str, float] = {}
@@ -231,8 +291,13 @@ class LexiconJudge:
         lang = self._lang(item)
         forms = self._forms(lang)
         text = "\n".join(item.rationales)
-        if lang == "zh":
-            plutchik, direct, hits = self._evidence_zh(text, forms)
+        if lang in ("zh", "ja"):
+            plutchik, direct, hits = self._evidence_zh(text, forms, lexicon=lang == "zh")
+        elif lang != "en" and lang in self.scheme.vocabulary:
+            plutchik, direct, hits = self._evidence_spaced(text, forms, lang)
+            p_en, _, h_en = self._evidence_en(text, {})  # English lexicon words inside the text still count
+            plutchik = {k: plutchik.get(k, 0.0) + v for k, v in p_en.items()}
+            hits.extend(h_en)
         else:
             plutchik, direct, hits = self._evidence_en(text, forms)
         if self.scheme.name == self.plutchik.name:
@@ -259,6 +324,21 @@ class LexiconJudge:
         return out
 
 
+@lru_cache(maxsize=32)
+def _negators(lang: str) -> tuple[frozenset[str], int]:
+    """The one-word negators that precede a word in `lang` (from its label vocabulary) and their window."""
+    from culturekb.kb.vocab import load_vocabulary, vocabulary_languages
+
+    if lang not in vocabulary_languages():
+        return frozenset(), 0
+    rules = load_vocabulary(lang).negation
+    return frozenset(w.lower() for w in rules.before if " " not in w), max(1, min(rules.window, 3))
+
+
+def _negated(tokens: list[str], i: int, negators: frozenset[str], window: int) -> bool:
+    return any(t in negators for t in tokens[max(0, i - window) : i])
+
+
 # ----------------------------------------------------------------------------------------------------------
 # prototype
 # ----------------------------------------------------------------------------------------------------------
@@ -267,7 +347,8 @@ class PrototypeJudge:
 
     A label's prototype is the normalised mean of the embeddings of its description (from the scheme file) and
     its name; for an item whose culture's language is not English, the label's translations into that language
-    (from the scheme file) are averaged in too, which helps a multilingual embedder. An item's vector is the
+    (from the scheme file; else the first four words of its label vocabulary in that language) are averaged in
+    too, which helps a multilingual embedder. An item's vector is the
     normalised mean of its rationales' embeddings. The predicted label has the highest cosine similarity (ties:
     the label first in the scheme); `scores` holds the cosine per label. All rationales of a batch are embedded
     in one `encode` call; prototypes once per language. With the default English MiniLM embedder, non-English
@@ -292,18 +373,29 @@ class PrototypeJudge:
         self._prototypes: dict[str, np.ndarray] = {}
         self.id = f"prototype:{embedder.id}:{self.scheme.name}:{stable_hash(self.scheme.to_dict())[:8]}"
 
+    def _known(self, lang: str) -> bool:
+        return lang != "en" and (lang in self.scheme.translations or lang in self.scheme.vocabulary)
+
     def _key(self, culture: str) -> str:
         lang = self.language_of(culture).lower()
-        return lang if lang != "en" and lang in self.scheme.translations else "en"
+        return lang if self._known(lang) else "en"
+
+    def _words(self, key: str, label: str) -> tuple[str, ...]:
+        """The label's words in `key`: the scheme's translations, else its vocabulary's words (stems unmarked)."""
+        if key == "en":
+            return ()
+        if key in self.scheme.translations:
+            return tuple(self.scheme.translations[key].get(label, ()))
+        return tuple(w.strip("*") for w in self.scheme.vocabulary.get(key, {}).get(label, ())[:4])
 
     def prototypes(self, language: str = "en") -> np.ndarray:
         """Shape (n_labels, dim): one unit vector per label, in scheme order, for `language`."""
-        key = language if language in self.scheme.translations else "en"
+        key = language if self._known(language) else "en"
         if key not in self._prototypes:
             texts: list[str] = []
             owners: list[int] = []
             for i, lab in enumerate(self.scheme.labels):
-                extra = self.scheme.translations[key].get(lab, ()) if key != "en" else ()
+                extra = self._words(key, lab)
                 for text in (self.scheme.descriptions.get(lab), lab, *extra):
                     if text:
                         texts.append(text)

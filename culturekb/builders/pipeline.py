@@ -28,6 +28,7 @@ from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import JudgeVerdict, KnowledgeTuple, Sample
 from culturekb.kb.schemes import get_scheme
 from culturekb.kb.store import KnowledgeBase
+from culturekb.text.concepts import BUILD_FIELDS
 
 __all__ = ["BuildConfig", "BuildComponents", "BuildResult", "build_kb", "make_components"]
 
@@ -125,8 +126,9 @@ def make_components(config: BuildConfig) -> BuildComponents:
 
     opts = dict(config.concept_options)
     if config.concepts == "text":
-        # training data: the annotators' explanations are the richest text; titles weigh more inside the extractor
-        opts.setdefault("fields", ("title", "explanations", "text"))
+        # training data: the stimulus fields that test time reads too, plus the annotators' explanations (the
+        # richest text); titles weigh more inside the extractor
+        opts.setdefault("fields", BUILD_FIELDS)
     if config.concepts.startswith("vlm:"):
         extractor = make_concept_extractor("vlm", client=client(config.concepts[4:]), **opts)
     else:
@@ -203,8 +205,12 @@ def _sample_key(s: Sample) -> dict[str, Any]:
             "explanations": s.explanations, "culture": s.culture}
 
 
-def _evidence(samples: Sequence[Sample], label: str) -> list[str]:
-    """Real explanations that chose `label`: per-explanation labels when the loader kept them, else the sample's."""
+def _evidence(samples: Sequence[Sample], concept: str, label: str) -> tuple[list[str], str]:
+    """(evidence, source) for one tuple: real explanations that chose `label` (per-explanation labels when the
+    loader kept them, else the sample's), source "explanations"; for data without explanations, the sentences of
+    the stimulus texts labelled `label` that name the concept, source "stimuli"; else nothing, source "none"."""
+    from culturekb.builders.rationales import stimulus_evidence
+
     out: list[str] = []
     for s in samples:
         per = s.metadata.get("explanation_labels")
@@ -212,7 +218,10 @@ def _evidence(samples: Sequence[Sample], label: str) -> list[str]:
             out.extend(e for e, lab in zip(s.explanations, per, strict=True) if lab == label)
         elif s.label == label:
             out.extend(s.explanations)
-    return out
+    if out:
+        return out, "explanations"
+    stimuli = stimulus_evidence(samples, concept, label)
+    return stimuli, "stimuli" if stimuli else "none"
 
 
 def build_kb(
@@ -276,10 +285,10 @@ def build_kb(
         timings["association"] = time.perf_counter() - t0
 
         # 3. rationales
+        evidence = [_evidence(samples_by[(a.culture, a.concept)], a.concept, a.label) for a in associations]
         requests = [
-            RationaleRequest(a.concept, a.culture, a.label, dict(a.distribution), a.support,
-                             tuple(_evidence(samples_by[(a.culture, a.concept)], a.label)))
-            for a in associations
+            RationaleRequest(a.concept, a.culture, a.label, dict(a.distribution), a.support, tuple(ev))
+            for a, (ev, _) in zip(associations, evidence, strict=True)
         ]
         gen = components.generator
         rationales: list[list[str]] = _run_cached(
@@ -293,9 +302,9 @@ def build_kb(
                 concept=a.concept, culture=a.culture, label=a.label, distribution=dict(a.distribution),
                 support=a.support, rationales=list(r),
                 provenance={"split": config.split, "build_id": build_id, "extractor": ex.id, "generator": gen.id,
-                            "judges": [j.id for j in components.judges]},
+                            "judges": [j.id for j in components.judges], "evidence": source},
             )
-            for a, r in zip(associations, rationales, strict=True)
+            for a, r, (_, source) in zip(associations, rationales, evidence, strict=True)
         ]
 
         # 4. dual-judge reverse validation
@@ -369,6 +378,11 @@ def _report(
         "dropped_by_policy": outcome.dropped,
         "policy": kb.build_config.get("policy"),
         "judge_kappa": None if outcome.kappa is None else round(outcome.kappa, 4),
+        "judge_kappa_tuples": outcome.kappa_items,
+        "flagged_disagreement": outcome.disagreed,
+        "no_evidence": outcome.no_evidence,
+        "no_evidence_by_judge": dict(outcome.no_evidence_by_judge),
+        "evidence_sources": dict(Counter(str(t.provenance.get("evidence", "explanations")) for t in kb.tuples)),
         "judges": kb.build_config.get("judges"),
         "per_culture": per_culture,
         "model_calls": model_calls,

@@ -4,6 +4,10 @@
   culture for images with that concept and that label, chosen by embedding centrality.
 - `LLMRationaleGenerator` (the paper's way): an LLM is given the concept, the culture and the emotion
   distribution P(e) and writes the rationales, as a JSON list.
+
+Data without explanations (text stimuli with labels only, a Cedar-like narrative set): the build hands the
+extractive generator `stimulus_evidence` instead, the sentences of the training stimuli with that label that name
+the concept, so the rationales come from the stimulus texts themselves.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import numpy as np
 from culturekb._io import stable_hash
 from culturekb.builders.base import RationaleRequest
 from culturekb.errors import ConfigError, ModelOutputError
+from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 from culturekb.models.base import Embedder, ModelClient
 from culturekb.models.json_output import complete_json_batch
@@ -30,11 +35,12 @@ __all__ = [
     "split_sentences",
     "format_distribution",
     "culture_display_name",
+    "stimulus_evidence",
 ]
 
 logger = logging.getLogger(__name__)
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?؟])\s+|(?<=[。！？।॥])\s*|\n+")
 _CLAUSE_END = re.compile(r"(?<=[;:,，；：])\s*")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _SPACES = re.compile(r"\s+")
@@ -46,7 +52,7 @@ def _length(text: str) -> int:
 
 
 def split_sentences(text: str, max_chars: int | None = None) -> list[str]:
-    """Split an explanation into sentences (Latin and CJK end marks, line breaks).
+    """Split an explanation into sentences (Latin, Arabic, Devanagari and CJK end marks, line breaks).
 
     A sentence longer than `max_chars` is split further at clause marks (; : , and their CJK forms).
     """
@@ -59,6 +65,38 @@ def split_sentences(text: str, max_chars: int | None = None) -> list[str]:
             out.extend(c.strip() for c in _CLAUSE_END.split(sent) if c.strip())
         else:
             out.append(sent)
+    return out
+
+
+EVIDENCE_FIELDS: tuple[str, ...] = ("text", "question")
+"""The stimulus fields whose sentences can be rationales (the title is a name, not a reason)."""
+
+
+def stimulus_evidence(samples: Sequence[Sample], concept: str, label: str,
+                      fields: Sequence[str] = EVIDENCE_FIELDS) -> list[str]:
+    """The sentences of the stimulus texts of `samples` labelled `label` that name `concept`, in input order.
+
+    For training data without explanations: a narrative that was labelled "joy" and mentions the concept is the
+    evidence for the tuple, as an annotator's explanation would be. Each text is read in its own language
+    (`culturekb.text.concepts.guess_language`, with the sample culture's language as hint); sentences are split
+    as `split_sentences` does, and a sentence names the concept as `culturekb.text.concepts.mentions` says.
+    """
+    from culturekb.text.concepts import guess_language, mentions
+    from culturekb.text.languages import culture_language
+
+    out: list[str] = []
+    for s in samples:
+        if s.label != label:
+            continue
+        hint = culture_language(s.culture)
+        for f in fields:
+            value = getattr(s, f, None)
+            if not value:
+                continue
+            for sent in split_sentences(str(value)):
+                lang = guess_language(sent, hint) or "en"
+                if mentions(sent, concept, lang) and sent not in out:
+                    out.append(sent)
     return out
 
 

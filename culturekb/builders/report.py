@@ -7,8 +7,35 @@ from typing import Any
 __all__ = ["render_report_markdown"]
 
 
+def _kappa_line(report: dict[str, Any]) -> str:
+    """The judges and their agreement; "no evidence" when no tuple had a verdict from either judge."""
+    judges = ", ".join(report.get("judges") or [])
+    kappa = report.get("judge_kappa")
+    if kappa is None:
+        return f"- judges: {judges}; Cohen's kappa: no evidence (neither judge could read any tuple's rationales)"
+    items = report.get("judge_kappa_tuples")
+    over = f" over {items} tuples with evidence" if items is not None else ""
+    return f"- judges: {judges}; Cohen's kappa: {kappa}{over}"
+
+
+def _evidence_lines(report: dict[str, Any]) -> list[str]:
+    """Why tuples were flagged (a judge disagreed, or no judge found evidence) and where rationales came from."""
+    if "no_evidence" not in report:  # a report written before these counts existed
+        return []
+    per_judge = report.get("no_evidence_by_judge") or {}
+    judges = "; ".join(f"{j}: {n}" for j, n in per_judge.items()) or "none"
+    sources = report.get("evidence_sources") or {}
+    return [
+        f"- flagged because a judge named another emotion: {report.get('flagged_disagreement', 0)}; "
+        f"no evidence (no judge could infer an emotion): {report['no_evidence']} "
+        f"(verdicts without evidence per judge: {judges})",
+        "- rationales from: " + (", ".join(f"{k} {v}" for k, v in sorted(sources.items())) or "nothing"),
+    ]
+
+
 def render_report_markdown(report: dict[str, Any]) -> str:
-    """The build report as Markdown: counts, flagged rate and policy, judges and their kappa, model calls, time."""
+    """The build report as Markdown: counts, flagged rate and policy, judges and their kappa, no-evidence counts,
+    model calls, time."""
     lines = [
         f"# Build report: KB {report['kb_version']}",
         "",
@@ -16,7 +43,8 @@ def render_report_markdown(report: dict[str, Any]) -> str:
         f"- tuples: {report['tuples']}; rationales: {report['rationales']}",
         f"- flagged: {report['flagged']} ({report['flagged_rate']:.1%}); policy: {report['policy']}; "
         f"dropped: {report['dropped_by_policy']}",
-        f"- judges: {', '.join(report.get('judges') or [])}; Cohen's kappa: {report['judge_kappa']}",
+        _kappa_line(report),
+        *_evidence_lines(report),
         f"- model calls: {report['model_calls']}; wall time: {report['wall_time_s']:.1f} s",
         "",
         "| culture | samples | tuples | rationales | flagged |",

@@ -15,20 +15,23 @@ from culturekb.errors import CultureKBError
 from culturekb.inference.injection import CUES, BlockTemplate, Budget, KnowledgeBlock, KnowledgeService, cue_budget
 from culturekb.kb.schema import Sample
 from culturekb.retrieval.retriever import Retriever
-from culturekb.text.concepts import ConceptExtractor
+from culturekb.text.concepts import STIMULUS_FIELDS, ConceptExtractor, TextConceptExtractor
 
 __all__ = ["cue_block_for", "item_concepts"]
 
 log = logging.getLogger(__name__)
 
 
-def item_concepts(samples: Sequence[Sample], text: ConceptExtractor, image: ConceptExtractor | None = None
-                  ) -> list[list[str]]:
+def item_concepts(samples: Sequence[Sample], text: ConceptExtractor | None = None,
+                  image: ConceptExtractor | None = None) -> list[list[str]]:
     """Each item's test-time concepts: the `image` extractor's for items with an image (first), then `text`'s.
 
-    A failed image extraction (a model call, an unreadable image) is logged and those items keep their text
+    `text` defaults to the offline extractor over the stimulus fields (`STIMULUS_FIELDS`: title, text or
+    narrative, question; never explanations or labels), each text read in its own language, as the build reads
+    them. A failed image extraction (a model call, an unreadable image) is logged and those items keep their text
     concepts; nothing is dropped.
     """
+    text = text or TextConceptExtractor(fields=STIMULUS_FIELDS)
     out = [list(c) for c in text.extract(list(samples))]
     idx = [i for i, s in enumerate(samples) if s.image] if image is not None else []
     if image is None or not idx:

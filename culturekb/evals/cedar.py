@@ -50,7 +50,7 @@ from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
 from culturekb.models.base import ModelClient
 from culturekb.retrieval.retriever import Retriever
-from culturekb.text.concepts import ConceptExtractor, TextConceptExtractor
+from culturekb.text.concepts import STIMULUS_FIELDS, ConceptExtractor, TextConceptExtractor
 
 __all__ = ["CEDAR_MODES", "CedarPrediction", "CedarPredictor", "CedarRunner", "cedar_tables", "cedar_plots",
            "cedar_template", "cue_block_for"]
@@ -119,7 +119,7 @@ class CedarPredictor:
         self.scheme = get_scheme(scheme)
         self.retriever = retriever
         self.client = client
-        self.concept_extractor = concept_extractor or TextConceptExtractor(fields=("text", "question"))
+        self.concept_extractor = concept_extractor or TextConceptExtractor(fields=STIMULUS_FIELDS)
         self.image_concepts = image_concepts
         self.max_cues = max_cues
         self.tau = tau

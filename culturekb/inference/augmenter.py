@@ -3,8 +3,10 @@
 It is the plug-in face of culturekb, used by the predictors, the HTTP API and the harness adapters. It finds a
 sample's test-time concepts and hands them to the `KnowledgeService` (`culturekb.inference.injection`), which
 looks them up and renders the block; the Augmenter adds only the sample handling and the prompt after the block.
-Test-time concepts come only from non-leaky inputs: precomputed concepts, the title and the art style (never
-the test explanations); a VLM can list them instead (`concept_extractor=VLMConceptExtractor(...)`).
+Test-time concepts come only from non-leaky inputs: precomputed concepts, the stimulus fields the build also
+reads (`culturekb.text.concepts.STIMULUS_FIELDS`: title, text or narrative, question, in any language with word
+lists) and the art style, never the test explanations or the label; a VLM can list them instead
+(`concept_extractor=VLMConceptExtractor(...)`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from culturekb.inference.injection import (
 )
 from culturekb.kb.schema import KnowledgeTuple, Sample
 from culturekb.retrieval.retriever import Match, Retriever
-from culturekb.text.concepts import ConceptExtractor
+from culturekb.text.concepts import STIMULUS_FIELDS, ConceptExtractor, TextConceptExtractor
 from culturekb.text.normalise import normalise_concept
 
 __all__ = ["Budget", "AugmentedPrompt", "Augmenter"]
@@ -109,6 +111,7 @@ class Augmenter:
         self.template = template or (KNOWLEDGE if item_template == "knowledge_item" else BlockTemplate(item_template))
         self.tau = tau
         self.service = KnowledgeService(retriever, tau=tau, budget=self.budget, template=self.template)
+        self._text_extractor: TextConceptExtractor | None = None
 
     @property
     def kb_version(self) -> str:
@@ -116,18 +119,23 @@ class Augmenter:
         return self.retriever.kb.version
 
     # -- concepts ------------------------------------------------------------------------------------------
+    def text_concepts(self, samples: Sequence[Sample]) -> list[list[str]]:
+        """The offline text concepts of the samples' stimulus fields (`STIMULUS_FIELDS`), each text read in its
+        own language: what the build's text extractor reads, less the training explanations."""
+        if self._text_extractor is None:
+            self._text_extractor = TextConceptExtractor(fields=STIMULUS_FIELDS)
+        return self._text_extractor.extract(samples)
+
     def concepts_for(self, samples: Sequence[Sample]) -> list[list[str]]:
-        """Test-time concepts: precomputed ones, else the extractor's, else title words + art style."""
+        """Test-time concepts: precomputed ones, else the extractor's, else the stimulus fields' (`text_concepts`);
+        then the art style."""
         out: list[list[str] | None] = [list(s.concepts) if s.concepts else None for s in samples]
         todo = [i for i, c in enumerate(out) if c is None]
         if todo:
             if self.concept_extractor is not None:
                 found = self.concept_extractor.extract([samples[i] for i in todo])
             else:
-                from culturekb.text.concepts import TextConceptExtractor
-
-                ext = TextConceptExtractor(fields=("title",))
-                found = ext.extract([samples[i] for i in todo])
+                found = self.text_concepts([samples[i] for i in todo])
             for i, cs in zip(todo, found, strict=True):
                 style = samples[i].metadata.get("art_style")
                 extra = [normalise_concept(str(style).replace("_", " "))] if style else []
@@ -154,10 +162,6 @@ class Augmenter:
         elif culture is not None or concepts is not None:
             sample = sample.model_copy(update={k: v for k, v in (("culture", culture), ("concepts", concepts))
                                                if v is not None})
-        if concepts is None and sample.concepts is None and prompt and not sample.title:
-            from culturekb.text.concepts import TextConceptExtractor
-
-            sample = sample.model_copy(update={"concepts": TextConceptExtractor(fields=("text",)).extract([sample])[0]})
         return self.augment_many([sample], mode=mode, seed=seed, language=language, prompts=[prompt])[0]
 
     def augment_many(

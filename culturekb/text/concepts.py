@@ -4,8 +4,13 @@
 the build, the retrieval-side augmenter and the benchmark runners can all use them without importing build code:
 
 - ``precomputed``: `Sample.concepts` as given, normalised;
-- ``text``: offline, from titles, captions and narratives (content words and two-word phrases, with emotion and
-  judgement words removed so that a concept never names its own label).
+- ``text``: offline, from titles, captions and narratives in any language with word lists (content words and
+  two-word phrases, or the word candidates of Chinese and Japanese segmentation, with emotion and judgement words
+  removed so that a concept never names its own label).
+
+`STIMULUS_FIELDS` is the one definition of what a sample shows a model (title, text, question): the test-time
+callers (the augmenter, the harness adapters, the benchmark cue blocks) extract from these fields and the build
+from the same fields plus the training explanations (`BUILD_FIELDS`).
 
 The model-backed extractors (``vlm``, ``clip``) are build components in `culturekb.builders.concepts`.
 Every extractor has a stable `id` that includes its parameters; the build uses it in cache keys.
@@ -25,9 +30,35 @@ from typing import Literal, Protocol, runtime_checkable
 from culturekb._io import sha256_text
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
+from culturekb.text.languages import (
+    SCRIPT_LANGUAGE,
+    LanguageRules,
+    base_language,
+    culture_language,
+    dominant_script,
+    is_emotion_word,
+    language_rules,
+    script_of,
+    segment_cjk,
+    supported_languages,
+    warn_unsupported,
+    word_tokens,
+    words_sha,
+)
 from culturekb.text.normalise import english_stopwords, normalise_concept
 
-__all__ = ["ConceptExtractor", "PrecomputedConcepts", "TextConceptExtractor", "dedup_concepts", "check_positive"]
+__all__ = [
+    "BUILD_FIELDS",
+    "STIMULUS_FIELDS",
+    "TRAINING_FIELDS",
+    "ConceptExtractor",
+    "PrecomputedConcepts",
+    "TextConceptExtractor",
+    "check_positive",
+    "dedup_concepts",
+    "guess_language",
+    "mentions",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -95,8 +126,21 @@ class PrecomputedConcepts:
 
 
 # ----------------------------------------------------------------------------------------------------------
-# text (offline, English)
+# text (offline, any language with word lists)
 # ----------------------------------------------------------------------------------------------------------
+STIMULUS_FIELDS: tuple[str, ...] = ("title", "text", "question")
+"""The non-leaky fields of a sample: what a model is shown (title, text or narrative, question), never the
+explanations or the label. Test-time concepts come from these fields only, and the build extracts from the same
+fields (plus the training explanations, `TRAINING_FIELDS`), so a text stimulus finds the KB's concepts."""
+
+TRAINING_FIELDS: tuple[str, ...] = ("explanations",)
+"""Fields that exist for training samples only (annotators' explanations): read at build time, never at test time."""
+
+BUILD_FIELDS: tuple[str, ...] = ("title", *TRAINING_FIELDS, "text", "question")
+"""What the build's text extractor reads: the stimulus fields plus the training explanations (title first; the
+order only breaks ties between equally frequent concepts)."""
+
+
 @dataclass(frozen=True)
 class _WordLists:
     stop: frozenset[str]
@@ -144,6 +188,10 @@ def _word_lists() -> _WordLists:
 
 
 _CLAUSE_SPLIT = re.compile(r"[.,;:!?()\[\]{}\"“”‘’…\n\t/|&]+|\s-\s|--")
+# the same marks plus those of other scripts: Devanagari danda, Arabic comma and question mark, CJK punctuation
+_CLAUSE_SPLIT_ANY = re.compile(
+    r"[.,;:!?()\[\]{}\"“”‘’«»…\n\t/|&।॥،؛؟。，、；：！？（）「」『』【】《》〈〉・¿¡]+|\s-\s|--"
+)
 _TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _YEAR = re.compile(r"^\d+$")
 _ADJ_SUFFIXES = (
@@ -152,6 +200,8 @@ _ADJ_SUFFIXES = (
 _VERB_SUFFIXES = (("ing", 5), ("ed", 5), ("ly", 5))
 
 _Kind = Literal["stop", "head", "colour", "modifier"]
+LanguageChoice = str
+"""A language code ("en", "zh" ...) or "auto": each text in the language of its script and of its sample's culture."""
 
 
 def _title_text(title: str) -> str:
@@ -163,26 +213,68 @@ def _title_text(title: str) -> str:
     return " ".join(words)
 
 
-class TextConceptExtractor:
-    """Offline English concepts from a sample's text fields: content words and two-word phrases.
+class _Scores:
+    """Candidate concepts of one sample: weighted counts, first positions, two-word phrases and their evidence."""
 
-    Heuristics, in order: text is split into clauses at punctuation; stopwords, emotion and judgement words
-    (see culturekb/data/text_concepts_en.txt), words shorter than 3 letters, and words that look like verbs,
-    adverbs or adjectives by their suffix (-ing, -ed, -ly, -ous, -ful ...; listed nouns excepted) end a phrase.
-    Kept are content words and colours alone, and two-word phrases whose first word is a colour or a listed
-    modifier ("red dress", "full moon") or that occur at least `min_phrase_count` times in the sample.
+    def __init__(self) -> None:
+        self.score: dict[str, float] = {}
+        self.first: dict[str, int] = {}
+        self.phrase_count: dict[str, int] = {}
+        self.phrase_ok: dict[str, bool] = {}
+        self.pos = 0
+
+    def add(self, concept: str | None, weight: float) -> None:
+        if concept is None:
+            return
+        self.score[concept] = self.score.get(concept, 0.0) + weight
+        self.first.setdefault(concept, self.pos)
+
+    def phrase(self, phrase: str | None, weight: float, ok: bool) -> None:
+        if phrase is None:
+            return
+        self.phrase_count[phrase] = self.phrase_count.get(phrase, 0) + 1
+        if ok:
+            self.phrase_ok[phrase] = True
+        self.phrase_ok.setdefault(phrase, False)
+        self.add(phrase, weight)
+
+    def ranked(self, min_phrase_count: int, limit: int) -> list[str]:
+        for phrase, ok in self.phrase_ok.items():
+            if not ok and self.phrase_count[phrase] < min_phrase_count:
+                del self.score[phrase]
+        return sorted(self.score, key=lambda c: (-self.score[c], self.first[c], c))[:limit]
+
+
+class TextConceptExtractor:
+    """Offline concepts from a sample's text fields, in any language with word lists (`supported_languages()`).
+
+    English heuristics, in order: text is split into clauses at punctuation; stopwords, emotion and judgement
+    words (see culturekb/data/text_concepts_en.txt), words shorter than 3 letters, and words that look like
+    verbs, adverbs or adjectives by their suffix (-ing, -ed, -ly, -ous, -ful ...; listed nouns excepted) end a
+    phrase. Kept are content words and colours alone, and two-word phrases whose first word is a colour or a
+    listed modifier ("red dress", "full moon") or that occur at least `min_phrase_count` times in the sample.
+
+    Other space-separated languages (es de fr pt ru ar hi sw): words that are not stopwords, non-concepts or
+    emotion words (`culturekb/data/languages/<code>.txt` and the label vocabularies) and have at least the
+    language's `min_chars` letters are concepts; two adjacent ones form a phrase kept when it occurs at least
+    `min_phrase_count` times or in the title. Chinese and Japanese: the word candidates of `segment_cjk`.
+
     Title words count `title_weight` times. Candidates are normalised (`normalise_concept`), ranked by count
     (phrases x `phrase_weight`), ties by first position; the top `max_concepts` are returned.
 
-    `fields`: any of "title", "text", "question", "explanations".
+    `fields`: any of "title", "text", "question", "explanations" (default `STIMULUS_FIELDS`; the build adds
+    "explanations"). `language`: "auto" (default) reads each text in the language of its script; Latin-script
+    text is read as the sample culture's language when that language uses the Latin script and the text has
+    more of its stopwords than of English ones, else as English. A text in a language without word lists gives
+    no concepts (with a one-time warning). A language code instead reads every text with that language's rules.
     """
 
     _FIELDS = ("title", "text", "question", "explanations")
 
     def __init__(
         self,
-        fields: Sequence[str] = ("title", "text"),
-        language: str = "en",
+        fields: Sequence[str] = STIMULUS_FIELDS,
+        language: LanguageChoice = "auto",
         max_concepts: int = 12,
         min_phrase_count: int = 2,
         title_weight: float = 2.0,
@@ -191,11 +283,8 @@ class TextConceptExtractor:
         bad = [f for f in fields if f not in self._FIELDS]
         if bad or not fields:
             raise ConfigError(f"TextConceptExtractor: unknown fields {bad or list(fields)}; use some of {self._FIELDS}")
-        if language != "en":
-            raise ConfigError(
-                f"TextConceptExtractor supports English text only (language 'en'), got {language!r}; "
-                "for other languages use the 'vlm' or 'clip' extractor or precomputed concepts"
-            )
+        if language != "auto":
+            language = language_rules(language).code  # ConfigError naming the languages with word lists
         check_positive("max_concepts", max_concepts, "TextConceptExtractor")
         check_positive("min_phrase_count", min_phrase_count, "TextConceptExtractor")
         self.fields = tuple(fields)
@@ -205,11 +294,14 @@ class TextConceptExtractor:
         self.title_weight = float(title_weight)
         self.phrase_weight = float(phrase_weight)
         self._words = _word_lists()
+        sha = self._words.sha if language == "en" else sha256_text(self._words.sha + words_sha(
+            None if language == "auto" else [language]))
         self.id = (
             f"text:{language}:{'+'.join(self.fields)}:k{max_concepts}:p{min_phrase_count}"
-            f":tw{self.title_weight:g}:pw{self.phrase_weight:g}:{self._words.sha[:10]}"
+            f":tw{self.title_weight:g}:pw{self.phrase_weight:g}:{sha[:10]}"
         )
 
+    # -- English --------------------------------------------------------------------------------------------
     def _kind(self, tok: str) -> _Kind:
         w = self._words
         if tok in w.stop or tok in w.non_concepts or len(tok) < 3:
@@ -228,6 +320,51 @@ class TextConceptExtractor:
             return "stop"
         return "head"
 
+    def _english(self, text: str, weight: float, is_title: bool, acc: _Scores) -> None:
+        text = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
+        for clause in _CLAUSE_SPLIT.split(text):
+            toks = [t[:-2] if t.endswith("'s") else t.replace("'", "") for t in _TOKEN.findall(clause)]
+            kinds = [self._kind(t) for t in toks]
+            for i, (tok, kind) in enumerate(zip(toks, kinds, strict=True)):
+                acc.pos += 1
+                if kind in ("head", "colour"):
+                    acc.add(normalise_concept(tok, "en"), weight)
+                if i > 0 and kind == "head" and kinds[i - 1] != "stop":
+                    ok = kinds[i - 1] in ("colour", "modifier") or is_title
+                    acc.phrase(normalise_concept(f"{toks[i - 1]} {tok}", "en"), weight * self.phrase_weight, ok)
+
+    # -- other languages ------------------------------------------------------------------------------------
+    def _content(self, tok: str, rules: LanguageRules) -> bool:
+        if len(tok) < rules.min_chars or tok.isdigit() or tok in rules.stopwords or tok in rules.non_concepts:
+            return False
+        return not is_emotion_word(tok, rules.code)
+
+    def _other(self, text: str, weight: float, is_title: bool, acc: _Scores, rules: LanguageRules) -> None:
+        text = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
+        for clause in _CLAUSE_SPLIT_ANY.split(text):
+            if not rules.spaced:
+                for word in segment_cjk(clause, rules.code):
+                    acc.pos += 1
+                    acc.add(normalise_concept(word, rules.code), weight)
+                continue
+            toks = word_tokens(clause)
+            keep = [self._content(t, rules) for t in toks]
+            for i, tok in enumerate(toks):
+                acc.pos += 1
+                if not keep[i]:
+                    continue
+                acc.add(normalise_concept(tok, rules.code), weight)
+                if i > 0 and keep[i - 1]:
+                    acc.phrase(normalise_concept(f"{toks[i - 1]} {tok}", rules.code), weight * self.phrase_weight,
+                               is_title)
+
+    # -- which language ---------------------------------------------------------------------------------------
+    def text_language(self, text: str, culture: str | None) -> str | None:
+        """The language `text` is read in (None: no word lists for it, or no letters)."""
+        if self.language != "auto":
+            return self.language
+        return guess_language(text, culture_language(culture) if culture else None)
+
     def _texts(self, sample: Sample) -> list[tuple[str, float, bool]]:
         """(text, weight, is_title) for each non-empty field."""
         out: list[tuple[str, float, bool]] = []
@@ -245,42 +382,58 @@ class TextConceptExtractor:
 
     def extract_one(self, sample: Sample) -> list[str]:
         """The concepts of one sample (see the class docstring for the heuristics)."""
-        score: dict[str, float] = {}
-        first: dict[str, int] = {}
-        phrase_count: dict[str, int] = {}
-        phrase_ok: dict[str, bool] = {}
-        pos = 0
-
-        def add(concept: str | None, weight: float) -> None:
-            if concept is None:
-                return
-            score[concept] = score.get(concept, 0.0) + weight
-            first.setdefault(concept, pos)
-
+        acc = _Scores()
         for text, weight, is_title in self._texts(sample):
-            text = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
-            for clause in _CLAUSE_SPLIT.split(text):
-                toks = [t[:-2] if t.endswith("'s") else t.replace("'", "") for t in _TOKEN.findall(clause)]
-                kinds = [self._kind(t) for t in toks]
-                for i, (tok, kind) in enumerate(zip(toks, kinds, strict=True)):
-                    pos += 1
-                    if kind in ("head", "colour"):
-                        add(normalise_concept(tok, "en"), weight)
-                    if i > 0 and kind == "head" and kinds[i - 1] != "stop":
-                        phrase = normalise_concept(f"{toks[i - 1]} {tok}", "en")
-                        if phrase is None:
-                            continue
-                        phrase_count[phrase] = phrase_count.get(phrase, 0) + 1
-                        if kinds[i - 1] in ("colour", "modifier") or is_title:
-                            phrase_ok[phrase] = True
-                        phrase_ok.setdefault(phrase, False)
-                        add(phrase, weight * self.phrase_weight)
-        for phrase, ok in phrase_ok.items():
-            if not ok and phrase_count[phrase] < self.min_phrase_count:
-                del score[phrase]
-        ranked = sorted(score, key=lambda c: (-score[c], first[c], c))
-        return ranked[: self.max_concepts]
+            lang = self.text_language(text, sample.culture)
+            if lang == "en":
+                self._english(text, weight, is_title, acc)
+            elif lang is not None:
+                self._other(text, weight, is_title, acc, language_rules(lang))
+        return acc.ranked(self.min_phrase_count, self.max_concepts)
 
     def extract(self, samples: Sequence[Sample]) -> list[list[str]]:
         """The content words and two-word phrases of each sample's text."""
         return [self.extract_one(s) for s in samples]
+
+
+def guess_language(text: str, hint: str | None = None) -> str | None:
+    """The language to read `text` in: by its main script, with `hint` (e.g. the sample culture's language)
+    deciding between the languages of one script; None for text without letters or in a language without word
+    lists (warned once). Latin script: `hint` when it is a supported Latin-script language and the text has at
+    least as many of its stopwords as of English ones, else English."""
+    script = dominant_script(text)
+    if script is None:
+        return None
+    hint = base_language(hint) or None
+    supported = supported_languages()
+    if script == "latin":
+        if hint is None or hint == "en" or hint not in supported or language_rules(hint).script != "latin":
+            return "en"
+        toks = word_tokens(text)
+        own = sum(t in language_rules(hint).stopwords for t in toks)
+        english = sum(t in english_stopwords() for t in toks)
+        return hint if own >= english else "en"
+    if script in ("han", "kana"):
+        if script == "kana" or hint == "ja" or any(script_of(c) == "kana" for c in text):
+            return "ja"
+        return "zh"
+    lang = hint if hint in supported and language_rules(hint).script == script else SCRIPT_LANGUAGE.get(script)
+    if lang is None or lang not in supported:
+        warn_unsupported(hint if hint and hint != "en" else (lang or script), script)
+        return None
+    return lang
+
+
+def mentions(text: str, concept: str, language: str = "auto") -> bool:
+    """Whether `text` names `concept` (a normalised concept): its words in a row, each compared in normalised form
+    ("Red dresses" names "red dress"); for Chinese and Japanese, the characters anywhere in the text."""
+    if not concept or not text:
+        return False
+    if dominant_script(concept) in ("han", "kana"):
+        return concept.replace(" ", "") in re.sub(r"\s+", "", unicodedata.normalize("NFKC", text).lower())
+    lang = language if language != "auto" else (guess_language(concept) or "en")
+    wanted = concept.split()
+    plain = re.sub(r"(?<=\w)['’]s\b", "", text) if lang == "en" else text
+    words = [normalise_concept(t, lang) or t for t in word_tokens(plain)]
+    n = len(wanted)
+    return any(words[i : i + n] == wanted for i in range(len(words) - n + 1))

@@ -3,8 +3,11 @@
 English: Unicode NFKC, lowercase, possessive and punctuation removal, leading articles and determiners dropped,
 the last word singularised ("The Red Dresses" -> "red dress"). Languages written without spaces (Chinese,
 Japanese, Korean) lose all whitespace and punctuation; other languages (Arabic, Spanish ...) lose punctuation and
-repeated whitespace only. `None` means "not a concept": empty, only stopwords or digits, or longer than
-`MAX_CONCEPT_CHARS` characters.
+repeated whitespace only; Arabic also loses its short-vowel marks and tatweel, and a conjunction or preposition
+fused with the article becomes the article alone ("والقمر", "بالقمر" -> "القمر"). The English rules apply to
+Latin-script text only: a concept in another script under language "en" (a query typed in Hindi, a Chinese KB
+concept reopened with the English default) is normalised by the rules of its script's language. `None` means
+"not a concept": empty, only stopwords or digits, or longer than `MAX_CONCEPT_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ __all__ = ["normalise_concept", "singularise", "english_stopwords", "MAX_CONCEPT
 MAX_CONCEPT_CHARS = 64
 
 _NO_SPACE_LANGUAGES = frozenset({"zh", "ja", "ko", "th", "lo", "km", "my"})
+_NO_SPACE_SCRIPTS = frozenset({"han", "kana"})
+_ARABIC_MARKS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0640]")
+_ARABIC_FUSED_ARTICLE = ("وال", "بال", "كال", "فال")
 _LEADING_DETERMINERS = frozenset(
     {"a", "an", "the", "this", "that", "these", "those", "some", "his", "her", "their", "its", "my", "our", "your"}
 )
@@ -111,18 +117,45 @@ def _strip_punctuation(text: str) -> str:
     return "".join(" " if unicodedata.category(ch)[0] in "PSZC" and not ch.isspace() else ch for ch in text)
 
 
+def _arabic(text: str) -> str:
+    """Arabic without short-vowel marks and tatweel; "و/ب/ك/ف + ال" and "لل" at a word start become "ال"."""
+    words = []
+    for w in _ARABIC_MARKS.sub("", text).split():
+        if w.startswith(_ARABIC_FUSED_ARTICLE) and len(w) >= 6:
+            w = w[1:]
+        elif w.startswith("لل") and len(w) >= 5:
+            w = "ال" + w[2:]
+        words.append(w)
+    return " ".join(words)
+
+
+def _non_latin_language(text: str) -> str | None:
+    """For text with letters outside the Latin script: the language of its main script (None otherwise)."""
+    from culturekb.text.languages import SCRIPT_LANGUAGE, dominant_script, script_of
+
+    if all(script_of(ch) in (None, "latin") for ch in text):
+        return None
+    script = dominant_script(text)
+    return SCRIPT_LANGUAGE.get(script or "", "und") if script != "latin" else None
+
+
 def normalise_concept(text: str, language: str = "en") -> str | None:
     """The normalised form of a concept, or None if `text` is not a usable concept.
 
-    `language` is a language code (`en`, `zh`, `ar` ...); English rules apply to `en` only.
+    `language` is a language code (`en`, `zh`, `ar` ...); English rules apply to Latin-script text under `en`
+    only (text in another script is normalised by the rules of that script's language).
     """
     if not isinstance(text, str):
         return None
     lang = (language or "en").strip().lower().split("-")[0].split("_")[0]
     s = unicodedata.normalize("NFKC", text).lower().strip()
+    if lang == "en":
+        lang = _non_latin_language(s) or "en"
     if lang != "en":
         s = _SPACES.sub(" ", _strip_punctuation(s)).strip()
-        if lang in _NO_SPACE_LANGUAGES:
+        if lang == "ar":
+            s = _arabic(s)
+        if lang in _NO_SPACE_LANGUAGES or _no_space_script(s):
             s = s.replace(" ", "")
         if not s or s.isdigit() or len(s) > MAX_CONCEPT_CHARS:
             return None
@@ -141,3 +174,10 @@ def normalise_concept(text: str, language: str = "en") -> str | None:
     if len(out) > MAX_CONCEPT_CHARS:
         return None
     return out
+
+
+def _no_space_script(text: str) -> bool:
+    """Whether `text` is mostly Chinese or Japanese (spaces inside it are then no word breaks)."""
+    from culturekb.text.languages import dominant_script
+
+    return dominant_script(text) in _NO_SPACE_SCRIPTS

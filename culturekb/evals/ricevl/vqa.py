@@ -48,7 +48,7 @@ from culturekb.inference.messages import ask_each
 from culturekb.kb.schema import Sample
 from culturekb.models.base import ModelClient
 from culturekb.retrieval.retriever import Match, Retriever
-from culturekb.text.concepts import ConceptExtractor, TextConceptExtractor
+from culturekb.text.concepts import STIMULUS_FIELDS, ConceptExtractor, TextConceptExtractor
 
 __all__ = ["VQA_SETTINGS", "VQAPrediction", "KBPriorAnswerer", "RiceVLVQARunner", "vqa_tables", "vqa_plots"]
 
@@ -157,7 +157,7 @@ class RiceVLVQARunner(Runner):
         self.retriever = retriever
         self.judge = judge if judge is not None else ReferenceJudge()
         self.region = region or region_from_samples(self.samples)
-        self.concept_extractor = concept_extractor or TextConceptExtractor(fields=("question",))
+        self.concept_extractor = concept_extractor or TextConceptExtractor(fields=STIMULUS_FIELDS)
         self.image_concepts = image_concepts
         self.max_cues = max_cues
         self.fallback_cues = fallback_cues

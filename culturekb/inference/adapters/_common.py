@@ -2,9 +2,10 @@
 
 A harness hands the adapter a document (a row of its dataset) and the text it is about to send. The
 `KnowledgeInjector` reads the document's culture (a field, else the default culture) and concepts (a field,
-else extracted from the text) and asks the `KnowledgeService` for the blocks of a whole batch (one batched
-lookup): the augmenter's lines under a short header template (`harness_knowledge.<language>.txt`, the `HARNESS`
-block template) unless `template=None` (the bare lines).
+else extracted from the text in its own language, as the augmenter reads a sample's stimulus fields) and asks
+the `KnowledgeService` for the blocks of a whole batch (one batched lookup): the augmenter's lines under a short
+header template (`harness_knowledge.<language>.txt`, the `HARNESS` block template) unless `template=None` (the
+bare lines).
 """
 
 from __future__ import annotations
@@ -76,7 +77,8 @@ class KnowledgeInjector:
     `culture`: the default culture (id or alias) for documents without one; `culture_field`: the document
     field holding each document's culture (None: always the default). `concepts_field`: a field with the
     document's concepts (a list, or one string separated by , ; or |); without it the concepts are extracted
-    from the request text (English). `mode`: an Augmenter mode (know, random-know, cross-culture-know ...).
+    from the request text by the augmenter's offline text extractor (`Augmenter.text_concepts`, any language
+    with word lists). `mode`: an Augmenter mode (know, random-know, cross-culture-know ...).
     `on_unknown_culture`: "error" (default) raises on a culture the KB lacks; "skip" sends that request
     without knowledge and records why. `template`: the header template name or file (None: the bare block of
     the augmenter's template), or a whole `BlockTemplate`. The budget is the augmenter's.
@@ -182,7 +184,6 @@ class KnowledgeInjector:
         document in error messages (e.g. "task mmbench, doc 12")."""
         from culturekb.inference.injection import KnowledgeRequest
         from culturekb.kb.schema import Sample
-        from culturekb.text.concepts import TextConceptExtractor
 
         out: list[Injection | None] = [None] * len(items)
         todo: list[tuple[int, Sample]] = []
@@ -205,7 +206,7 @@ class KnowledgeInjector:
             todo.append((i, Sample(id=f"doc{i}", culture=culture, text=text or None, concepts=self.concepts_of(doc))))
         need_text = [s for _, s in todo if s.concepts is None]
         if need_text:
-            found = TextConceptExtractor(fields=("text",)).extract(need_text)
+            found = self.augmenter.text_concepts(need_text)
             by_id = {s.id: cs for s, cs in zip(need_text, found, strict=True)}
             todo = [(i, s.model_copy(update={"concepts": by_id[s.id]}) if s.id in by_id else s) for i, s in todo]
         if todo:
