@@ -59,8 +59,8 @@ def test_model_predictor_records_failures(augmenter, openai_server, tmp_path):
                         Sample(id="b", culture="zh", image=str(tmp_path / "missing.jpg"))], mode="orig")
     assert [p.parse_status for p in out] == ["error", "error"]
     assert out[1].error is not None and "missing.jpg" in out[1].error and out[0].error
-    with pytest.raises(ConfigError, match="no 'orig' prompt template in language 'sw'"):
-        pred.predict([Sample(id="a", culture="zh")], mode="orig", prompt_language="sw")
+    with pytest.raises(ConfigError, match="no 'orig' prompt template in language 'de'"):
+        pred.predict([Sample(id="a", culture="zh")], mode="orig", prompt_language="de")
     with pytest.raises(ConfigError, match="unknown model"):
         make_predictor("gpt", augmenter)
 
