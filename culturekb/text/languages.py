@@ -129,6 +129,7 @@ class LanguageRules:
     articles: frozenset[str] = frozenset()
     function_chars: frozenset[str] = frozenset()
     particles: tuple[str, ...] = ()
+    locatives: tuple[str, ...] = ()
     sha: str = ""
 
     @property
@@ -211,6 +212,7 @@ def language_rules(language: str) -> LanguageRules:
         articles=frozenset(sec.get("articles", [])),
         function_chars=frozenset(sec.get("function_chars", [])),
         particles=tuple(sec.get("particles", [])),
+        locatives=tuple(sec.get("locatives", [])),
         sha=sha256_text(text),
     )
 
@@ -341,8 +343,9 @@ def _script_runs(text: str) -> list[tuple[str, str | None]]:
 def segment_cjk(clause: str, language: str) -> list[str]:
     """Word candidates of one clause (no punctuation inside) of Chinese or Japanese text, in text order.
 
-    Chinese: each run of Han characters is cut at boundary words (see `_cjk_boundaries`); pieces of 2 to 4
-    characters are candidates, a longer piece gives its overlapping bigrams. Japanese: the clause is cut at
+    Chinese: each run of Han characters is cut at boundary words (see `_cjk_boundaries`); a listed locative at the
+    end of a piece of three or more characters is dropped (满月下 -> 满月); pieces of 2 to 4 characters are candidates,
+    a longer piece gives its overlapping bigrams. Japanese: the clause is cut at
     boundary words first; then runs of katakana (2+ characters) and of kanji are candidates, a single kanji only
     when a listed particle or the end of the clause follows it; a kanji run over 6 characters gives its bigrams.
     Runs in other scripts are left out (the caller reads them with their own language's rules).
@@ -355,6 +358,8 @@ def segment_cjk(clause: str, language: str) -> list[str]:
             if script != "han":
                 continue
             for piece in _cut(run, boundaries, longest):
+                while len(piece) >= 3 and piece.endswith(rules.locatives):
+                    piece = piece[:-1]
                 if len(piece) < rules.min_chars:
                     continue
                 out.extend([piece] if len(piece) <= 4 else [piece[i : i + 2] for i in range(len(piece) - 1)])
