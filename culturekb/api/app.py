@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from culturekb import __version__
+from culturekb._version import __version__
 from culturekb.api._state import KBHolder, ReloadSync, set_torch_threads
 from culturekb.api.auth import ApiKeys
 from culturekb.api.limits import BodySizeLimit, InvalidRequestError, limits_in_openapi, validation_error_handler

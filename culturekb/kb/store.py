@@ -31,7 +31,7 @@ TUPLES = "tuples.jsonl"
 
 
 def _version() -> str:
-    from culturekb import __version__
+    from culturekb._version import __version__
 
     return __version__
 
