@@ -1,10 +1,20 @@
-"""The text layer: concept normalisation, prompt templates as data, and the offline concept extractors.
+"""The text layer: concept normalisation, prompt templates as data, word lists per language, and the offline concept
+extractors.
 
 It sits on the ground floor beside `culturekb.kb`: builders, retrieval, inference and evals all import it, and
 it imports none of them.
 """
 
-from culturekb.text.concepts import ConceptExtractor, PrecomputedConcepts, TextConceptExtractor
+from culturekb.text.concepts import (
+    BUILD_FIELDS,
+    STIMULUS_FIELDS,
+    ConceptExtractor,
+    PrecomputedConcepts,
+    TextConceptExtractor,
+    guess_language,
+    mentions,
+)
+from culturekb.text.languages import language_rules, supported_languages
 from culturekb.text.normalise import MAX_CONCEPT_CHARS, english_stopwords, normalise_concept, singularise
 from culturekb.text.prompts import (
     PROMPT_LANGUAGES,
@@ -16,6 +26,12 @@ from culturekb.text.prompts import (
 )
 
 __all__ = [
+    "BUILD_FIELDS",
+    "STIMULUS_FIELDS",
+    "guess_language",
+    "mentions",
+    "language_rules",
+    "supported_languages",
     "ConceptExtractor",
     "PrecomputedConcepts",
     "TextConceptExtractor",
