@@ -62,10 +62,16 @@ _EN_TOKEN = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 
 def culture_language(culture: str) -> str:
     """The prompt/lexicon language of a culture in the registry ("zh" -> "zh", "SG" -> "en"); a culture the registry
-    lacks whose id is a language code with word lists ("de") is that language; anything else is read as English."""
-    from culturekb.text.languages import culture_language as language_of_culture
+    lacks whose id is a language code with word lists ("de") is that language; anything else is a ConfigError."""
+    from culturekb.kb.cultures import default_registry
+    from culturekb.text.languages import base_language, supported_languages
 
-    return language_of_culture(culture) or "en"
+    try:
+        return default_registry().resolve(culture).language
+    except ConfigError:
+        if base_language(culture) in supported_languages():
+            return base_language(culture)
+        raise
 
 
 def _verdict_none(judge: str, detail: str, scores: dict[str, float] | None = None) -> JudgeVerdict:
