@@ -130,6 +130,7 @@ class LanguageRules:
     function_chars: frozenset[str] = frozenset()
     particles: tuple[str, ...] = ()
     locatives: tuple[str, ...] = ()
+    trailing_verbs: tuple[str, ...] = ()
     sha: str = ""
 
     @property
@@ -213,6 +214,7 @@ def language_rules(language: str) -> LanguageRules:
         function_chars=frozenset(sec.get("function_chars", [])),
         particles=tuple(sec.get("particles", [])),
         locatives=tuple(sec.get("locatives", [])),
+        trailing_verbs=tuple(sec.get("trailing_verbs", [])),
         sha=sha256_text(text),
     )
 
@@ -343,8 +345,9 @@ def _script_runs(text: str) -> list[tuple[str, str | None]]:
 def segment_cjk(clause: str, language: str) -> list[str]:
     """Word candidates of one clause (no punctuation inside) of Chinese or Japanese text, in text order.
 
-    Chinese: each run of Han characters is cut at boundary words (see `_cjk_boundaries`); a listed locative at the
-    end of a piece of three or more characters is dropped (满月下 -> 满月); pieces of 2 to 4 characters are candidates,
+    Chinese: each run of Han characters is cut at boundary words (see `_cjk_boundaries`); a listed locative or
+    one-character verb at the end of a piece of three or more characters is dropped (满月下 -> 满月, 女人骑 ->
+    女人); pieces of 2 to 4 characters are candidates,
     a longer piece gives its overlapping bigrams. Japanese: the clause is cut at
     boundary words first; then runs of katakana (2+ characters) and of kanji are candidates, a single kanji only
     when a listed particle or the end of the clause follows it; a kanji run over 6 characters gives its bigrams.
@@ -358,7 +361,7 @@ def segment_cjk(clause: str, language: str) -> list[str]:
             if script != "han":
                 continue
             for piece in _cut(run, boundaries, longest):
-                while len(piece) >= 3 and piece.endswith(rules.locatives):
+                while len(piece) >= 3 and piece.endswith((*rules.locatives, *rules.trailing_verbs)):
                     piece = piece[:-1]
                 if len(piece) < rules.min_chars:
                     continue
