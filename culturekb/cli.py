@@ -196,6 +196,9 @@ def predict(
     cache_dir: Annotated[Path | None, typer.Option(help="response cache (default: the cache_dir setting)")] = None,
     max_concurrency: Annotated[int | None, typer.Option(
         help="parallel requests to the model server (default: the max_concurrency setting, 8)")] = None,
+    parse_fallback: Annotated[bool | None, typer.Option(
+        help="answers naming no label word go to the nearest label by the multilingual embedder "
+             "(default: the parse_fallback setting, off)")] = None,
     config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
 ) -> None:
     """Predict the emotion a culture perceives, for one image or a file of samples (JSON lines out)."""
@@ -214,7 +217,8 @@ def predict(
             raise ConfigError("give --image/--concepts with --culture, or --samples FILE")
         return predict_job(kb, model, samples=items, mode=mode, prompt_language=prompt_language, base_url=base_url,
                            tau=tau, backend=backend, embedder=embedder, cache_dir=cache_dir,
-                           settings=load_settings(config, max_concurrency=max_concurrency))
+                           settings=load_settings(config, max_concurrency=max_concurrency,
+                                                  parse_fallback=parse_fallback))
 
     for p in _guard(run):
         out.print(json.dumps(p.model_dump(mode="json"), ensure_ascii=False), markup=False, highlight=False)

@@ -12,6 +12,7 @@ it exists; its keys are the field names, at the top level or under a ``[culturek
     cache_dir = "/data/culturekb-cache"
     max_concurrency = 16      # parallel requests to a model server
     base_url = "http://localhost:8000/v1"
+    parse_fallback = true     # read answers that name no label through the multilingual embedder
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ class Settings(BaseSettings):
         None, ge=-1.0, le=1.0, description="cosine threshold of a semantic match (None: the retriever's 0.70)"
     )
     max_concurrency: int = Field(8, ge=1, description="parallel requests to a model server")
+    parse_fallback: bool = Field(
+        False, description="model answers naming no label word go to the nearest label by the multilingual `use` "
+        "embedder (cosine >= 0.5, similarity recorded); off: such answers are invalid"
+    )
 
     def is_set(self, name: str) -> bool:
         """Whether `name` was configured (argument, environment or file) rather than left at its default."""

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from culturekb.evals.specs import (
         ArtECultureSpec,
         CedarSpec,
+        ParseSpec,
         RetrievalSpec,
         RiceVLGroundingSpec,
         RiceVLVQASpec,
@@ -374,6 +375,7 @@ def predict_job(
     if model != "kb-prior":
         kw["cache"] = _response_cache(cache_dir, settings)
         kw["max_concurrency"] = settings.max_concurrency
+        kw["parse_fallback"] = settings.parse_fallback
     predictor = make_predictor(model, augmenter, base_url=base_url or settings.base_url, **kw)
     return list(predictor.predict(samples, mode=mode, prompt_language=prompt_language))
 
@@ -391,14 +393,21 @@ def eval_artemculture(spec: ArtECultureSpec) -> RunResult:
     kb = augmenter.retriever.kb
     samples, _ = load_data(spec.data, data_root=spec.data_root, scheme=kb.scheme)  # the scheme the manifest embeds
     cache = _response_cache(spec.cache_dir, settings)
-    kw: dict[str, Any] = {} if spec.model == "kb-prior" else {"cache": cache,
-                                                              "max_concurrency": settings.max_concurrency}
+    kw: dict[str, Any] = {} if spec.model == "kb-prior" else {
+        "cache": cache, "max_concurrency": settings.max_concurrency,
+        "parse_fallback": _parse_fallback(spec, settings)}
     predictor = make_predictor(spec.model, augmenter, base_url=base_url, **kw)
     judge_clients = [make_client(j, base_url=base_url, cache=cache) for j in spec.judges]
     runner = ArtECultureRunner(samples, predictor, kb.scheme, split=spec.split, modes=spec.modes,
                                prompt_languages=spec.prompt_languages, judges=judge_clients, kb_version=kb.version,
                                limit=spec.limit, progress=spec.progress)
     return runner.run(spec.out)
+
+
+def _parse_fallback(spec: ParseSpec, settings: Settings | None = None) -> bool:
+    """Whether a run's model answers go through the parser's embedding fallback: the spec's choice (a flag), else
+    the ``parse_fallback`` setting."""
+    return _settings(settings).parse_fallback if spec.parse_fallback is None else spec.parse_fallback
 
 
 # -- Cedar and RICE-VL runs ----------------------------------------------------------------------------------------
@@ -437,7 +446,8 @@ def eval_cedar(spec: CedarSpec) -> RunResult:
     client = _eval_client(spec.model, spec.base_url, _eval_cache(spec.model, spec.cache_dir), kb_version)
     predictor = CedarPredictor(spec.scheme, retriever, client, image_concepts=_image_concepts(spec, client),
                                max_cues=spec.max_cues, tau=spec.tau, template_dir=spec.template_dir,
-                               max_tokens=spec.max_tokens)
+                               max_tokens=spec.max_tokens,
+                               parse_fallback=_parse_fallback(spec))
     runner = CedarRunner(samples, predictor, spec.scheme, modes=chosen, prompt_languages=spec.prompt_languages,
                          kb_version=kb_version, limit=spec.limit, progress=spec.progress)
     return runner.run(spec.out)

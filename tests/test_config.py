@@ -25,10 +25,13 @@ LAYERS: list[tuple[str, Any, Any, Any]] = [
     ("tau", 0.55, 0.6, 0.8),
     ("max_concurrency", 2, 3, 5),
     ("base_url", "http://file:1/v1", "http://env:2/v1", "http://flag:3/v1"),
+    ("parse_fallback", True, False, True),
 ]
 
 
 def _toml(name: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return f"{name} = {str(value).lower()}\n"
     if isinstance(value, str | Path):
         return f'{name} = "{value}"\n'
     return f"{name} = {value}\n"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -140,6 +141,7 @@ class ArtECultureRunner(Runner):
                 "western": accuracy_by_group(labels, golds, [western_group(s) for s in samples]),
                 "invalid": sum(p.parse_status == "invalid" for p in preds),
                 "errors": sum(p.parse_status == "error" for p in preds),
+                "parse_paths": dict(sorted(Counter(p.parse_path for p in preds if p.parse_path).items())),
                 "with_knowledge": sum(bool(p.tuples_used) for p in preds),
                 "confusion": cm.to_dict(),
             }

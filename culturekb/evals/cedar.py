@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -51,6 +51,9 @@ from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
 from culturekb.models.base import ModelClient
 from culturekb.retrieval.retriever import Retriever
 from culturekb.text.concepts import STIMULUS_FIELDS, ConceptExtractor, TextConceptExtractor
+
+if TYPE_CHECKING:
+    from culturekb.inference.parsing import EmbeddingFallback
 
 __all__ = ["CEDAR_MODES", "CedarPrediction", "CedarPredictor", "CedarRunner", "cedar_tables", "cedar_plots",
            "cedar_template", "cue_block_for"]
@@ -95,7 +98,9 @@ class CedarPredictor:
     concepts from the narrative and question (default: the offline English text extractor); `image_concepts`: a
     VLM concept extractor for the images of multimodal items (optional). The cue block is the knowledge
     service's, rendered with `cue_template` (default `CUES`) within `cue_budget` (default: `max_cues` tuples in
-    concept order).
+    concept order). `parse_fallback`: read model answers that name no label word through the multilingual
+    embedder (`culturekb.inference.parsing.EmbeddingFallback`; True: the default one, loaded on the first such
+    answer); off by default, and named in the predictor's id when on.
     """
 
     def __init__(
@@ -115,7 +120,10 @@ class CedarPredictor:
         prior_weight: float = 0.05,
         cue_template: BlockTemplate = CUES,
         cue_budget: Budget | None = None,
+        parse_fallback: bool | EmbeddingFallback | None = False,
     ) -> None:
+        from culturekb.inference.parsing import embedding_fallback
+
         self.scheme = get_scheme(scheme)
         self.retriever = retriever
         self.client = client
@@ -132,6 +140,7 @@ class CedarPredictor:
         self.max_tokens = max_tokens
         self.max_image_side = max_image_side
         self.prior_weight = prior_weight
+        self.parse_fallback = embedding_fallback(parse_fallback) if client is not None else None
         kb_part = f"|kb:{retriever.kb.version}" if retriever is not None else ""
         if client is None:
             if retriever is None:
@@ -143,6 +152,8 @@ class CedarPredictor:
             self.id = f"kb-prior:{retriever.kb.version}:pw{prior_weight}"
         else:
             self.id = f"{client.id}{kb_part}:t{temperature}:m{max_tokens}"
+            if self.parse_fallback is not None:
+                self.id += f"|parse:{self.parse_fallback.id}"
         self.id += f"|concepts:{self.concept_extractor.id}" + (f"|img:{image_concepts.id}" if image_concepts else "")
 
     # -- the KB's labels in the Cedar scheme ------------------------------------------------------------------
@@ -272,7 +283,8 @@ class CedarPredictor:
                 "sample_id": s.id, "culture": s.culture, "mode": mode, "template_id": tids[i],
                 "tuples_used": [m.tuple.id for m in block.matches], "prompt_language": lang,
                 "model": self.client.id, "cue_status": status, "concepts": cs}
-            out.append(prediction_from_answer(answers[i], self.scheme, lang, CedarPrediction, **common))
+            out.append(prediction_from_answer(answers[i], self.scheme, lang, CedarPrediction,
+                                              fallback=self.parse_fallback, **common))
         return out
 
 
@@ -342,6 +354,7 @@ class CedarRunner(Runner):
             "lsepp": prediction_propensity_by_group(preds, golds, langs, labels),
             "invalid": sum(p.parse_status == "invalid" for p in records),
             "errors": sum(p.parse_status == "error" for p in records),
+            "parse_paths": dict(sorted(Counter(p.parse_path for p in records if p.parse_path).items())),
             "with_cues": sum(bool(p.tuples_used) for p in records),
             "cue_status": dict(sorted(Counter(getattr(p, "cue_status", "") for p in records).items())),
         }

@@ -55,6 +55,8 @@ def prompt_language_tuple(value: str | None, template: str) -> tuple[str, ...] |
 _OUT_HELP = "run folder (reports, resumable predictions)"
 _LANG_HELP = f"comma list of prompt languages ({', '.join(PROMPT_LANGUAGES)})"
 _MODEL_HELP = "kb-prior | openai:MODEL | hf:PATH | any registered model client"
+_PARSE_FALLBACK_HELP = ("answers naming no label word go to the nearest label by the multilingual embedder "
+                        "(default: the parse_fallback setting, off)")
 
 
 def artemculture_options(
@@ -69,13 +71,14 @@ def artemculture_options(
     split: Annotated[str, typer.Option(help="split to evaluate")] = "test",
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N samples")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+    parse_fallback: Annotated[bool | None, typer.Option(help=_PARSE_FALLBACK_HELP)] = None,
 ) -> ArtECultureSpec:
     """ArtECulture: accuracy per culture and mode beside the majority baseline, grids, alignment; resumable."""
     return ArtECultureSpec(
         data=tuple(data), kb_dir=kb, out=out_dir, model=model, modes=csv_tuple(modes),
         prompt_languages=prompt_language_tuple(prompt_languages, "predict_know"), base_url=base_url,
         judges=csv_tuple(judges) or (), split=split,
-        limit=limit, data_root=data_root)
+        limit=limit, data_root=data_root, parse_fallback=parse_fallback)
 
 
 def cedar_options(
@@ -94,13 +97,14 @@ def cedar_options(
     max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+    parse_fallback: Annotated[bool | None, typer.Option(help=_PARSE_FALLBACK_HELP)] = None,
 ) -> CedarSpec:
     """Cedar: accuracy per language, GEPP/LSEPP, GRQB/LSRQB, language grid; multimodal and text-only apart."""
     return CedarSpec(
         data=data, out=out_dir, kb_dir=kb, model=model, scheme=scheme, modes=csv_tuple(modes),
         prompt_languages=prompt_language_tuple(prompt_languages, "cedar_know"), languages=csv_tuple(languages),
         modalities=(modality,) if modality else None, base_url=base_url, image_concepts=image_concepts,
-        max_tokens=max_tokens, limit=limit, data_root=data_root)
+        max_tokens=max_tokens, limit=limit, data_root=data_root, parse_fallback=parse_fallback)
 
 
 def ricevl_vqa_options(

@@ -22,7 +22,8 @@ from typing import Any
 
 from culturekb.errors import ConfigError
 
-__all__ = ["RunSpec", "RetrievalSpec", "ArtECultureSpec", "CedarSpec", "RiceVLVQASpec", "RiceVLGroundingSpec"]
+__all__ = ["RunSpec", "RetrievalSpec", "ParseSpec", "ArtECultureSpec", "CedarSpec", "RiceVLVQASpec",
+           "RiceVLGroundingSpec"]
 
 
 def _normalise(annotation: str, value: Any) -> Any:
@@ -79,7 +80,15 @@ class RetrievalSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ArtECultureSpec(RunSpec, RetrievalSpec):
+class ParseSpec:
+    """How model answers are read: `parse_fallback` sends answers that name no label word to the multilingual
+    embedder (None: the ``parse_fallback`` setting, off by default)."""
+
+    parse_fallback: bool | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ArtECultureSpec(RunSpec, RetrievalSpec, ParseSpec):
     """``culturekb eval artemculture``: the held-out split of ArtEmis/ArtELingo-style data, with the KB built from
     its training split."""
 
@@ -100,7 +109,7 @@ class ArtECultureSpec(RunSpec, RetrievalSpec):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CedarSpec(RunSpec, RetrievalSpec):
+class CedarSpec(RunSpec, RetrievalSpec, ParseSpec):
     """``culturekb eval cedar``: orig and know, per language and modality (the KB is needed for know)."""
 
     data: Path

@@ -43,6 +43,13 @@ class Prediction(BaseModel):
     tuples_used: list[str] = Field(default_factory=list)
     raw: str = ""
     parse_status: ParseStatus = "invalid"
+    parse_path: str = ""
+    """Which rule of the answer parser decided (`culturekb.inference.parsing.ParsePath`): ``json``, ``lexicon``,
+    ``negation-skip``, ``embedding`` or ``invalid``; "" when no answer was parsed (a failed call, an offline
+    predictor, or a record written before the path was kept)."""
+    parse_similarity: float | None = None
+    """The embedding fallback's cosine similarity of the answer to the nearest label, when the fallback ran (also
+    when it stayed below its threshold and the answer is invalid); None otherwise."""
     template_id: str = ""
     template_status: str = ""
     """Whether a native speaker checked the prompt template(s): ``checked``, ``source``, ``unchecked``, ``user``

@@ -16,6 +16,7 @@ from culturekb.models.base import Message, ModelClient, ModelResponse
 
 if TYPE_CHECKING:
     from culturekb.inference.base import Prediction
+    from culturekb.inference.parsing import EmbeddingFallback
     from culturekb.kb.schemes import EmotionScheme
 
 __all__ = ["build_messages", "image_part", "ask_each", "prediction_from_answer", "DEFAULT_MAX_IMAGE_SIDE"]
@@ -95,13 +96,14 @@ def ask_each(
 
 
 def prediction_from_answer(answer: ModelResponse | str, scheme: EmotionScheme, language: str | None,
-                           record: type[P], **fields: Any) -> P:
+                           record: type[P], *, fallback: EmbeddingFallback | None = None, **fields: Any) -> P:
     """The record of one answer from `ask_each` (`record`: `Prediction` or a subclass; `fields`: the rest of it).
 
     A string is the failure `ask_each` puts in an answer's place (the image could not be read, or the call
-    failed): parse status ``error``, scored wrong. Otherwise label, explanation and status come from
-    `culturekb.inference.parsing.parse_prediction`, the raw text and cache flag from the answer; the template's
-    check status (`template_status`) from its id unless `fields` gives it.
+    failed): parse status ``error``, scored wrong. Otherwise label, explanation, status, the parse path and the
+    embedding similarity come from `culturekb.inference.parsing.parse_prediction` (with the embedding
+    `fallback` when one is given), the raw text and cache flag from the answer; the template's check status
+    (`template_status`) from its id unless `fields` gives it.
     """
     from culturekb.inference.parsing import parse_prediction
     from culturekb.text.prompts import template_check_status
@@ -110,6 +112,6 @@ def prediction_from_answer(answer: ModelResponse | str, scheme: EmotionScheme, l
         fields["template_status"] = template_check_status(str(fields.get("template_id", "")))
     if isinstance(answer, str):
         return record(label=None, parse_status="error", error=answer, **fields)
-    parsed = parse_prediction(answer.text, scheme, language)
+    parsed = parse_prediction(answer.text, scheme, language, fallback=fallback)
     return record(label=parsed.label, explanation=parsed.explanation, raw=answer.text, parse_status=parsed.status,
-                  cached=answer.cached, **fields)
+                  parse_path=parsed.path or "", parse_similarity=parsed.similarity, cached=answer.cached, **fields)

@@ -52,6 +52,7 @@ __all__ = [
     "ParsePath",
     "ParseStatus",
     "ParsedAnswer",
+    "embedding_fallback",
     "find_label_mentions",
     "parse_prediction",
 ]
@@ -343,6 +344,12 @@ class EmbeddingFallback:
         default_factory=dict, init=False, repr=False
     )
 
+    @property
+    def id(self) -> str:
+        """What decides this fallback's answers (embedder and threshold), for the ids of the predictors using it."""
+        name = self.embedder if isinstance(self.embedder, str) else getattr(self.embedder, "id", "custom")
+        return f"embedding:{name}@{self.threshold}"
+
     def _embedder(self) -> Embedder:
         if self._model is None:
             if isinstance(self.embedder, str):
@@ -380,6 +387,14 @@ class EmbeddingFallback:
         sims = vectors @ query
         best = int(np.argmax(sims))
         return scheme.labels[owners[best]], float(sims[best])
+
+
+def embedding_fallback(value: bool | EmbeddingFallback | None) -> EmbeddingFallback | None:
+    """The parser fallback a predictor was asked for: None for False/None, the default `EmbeddingFallback()` for
+    True (its embedder is loaded only when an answer names no label), or the given fallback itself."""
+    if isinstance(value, EmbeddingFallback):
+        return value
+    return EmbeddingFallback() if value else None
 
 
 def _from_embedding(

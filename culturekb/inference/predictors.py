@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from culturekb import registry
 from culturekb.errors import ConfigError
@@ -13,6 +13,9 @@ from culturekb.inference.base import Prediction, Predictor, check_mode
 from culturekb.kb.schema import Sample
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import ModelClient
+
+if TYPE_CHECKING:
+    from culturekb.inference.parsing import EmbeddingFallback
 
 __all__ = ["KBPriorPredictor", "ModelPredictor", "make_predictor", "kb_prior_predictor", "label_prior"]
 
@@ -107,7 +110,13 @@ class ModelPredictor:
         temperature: float = 0.0,
         max_image_side: int = 1024,
         seed: int = 0,
+        parse_fallback: bool | EmbeddingFallback | None = False,
     ) -> None:
+        """`parse_fallback`: read answers that name no label word through the multilingual embedder
+        (`culturekb.inference.parsing.EmbeddingFallback`; True: the default one, loaded on the first such answer).
+        Off by default; when on, the predictor's id says so, so a run's checkpoint made without it is not reused."""
+        from culturekb.inference.parsing import embedding_fallback
+
         self.client = client
         self.augmenter = augmenter
         self.scheme = augmenter.retriever.kb.scheme
@@ -117,7 +126,10 @@ class ModelPredictor:
         self.temperature = temperature
         self.max_image_side = max_image_side
         self.seed = seed
+        self.parse_fallback = embedding_fallback(parse_fallback)
         self.id = f"{client.id}|kb:{augmenter.kb_version}"
+        if self.parse_fallback is not None:
+            self.id += f"|parse:{self.parse_fallback.id}"
 
     def _language(self, culture: str, requested: str | None) -> str:
         from culturekb.inference.prompts import normalise_language
@@ -177,12 +189,13 @@ class ModelPredictor:
             common: dict[str, Any] = {"sample_id": s.id, "culture": aug.culture, "mode": mode,
                                       "tuples_used": aug.tuple_ids,
                                       "template_id": tid, "prompt_language": lang, "model": self.client.id}
-            out.append(prediction_from_answer(ans, self.scheme, lang, Prediction, **common))
+            out.append(prediction_from_answer(ans, self.scheme, lang, Prediction, fallback=self.parse_fallback,
+                                              **common))
         return out
 
 
 _CLIENT_OPTIONS = ("max_concurrency", "cache", "timeout_s", "max_retries")
-_MODEL_PREDICTOR_OPTIONS = ("template_dir", "max_tokens", "temperature", "seed")
+_MODEL_PREDICTOR_OPTIONS = ("template_dir", "max_tokens", "temperature", "seed", "parse_fallback")
 _KB_PRIOR_OPTIONS = ("prior_weight", "support_shrinkage", "seed")
 
 
@@ -206,7 +219,8 @@ def make_predictor(spec: str, augmenter: Augmenter, base_url: str | None = None,
     (``openai:MODEL`` with base_url, ``hf:PATH``, or a plug-in client), which makes a `ModelPredictor`.
 
     For a client, `max_concurrency`, `cache`, `timeout_s` and `max_retries` go to the client (its cached answers
-    are scoped to the KB version) and `template_dir`, `max_tokens`, `temperature` and `seed` to the predictor.
+    are scoped to the KB version) and `template_dir`, `max_tokens`, `temperature`, `seed` and `parse_fallback` to
+    the predictor.
     """
     source = registry.which(spec, registry.PREDICTORS, registry.CLIENTS, kind="model")
     if source is registry.PREDICTORS:
