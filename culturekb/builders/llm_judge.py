@@ -1,0 +1,107 @@
+"""The LLM judge of reverse validation (paper step 4): any chat model infers the emotion from the rationales alone,
+answering in JSON. It lives apart from the offline judges in `culturekb.builders.judges`, which re-exports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from culturekb._io import stable_hash
+from culturekb.builders.base import JudgeInput
+from culturekb.builders.rationales import culture_display_name
+from culturekb.errors import ModelOutputError
+from culturekb.kb.schema import JudgeVerdict
+from culturekb.kb.schemes import EmotionScheme, get_scheme
+from culturekb.models.base import ModelClient
+from culturekb.models.json_output import complete_json_batch
+from culturekb.text.prompts import PromptTemplate, load_prompt
+
+__all__ = ["LLMJudge"]
+
+
+def _validate_judgement(scheme: EmotionScheme) -> Callable[[Any], tuple[str, str]]:
+    """Validator for the judge's answer {"emotion": ..., "reason": ...} -> (scheme label, reason)."""
+
+    def validate(obj: Any) -> tuple[str, str]:
+        if not isinstance(obj, dict) or not isinstance(obj.get("emotion"), str):
+            raise ValueError('expected a JSON object {"emotion": "<one emotion from the list>", "reason": "..."}')
+        raw = obj["emotion"].strip().strip("\"'.").strip()
+        label = scheme.match(raw)
+        if label is None:
+            raise ValueError(f"emotion {raw!r} is not one of {list(scheme.labels)}")
+        reason = obj.get("reason", "")
+        return label, reason.strip() if isinstance(reason, str) else str(reason)
+
+    return validate
+
+
+class LLMJudge:
+    """A chat model reads only the rationales and names the one emotion they express (JSON answer).
+
+    The prompt is a data file (`judge.<language>.txt`, or your own template path) with the placeholders
+    {rationales} and {labels}, and optionally {concept} and {culture}. The whole batch goes through
+    `client.complete_many`; an answer that is not valid JSON or names no label of the scheme is retried, then
+    raises ModelOutputError. Items without rationales are not sent and get label None.
+    """
+
+    _REQUIRED = ("rationales", "labels")
+    _ALLOWED = ("concept", "culture")
+
+    def __init__(
+        self,
+        client: ModelClient,
+        scheme: EmotionScheme | str,
+        language: str = "en",
+        prompt: str | Path = "judge",
+        retries: int = 2,
+        temperature: float = 0.0,
+        max_tokens: int = 200,
+        culture_name: Callable[[str], str] = culture_display_name,
+    ) -> None:
+        self.client = client
+        self.scheme = get_scheme(scheme)
+        self.language = language
+        self.retries = retries
+        self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
+        self.culture_name = culture_name
+        self.template: PromptTemplate = load_prompt(prompt, language, required=self._REQUIRED, allowed=self._ALLOWED)
+        self.id = f"llm-judge:{client.id}:{self.template.id}:{self.scheme.name}:{stable_hash(self.params)[:8]}"
+
+    def _label(self, label: str) -> str:
+        return self.scheme.translate(label, self.language) if self.language != "en" else label
+
+    def messages(self, item: JudgeInput) -> list[dict[str, Any]]:
+        """The chat messages sent for one item."""
+        text = self.template.fill(
+            {
+                "concept": item.concept,
+                "culture": self.culture_name(item.culture),
+                "rationales": "\n".join(f"- {r.strip()}" for r in item.rationales if r.strip()),
+                "labels": "\n".join(f"- {self._label(lab)}" for lab in self.scheme.labels),
+            }
+        )
+        return [{"role": "user", "content": text}]
+
+    def judge(self, items: Sequence[JudgeInput]) -> list[JudgeVerdict]:
+        """Per tuple, the emotion the model reads from its rationales alone (no verdict without rationales)."""
+        todo = [i for i, it in enumerate(items) if any(r.strip() for r in it.rationales)]
+        out: list[JudgeVerdict] = [
+            JudgeVerdict(judge=self.id, label=None, agrees=False, detail="no rationales") for _ in items
+        ]
+        if not todo:
+            return out
+        try:
+            answers = complete_json_batch(
+                self.client,
+                [self.messages(items[i]) for i in todo],
+                _validate_judgement(self.scheme),
+                retries=self.retries,
+                **self.params,
+            )
+        except ModelOutputError as exc:
+            raise ModelOutputError(f"LLM judge {self.client.id}: {exc}") from exc
+        for i, (label, reason) in zip(todo, answers, strict=True):
+            out[i] = JudgeVerdict(judge=self.id, label=label, agrees=label == items[i].label, detail=reason)
+        return out
