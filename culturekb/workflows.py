@@ -8,7 +8,7 @@ the layers below, and one module keeps the faces' single entry point in one plac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     )
     from culturekb.inference.augmenter import Augmenter
     from culturekb.inference.base import Prediction
+    from culturekb.kb.cultures import Culture
     from culturekb.kb.schemes import EmotionScheme
     from culturekb.kb.store import KnowledgeBase
     from culturekb.models.base import ModelClient
@@ -353,10 +354,22 @@ def load_kb_samples(
     kb_dir: str | Path, paths: Sequence[str | Path], data_root: str | Path | None = None
 ) -> list[Sample]:
     """Samples of CSV/JSONL files read with the label scheme the KB's manifest embeds (no scheme file needed)."""
+    from culturekb.kb.cultures import Culture
     from culturekb.kb.store import manifest_scheme, read_manifest
 
-    samples, _ = load_data(paths, data_root=data_root, scheme=manifest_scheme(read_manifest(kb_dir)))
+    manifest = read_manifest(kb_dir)
+    _declare_kb_cultures(Culture.from_dict({"id": cid, **raw}) for cid, raw in manifest.culture_details.items())
+    samples, _ = load_data(paths, data_root=data_root, scheme=manifest_scheme(manifest))
     return samples
+
+
+def _declare_kb_cultures(cultures: Iterable[Culture]) -> None:
+    """Make the cultures a KB describes known to this process before its data files are read, so that a culture
+    the KB names (with its language and Western flag) is not registered again from the data as a bare code."""
+    from culturekb.kb.cultures import declare_cultures, default_registry
+
+    registry = default_registry()
+    declare_cultures([c for c in cultures if registry.get(c.id) is None], registry)
 
 
 def predict_job(
@@ -391,6 +404,7 @@ def eval_artemculture(spec: ArtECultureSpec) -> RunResult:
     assert spec.kb_dir is not None  # ArtECultureSpec requires it
     augmenter = open_augmenter(spec.kb_dir, spec.backend, spec.embedder, spec.tau, settings=settings)
     kb = augmenter.retriever.kb
+    _declare_kb_cultures(kb.culture_details.values())
     samples, _ = load_data(spec.data, data_root=spec.data_root, scheme=kb.scheme)  # the scheme the manifest embeds
     cache = _response_cache(spec.cache_dir, settings)
     kw: dict[str, Any] = {} if spec.model == "kb-prior" else {

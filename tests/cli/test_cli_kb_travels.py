@@ -159,7 +159,11 @@ def test_new_cultures_from_the_data_and_a_cultures_file(
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)[0]["match"]["culture"] == "xx-YY"
     reset_default_registry()
-    _check_served(kb, tmp_path, ("de", "am", "xx-YY"), default_embedder)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="culturekb.kb.cultures"):
+        _check_served(kb, tmp_path, ("de", "am", "xx-YY"), default_embedder)
+    # eval and predict read the data files after the KB has declared its cultures: nothing is registered again
+    assert not [r for r in caplog.records if "registered from the data" in r.getMessage()]
 
     # a model's prompt names the culture as the (deleted) cultures file did, in English (no "xx" prompts)
     reset_default_registry()
