@@ -354,11 +354,10 @@ def load_kb_samples(
     kb_dir: str | Path, paths: Sequence[str | Path], data_root: str | Path | None = None
 ) -> list[Sample]:
     """Samples of CSV/JSONL files read with the label scheme the KB's manifest embeds (no scheme file needed)."""
-    from culturekb.kb.cultures import Culture
-    from culturekb.kb.store import manifest_scheme, read_manifest
+    from culturekb.kb.store import manifest_cultures, manifest_scheme, read_manifest
 
     manifest = read_manifest(kb_dir)
-    _declare_kb_cultures(Culture.from_dict({"id": cid, **raw}) for cid, raw in manifest.culture_details.items())
+    _declare_kb_cultures(manifest_cultures(manifest))
     samples, _ = load_data(paths, data_root=data_root, scheme=manifest_scheme(manifest))
     return samples
 

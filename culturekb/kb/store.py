@@ -24,7 +24,7 @@ from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
-__all__ = ["KnowledgeBase", "MANIFEST", "TUPLES", "read_manifest", "manifest_scheme"]
+__all__ = ["KnowledgeBase", "MANIFEST", "TUPLES", "read_manifest", "manifest_scheme", "manifest_cultures"]
 
 MANIFEST = "manifest.json"
 TUPLES = "tuples.jsonl"
@@ -219,8 +219,7 @@ class KnowledgeBase:
                 raise DataError(
                     f"{tpath}, line {lineno}: invalid tuple: {exc.errors()[0]['msg']}; rebuild the KB"
                 ) from exc
-        cultures = [Culture.from_dict({"id": cid, **raw}, source=f"{directory / MANIFEST}, culture {cid!r}")
-                    for cid, raw in manifest.culture_details.items()]
+        cultures = manifest_cultures(manifest, source=str(directory / MANIFEST))
         kb = cls(tuples, scheme, manifest.build_config, manifest.embedder, cultures=cultures)
         kb.extra_counts = {k: v for k, v in manifest.counts.items() if k not in kb.counts()}
         if kb.version != manifest.kb_version:
@@ -259,6 +258,13 @@ def read_manifest(directory: str | Path) -> Manifest:
     except ValidationError as exc:
         raise DataError(f"{mpath}: invalid manifest: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}") from exc
     return manifest
+
+
+def manifest_cultures(manifest: Manifest, source: str = MANIFEST) -> list[Culture]:
+    """The cultures a manifest describes (id, name, aliases, language, Western flag): a KB never needs the cultures
+    file it was built with."""
+    return [Culture.from_dict({"id": cid, **raw}, source=f"{source}, culture {cid!r}")
+            for cid, raw in manifest.culture_details.items()]
 
 
 def manifest_scheme(manifest: Manifest, source: str = MANIFEST) -> EmotionScheme:
