@@ -90,25 +90,27 @@ def test_resolve_image_ref(tmp_path: Path) -> None:
         resolve_image_ref("a.jpg", "w", data_root=tmp_path, check=True)
 
 
-@pytest.mark.parametrize("ref", ["s3://bucket/a.jpg", "file:///data/a.jpg", "data:image/png;base64,AAAA",
-                                 "https://example.org/a.jpg"])
-def test_both_loader_stacks_agree_on_uris(tmp_path: Path, ref: str) -> None:
+def _one_row_each(tmp_path: Path, ref: str) -> tuple[Path, Path]:
+    """A KB sample file and a RICE-VL VQA file, one row each, both naming the image `ref`."""
     kb_file = tmp_path / "s.jsonl"
     kb_file.write_text(json.dumps({"id": "a", "culture": "en", "label": "awe", "image": ref}) + "\n", "utf-8")
     vqa_file = tmp_path / "v.jsonl"
     vqa_file.write_text(json.dumps({"id": "q", "country": "SG", "category": "food", "format": "qa",
                                     "question": "What?", "answer": "laksa", "image": ref}) + "\n", "utf-8")
+    return kb_file, vqa_file
+
+
+@pytest.mark.parametrize("ref", ["s3://bucket/a.jpg", "file:///data/a.jpg", "data:image/png;base64,AAAA",
+                                 "https://example.org/a.jpg"])
+def test_both_loader_stacks_agree_on_uris(tmp_path: Path, ref: str) -> None:
+    kb_file, vqa_file = _one_row_each(tmp_path, ref)
     assert load_samples_jsonl(kb_file, data_root=tmp_path).samples[0].image == ref
     assert load_ricevl_vqa(vqa_file, data_root=tmp_path, check_images=False)[0].image == ref
 
 
 @pytest.mark.parametrize("ref", ["../outside.jpg", "a/../../b.jpg"])
 def test_both_loader_stacks_refuse_escapes_without_a_data_root(tmp_path: Path, ref: str) -> None:
-    kb_file = tmp_path / "s.jsonl"
-    kb_file.write_text(json.dumps({"id": "a", "culture": "en", "label": "awe", "image": ref}) + "\n", "utf-8")
-    vqa_file = tmp_path / "v.jsonl"
-    vqa_file.write_text(json.dumps({"id": "q", "country": "SG", "category": "food", "format": "qa",
-                                    "question": "What?", "answer": "laksa", "image": ref}) + "\n", "utf-8")
+    kb_file, vqa_file = _one_row_each(tmp_path, ref)
     with pytest.raises(DataError, match="escapes the data root"):
         load_samples_jsonl(kb_file)
     with pytest.raises(DataError, match="escapes the data root"):
