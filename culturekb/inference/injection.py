@@ -392,7 +392,7 @@ class KnowledgeService:
         return found
 
     def _random(self, culture: str, n: int, seed: int, key: str, budget: Budget) -> list[Match]:
-        pool = [t for t in self.retriever.kb.for_culture(culture) if t.status != "rejected"]
+        pool = self.retriever.served(culture)
         rng = random.Random(f"{seed}:{key}")
         picks = rng.sample(pool, min(n, len(pool), budget.max_tuples))
         return [Match(t.concept, t, 1.0, "exact") for t in picks]

@@ -23,22 +23,8 @@ log = logging.getLogger(__name__)
 
 
 def label_prior(kb: KnowledgeBase) -> dict[str, dict[str, float]]:
-    """Per culture, the training label distribution: recorded at build time, else support-weighted tuples."""
-    recorded = kb.extra_counts.get("label_prior")
-    out: dict[str, dict[str, float]] = {}
-    if isinstance(recorded, dict) and recorded:
-        for c, counts in recorded.items():
-            n = float(sum(counts.values())) or 1.0
-            out[c] = {lab: counts.get(lab, 0) / n for lab in kb.scheme.labels}
-        return out
-    for c in kb.cultures:
-        acc: dict[str, float] = {}
-        for t in kb.for_culture(c):
-            for lab, p in t.distribution.items():
-                acc[lab] = acc.get(lab, 0.0) + p * t.support
-        total = sum(acc.values()) or 1.0
-        out[c] = {lab: acc.get(lab, 0.0) / total for lab in kb.scheme.labels}
-    return out
+    """Per culture, the training label distribution (`KnowledgeBase.label_prior`)."""
+    return kb.label_prior()
 
 
 def _argmax(dist: dict[str, float], order: Sequence[str]) -> str:

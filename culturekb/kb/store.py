@@ -141,6 +141,26 @@ class KnowledgeBase:
         """The tuples of one culture, in KB order."""
         return [t for t in self.tuples if t.culture == culture]
 
+    def label_prior(self) -> dict[str, dict[str, float]]:
+        """Per culture, the training label distribution over the scheme's labels: as the build recorded it (every
+        labelled training sample counted once), else the support-weighted mix of the culture's tuples (KBs built
+        before the prior was recorded). A culture with no data gets the uniform distribution."""
+        labels = list(self.scheme.labels)
+        recorded = self.extra_counts.get("label_prior")
+        out: dict[str, dict[str, float]] = {}
+        for c in self.cultures:
+            acc: dict[str, float] = {}
+            if isinstance(recorded, dict) and recorded:
+                acc = {lab: float(n) for lab, n in (recorded.get(c) or {}).items()}
+            else:
+                for t in self.for_culture(c):
+                    for lab, p in t.distribution.items():
+                        acc[lab] = acc.get(lab, 0.0) + p * t.support
+            total = sum(acc.get(lab, 0.0) for lab in labels)
+            out[c] = ({lab: acc.get(lab, 0.0) / total for lab in labels} if total > 0
+                      else {lab: 1.0 / len(labels) for lab in labels})
+        return out
+
     def counts(self) -> dict[str, Any]:
         """Tuples, rationales, flagged and pending tuples, tuples per culture, plus the build's extra counts."""
         per = Counter(t.culture for t in self.tuples)

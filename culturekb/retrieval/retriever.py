@@ -49,6 +49,7 @@ from culturekb.errors import ConfigError, DataError, IndexError_
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
+from culturekb.retrieval.filters import StatusFilter, TupleFilter, check_status
 from culturekb.retrieval.index import (
     INDEX_META,
     KBIndex,
@@ -72,6 +73,9 @@ MAX_QUERY_CHARS = MAX_CONCEPT_CHARS
 
 _GUARD_EXTRA = 4
 """Extra candidates fetched per query when the colour guard may reject the nearest ones."""
+
+_FILTER_EXTRA = 16
+"""Extra candidates fetched per query when the tuple filter hides some tuples of the searched cultures."""
 
 MatchKind = Literal["exact", "semantic"]
 CrossCulture = bool | str | Sequence[str]
@@ -107,7 +111,9 @@ class Retriever:
 
     `index` must have been built for this KB version and this embedder (IndexError_ otherwise). `tau`: default
     cosine threshold; `language`: language of the concepts, for `normalise_concept`; `colour_guard`: reject
-    semantic candidates naming other colours; `encode_batch_size`: batch size of the one encode call.
+    semantic candidates naming other colours; `encode_batch_size`: batch size of the one encode call;
+    `tuple_filter`: which tuples are served (`culturekb.retrieval.filters`; default: all but rejected ones).
+    Hidden tuples are never returned, neither as exact nor as semantic matches.
     """
 
     def __init__(
@@ -119,6 +125,7 @@ class Retriever:
         language: str = "en",
         colour_guard: bool = True,
         encode_batch_size: int = 256,
+        tuple_filter: TupleFilter | None = None,
     ) -> None:
         index.check(kb, embedder)
         self.kb = kb
@@ -128,12 +135,37 @@ class Retriever:
         self.language = language
         self.colour_guard = colour_guard
         self.encode_batch_size = encode_batch_size
+        self.tuple_filter = tuple_filter or TupleFilter()
         self._by_id: dict[str, KnowledgeTuple] = {t.id: t for t in kb.tuples}
+        priors = kb.label_prior() if self.tuple_filter.min_informativeness > 0 else {}
+        self.hidden: dict[str, str] = {}
+        """id -> why the filter hides it, for every hidden tuple."""
         self._exact: dict[str, dict[str, KnowledgeTuple]] = {}
         for t in kb.tuples:
+            why = self.tuple_filter.reason(t, priors.get(t.culture))
+            if why is not None:
+                self.hidden[t.id] = why
+                continue
             key = normalise_concept(t.concept, language) or t.concept
             self._exact.setdefault(t.culture, {}).setdefault(key, t)
-        self.cultures: list[str] = sorted(set(kb.cultures) | set(self._exact))
+        self._hidden_cultures = {self._by_id[i].culture for i in self.hidden}
+        self.cultures: list[str] = sorted(set(kb.cultures) | {t.culture for t in kb.tuples})
+
+    def with_filter(self, tuple_filter: TupleFilter | None = None, *, status: StatusFilter | None = None
+                    ) -> Retriever:
+        """This retriever (same KB, index and embedder) serving another filter; with only `status`, the current
+        filter with that status. Returns itself when nothing changes."""
+        new = tuple_filter or self.tuple_filter
+        if status is not None:
+            new = TupleFilter(check_status(status), new.min_support, new.min_informativeness)
+        if new == self.tuple_filter:
+            return self
+        return Retriever(self.kb, self.index, self.embedder, self.tau, self.language, self.colour_guard,
+                         self.encode_batch_size, new)
+
+    def served(self, culture: str) -> list[KnowledgeTuple]:
+        """The tuples of `culture` this retriever serves (the filter applied), in KB order."""
+        return [t for t in self.kb.for_culture(culture) if t.id not in self.hidden]
 
     # -- argument checks ------------------------------------------------------------------------------
     def resolve_culture(self, culture: str) -> str:
@@ -266,9 +298,11 @@ class Retriever:
             rows = [row_of[t] for t in names]
             flt: str | list[str] = scope_key[0] if len(scope_key) == 1 else list(scope_key)
             fetch = k + (_GUARD_EXTRA if self.colour_guard else 0)
+            if self._hidden_cultures.intersection(scope_key):
+                fetch += _FILTER_EXTRA
             hits = self.index.store.search(vectors[rows], k=fetch, culture=flt)
             for name, hit_list in zip(names, hits, strict=True):
-                kept = [(self._tuple(i), s) for i, s in hit_list if s >= tau_]
+                kept = [(self._tuple(i), s) for i, s in hit_list if s >= tau_ and i not in self.hidden]
                 if self.colour_guard:
                     kept = [(t, s) for t, s in kept if not colour_conflict(name, t.concept)]
                 found[(scope_key, name)] = kept[:k]
@@ -358,6 +392,8 @@ def open_retriever(
     mmap: bool = True,
     settings: Settings | None = None,
     embedder_factory: EmbedderFactory | None = None,
+    status: StatusFilter = "all",
+    calibrated: bool = True,
     **store_kw: Any,
 ) -> Retriever:
     """A Retriever over a KB (a `KnowledgeBase` or its directory), its index opened read-only.
@@ -368,17 +404,20 @@ def open_retriever(
     `build`, it is built with `embedder`, else the configured embedder (`culturekb.config`); a KB without a
     directory gets an in-memory index. `tau` defaults to the configured tau, else DEFAULT_TAU. `settings`
     defaults to `load_settings()`; `embedder_factory` (default `make_embedder`) turns specs into embedders.
+    `status` filters tuples by review status; with `calibrated`, the concept filter of the KB's
+    `calibration.json` (when it has one) hides the tuples it dropped.
     """
     settings = settings if settings is not None else load_settings()
     if not isinstance(kb, KnowledgeBase):
         kb = KnowledgeBase.load(kb)
+    tuple_filter = _kb_filter(kb, check_status(status), calibrated)
     tau = tau if tau is not None else settings.tau if settings.tau is not None else DEFAULT_TAU
     make = embedder_factory or _make_embedder
     given = embedder if embedder is not None and not isinstance(embedder, str) else None
     if kb.path is None:
         emb = given or make(embedder if isinstance(embedder, str) else settings.embedder)
         index = build_index(kb, emb, backend or settings.backend, persist=False, **store_kw)
-        return Retriever(kb, index, emb, tau, colour_guard=colour_guard)
+        return Retriever(kb, index, emb, tau, colour_guard=colour_guard, tuple_filter=tuple_filter)
     name = index_backend(kb, backend, settings)
     folder = index_dir(kb, name)
     if not (folder / INDEX_META).is_file():
@@ -387,7 +426,7 @@ def open_retriever(
         spec = embedder if isinstance(embedder, str) else settings.embedder
         emb = given or make(spec)
         index = build_index(kb, emb, name, mmap=mmap, embedder_spec=None if given else spec, **store_kw)
-        return Retriever(kb, index, emb, tau, colour_guard=colour_guard)
+        return Retriever(kb, index, emb, tau, colour_guard=colour_guard, tuple_filter=tuple_filter)
     if given is not None:
         emb = given
     elif isinstance(embedder, str):
@@ -402,7 +441,16 @@ def open_retriever(
         mmap=mmap,
         **{k: v for k, v in store_kw.items() if k in ("url", "api_key", "timeout", "ef_search", "nprobe")},
     )
-    return Retriever(kb, index, emb, tau, colour_guard=colour_guard)
+    return Retriever(kb, index, emb, tau, colour_guard=colour_guard, tuple_filter=tuple_filter)
+
+
+def _kb_filter(kb: KnowledgeBase, status: StatusFilter, calibrated: bool) -> TupleFilter:
+    """The status filter, plus the concept filter of the KB's calibration when asked and present."""
+    if not calibrated or kb.path is None:
+        return TupleFilter(status=status)
+    from culturekb.kb.calibration import read_calibration
+
+    return TupleFilter.from_calibration(read_calibration(kb.path, kb.version), status)
 
 
 def _make_embedder(spec: str) -> Embedder:
