@@ -24,6 +24,9 @@ __all__ = [
     "Match",
     "Retriever",
     "open_retriever",
+    "Comparison",
+    "Disagreement",
+    "compare_cultures",
 ]
 
 _LAZY = {
@@ -42,9 +45,13 @@ _LAZY = {
     "Match": "culturekb.retrieval.retriever",
     "Retriever": "culturekb.retrieval.retriever",
     "open_retriever": "culturekb.retrieval.retriever",
+    "Comparison": "culturekb.retrieval.compare",
+    "Disagreement": "culturekb.retrieval.compare",
+    "compare_cultures": "culturekb.retrieval.compare",
 }
 
 if TYPE_CHECKING:
+    from culturekb.retrieval.compare import Comparison, Disagreement, compare_cultures
     from culturekb.retrieval.index import IndexMeta, KBIndex, build_index, load_index
     from culturekb.retrieval.retriever import DEFAULT_TAU, MAX_QUERY_CHARS, Match, Retriever, open_retriever
     from culturekb.retrieval.stores.base import (
