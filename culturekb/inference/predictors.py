@@ -6,15 +6,20 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from culturekb import registry
 from culturekb.errors import ConfigError
 from culturekb.inference.augmenter import AugmentedPrompt, Augmenter
 from culturekb.inference.base import Prediction, Predictor, check_mode
+from culturekb.inference.calibration import MAX_TUPLES
+from culturekb.kb.calibration import Calibration
 from culturekb.kb.schema import Sample
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import ModelClient
 
 if TYPE_CHECKING:
+    from culturekb.inference.calibration import PriorModel
     from culturekb.inference.parsing import EmbeddingFallback
 
 __all__ = ["KBPriorPredictor", "ModelPredictor", "make_predictor", "kb_prior_predictor", "label_prior"]
@@ -27,58 +32,73 @@ def label_prior(kb: KnowledgeBase) -> dict[str, dict[str, float]]:
     return kb.label_prior()
 
 
-def _argmax(dist: dict[str, float], order: Sequence[str]) -> str:
-    """Highest mass; ties go to the earlier label of the scheme."""
-    return max(order, key=lambda lab: (dist.get(lab, 0.0), -order.index(lab)))
-
-
 class KBPriorPredictor:
-    """Offline baseline: the match-score-weighted mix of the retrieved tuples' distributions P(e).
+    """Offline predictor: the culture's label prior, updated by the retrieved concepts' evidence.
 
-    With nothing retrieved (and in `orig` / `internal-know`, which use no KB) it predicts the culture's label
-    prior, i.e. the majority class of that culture's training labels.
+    The model (log-linear pooling of support-shrunk likelihood ratios, weighted by match score) is in
+    `culturekb.inference.calibration` and docs/knowledge-model.md. Its weights and concept filter come from
+    `calibration` (default: the KB's `calibration.json`, fitted on a valid split by `culturekb calibrate`), else
+    from `model` (default: `UNCALIBRATED`). With nothing retrieved, and in `orig` / `internal-know`, it predicts
+    the culture's prior, i.e. the majority class of that culture's training labels.
     """
 
-    def __init__(self, augmenter: Augmenter, prior_weight: float = 0.5, support_shrinkage: float = 2.0,
-                 seed: int = 0) -> None:
-        """`support_shrinkage` m smooths each tuple's P(e) toward the culture prior as (n P + m prior) / (n + m)
-        for a tuple of support n; `prior_weight` adds the prior itself to the mix. The defaults were chosen on the
-        valid split of the ArtEmis subset (never the test split): 0.358 -> 0.395 accuracy over (m=0, w=0.05)."""
+    def __init__(self, augmenter: Augmenter, model: PriorModel | None = None, *,
+                 calibration: Calibration | None = None, seed: int = 0) -> None:
+        from culturekb.inference.calibration import UNCALIBRATED, PriorModel, smoothed_prior
+        from culturekb.inference.injection import Budget, KnowledgeService
+        from culturekb.kb.calibration import read_calibration
+        from culturekb.retrieval.filters import TupleFilter
+
         self.augmenter = augmenter
         self.kb = augmenter.retriever.kb
         self.scheme = self.kb.scheme
-        self.prior = label_prior(self.kb)
-        self.prior_weight = prior_weight
-        self.support_shrinkage = support_shrinkage
+        if calibration is None and model is None and self.kb.path is not None:
+            calibration = read_calibration(self.kb.path, self.kb.version)
+        if calibration is not None and calibration.kb_version != self.kb.version:
+            raise ConfigError(f"the calibration was fitted for KB {calibration.kb_version}, not {self.kb.version}; "
+                              "refit it with `culturekb calibrate`")
+        self.calibration = calibration
+        self.model = model or (PriorModel.from_calibration(calibration) if calibration else UNCALIBRATED)
+        retriever = augmenter.retriever
+        if calibration is not None:
+            retriever = retriever.with_filter(TupleFilter.from_calibration(calibration, retriever.tuple_filter.status))
+        self.service = KnowledgeService(retriever, tau=augmenter.tau,
+                                        budget=Budget(max_tuples=MAX_TUPLES, max_rationales=0, max_chars=None))
+        self.prior = smoothed_prior(self.kb)
         self.seed = seed
-        self.id = f"kb-prior:{self.kb.version}:pw{prior_weight}:m{support_shrinkage}"
+        m = self.model
+        self.id = (f"kb-prior:{self.kb.version}:a{m.alpha}:b{m.beta}:g{m.gamma}:{m.pool}"
+                   f":{retriever.tuple_filter.describe().replace(' ', '')}")
 
     def predict(
         self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
     ) -> list[Prediction]:
-        """Per sample, the argmax of its tuples' support-smoothed, score-weighted P(e), or of the culture prior."""
+        """Per sample, the argmax of prior x evidence (see the class docstring), with the full distribution."""
+        from culturekb.inference.injection import KnowledgeRequest
+
         check_mode(mode)
-        augs = self.augmenter.augment_many(samples, mode=mode, seed=self.seed)
+        concepts = self.augmenter.concepts_for(samples)
+        blocks = self.service.inject_many(
+            [KnowledgeRequest(cs, s.culture, mode, None, s.id) for s, cs in zip(samples, concepts, strict=True)],
+            seed=self.seed)
         order = list(self.scheme.labels)
+        uniform = np.full(len(order), 1.0 / len(order))
         out = []
-        for s, aug in zip(samples, augs, strict=True):
-            prior = self.prior.get(aug.culture) or {lab: 1 / len(order) for lab in order}
-            if aug.tuples:
-                m = self.support_shrinkage
-                mix = {lab: self.prior_weight * prior.get(lab, 0.0) for lab in order}
-                for t, w in zip(aug.tuples, aug.scores, strict=True):
-                    for lab in order:
-                        p_t = t.distribution.get(lab, 0.0)
-                        mix[lab] += w * (t.support * p_t + m * prior.get(lab, 0.0)) / (t.support + m)
-                label = _argmax(mix, order)
-                why = "retrieved: " + ", ".join(f"{t.concept} -> {t.label}" for t in aug.tuples)
+        for s, block in zip(samples, blocks, strict=True):
+            prior = self.prior.get(block.culture, uniform)
+            ratios = [self.model.log_ratio(m.tuple, self.prior.get(m.tuple.culture, uniform), order)
+                      for m in block.matches]
+            q = self.model.combine(prior, ratios, [m.score for m in block.matches])
+            label = order[int(np.argmax(q))]
+            if block.matches:
+                why = "retrieved: " + ", ".join(f"{m.tuple.concept} -> {m.tuple.label}" for m in block.matches)
             else:
-                label = _argmax(prior, order)
                 why = "no knowledge retrieved; the culture's most frequent label"
             out.append(Prediction(
-                sample_id=s.id, culture=aug.culture, mode=mode, label=label, explanation=why,
-                tuples_used=aug.tuple_ids, raw=label, parse_status="json", template_id=aug.template_id,
+                sample_id=s.id, culture=block.culture, mode=mode, label=label, explanation=why,
+                tuples_used=block.tuple_ids, raw=label, parse_status="json", template_id=block.template_id,
                 prompt_language=prompt_language or "en", model=self.id,
+                probabilities={lab: round(float(p), 6) for lab, p in zip(order, q, strict=True)},
             ))
         return out
 
@@ -182,7 +202,7 @@ class ModelPredictor:
 
 _CLIENT_OPTIONS = ("max_concurrency", "cache", "timeout_s", "max_retries")
 _MODEL_PREDICTOR_OPTIONS = ("template_dir", "max_tokens", "temperature", "seed", "parse_fallback")
-_KB_PRIOR_OPTIONS = ("prior_weight", "support_shrinkage", "seed")
+_KB_PRIOR_OPTIONS = ("model", "calibration", "seed")
 
 
 def kb_prior_predictor(argument: str, augmenter: Augmenter, base_url: str | None = None, **kw: Any
@@ -190,7 +210,7 @@ def kb_prior_predictor(argument: str, augmenter: Augmenter, base_url: str | None
     """Factory of ``kb-prior`` (registered in `culturekb.registry.PREDICTORS`).
 
     It calls no model, so the model-call options one command line passes to every spec (cache, concurrency,
-    base_url, max_tokens ...) are left aside; `prior_weight`, `support_shrinkage` and `seed` are its own.
+    base_url, max_tokens ...) are left aside; `model`, `calibration` and `seed` are its own.
     """
     if argument:
         raise ConfigError(f"predictor 'kb-prior' takes no value after ':', got {argument!r}")

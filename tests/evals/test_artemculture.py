@@ -6,6 +6,7 @@ from culturekb.errors import ConfigError
 from culturekb.evals.artemculture import ArtECultureRunner
 from culturekb.evals.runner import get_runner
 from culturekb.inference.augmenter import Augmenter
+from culturekb.inference.calibration import PriorModel
 from culturekb.inference.predictors import KBPriorPredictor
 from culturekb.kb import KnowledgeBase, KnowledgeTuple, Sample, get_scheme
 from culturekb.retrieval.retriever import open_retriever
@@ -30,7 +31,7 @@ def setup(default_embedder):
     samples += [Sample(id=f"tr{i}::{c}", culture=c, label=lab, split="train", concepts=["x"])
                 for i in range(3) for c, lab in (("en", "sadness"), ("zh", "awe"))]
     aug = Augmenter(open_retriever(kb, default_embedder, backend="numpy"))
-    return kb, samples, KBPriorPredictor(aug, prior_weight=0.05, support_shrinkage=0.0)  # the raw mix, by hand
+    return kb, samples, KBPriorPredictor(aug, PriorModel(alpha=0.0))  # the tuples' own P(e), by hand
 
 
 def test_runner_is_registered():

@@ -16,6 +16,7 @@ from culturekb.evals.artemculture import ArtECultureRunner
 from culturekb.evals.cedar import CedarPredictor, CedarRunner
 from culturekb.evals.commands import artemculture_options, cedar_options, prompt_language_tuple
 from culturekb.inference.augmenter import Augmenter
+from culturekb.inference.calibration import PriorModel
 from culturekb.inference.predictors import KBPriorPredictor
 from culturekb.kb import KnowledgeBase, KnowledgeTuple, Sample, get_scheme
 from culturekb.models.chat import OpenAICompatClient
@@ -89,7 +90,7 @@ def test_artemculture_kb_prior_grid_has_a_row_per_language(default_embedder: Any
     samples += [Sample(id=f"tr::{c}", culture=c, label="sadness", split="train", concepts=["x"])
                 for c in PROMPT_LANGUAGES]
     predictor = KBPriorPredictor(Augmenter(open_retriever(kb, default_embedder, backend="numpy")),
-                                 support_shrinkage=0.0)  # the tuples' own P(e): fear everywhere
+                                 PriorModel(alpha=0.0))  # the tuples' own P(e): fear everywhere
     result = ArtECultureRunner(samples, predictor, ARTEMIS, modes=["know"], prompt_languages=PROMPT_LANGUAGES,
                                kb_version=kb.version, progress=False).run(tmp_path)
     settings = result.metrics["settings"]

@@ -4,6 +4,7 @@ import pytest
 from PIL import Image
 
 from culturekb.errors import ConfigError
+from culturekb.inference.calibration import PriorModel
 from culturekb.inference.predictors import KBPriorPredictor, ModelPredictor, label_prior, make_predictor
 from culturekb.kb import Sample
 from culturekb.models.chat import OpenAICompatClient
@@ -18,7 +19,9 @@ def test_kb_prior_modes(augmenter, small_kb):
     orig = pred.predict(s, mode="orig")
     assert [p.label for p in orig] == ["contentment", "sadness"]  # majority of each culture's training labels
     cross = pred.predict([Sample(id="c", culture="zh", concepts=["storm"])], mode="cross-culture-know")
-    assert cross[0].label == "fear" and cross[0].tuples_used == ["en::storm"]
+    # en::storm (fear .7, excitement .3, n=9) read as likelihood ratios against the en prior (sadness 4, fear 1):
+    # excitement is lifted 0.255/0.053 = 4.8x, fear 0.60/0.158 = 3.8x; on zh's prior (both 0.5/11.5) excitement wins
+    assert cross[0].label == "excitement" and cross[0].tuples_used == ["en::storm"]
     assert label_prior(small_kb)["zh"]["contentment"] == pytest.approx(5 / 7)
 
 
@@ -66,10 +69,18 @@ def test_model_predictor_records_failures(augmenter, openai_server, tmp_path):
 
 
 def test_support_shrinkage_pulls_small_tuples_toward_the_prior(augmenter):
-    # zh prior: contentment 5/7, awe 2/7. 'skull' (support 4): fear 0.9, sadness 0.1.
+    # zh prior (add-0.5 smoothed counts): contentment 5.5/11.5, awe 2.5/11.5, fear 0.5/11.5. 'skull' (support 4):
+    # fear 0.9, sadness 0.1.
     s = [Sample(id="a", culture="zh", concepts=["skull"])]
-    raw = KBPriorPredictor(augmenter, prior_weight=0.0, support_shrinkage=0.0).predict(s)[0]
-    assert raw.label == "fear"
-    # m = 20: fear (4*0.9)/24 = 0.15 < contentment (20*5/7)/24 = 0.595
-    shrunk = KBPriorPredictor(augmenter, prior_weight=0.0, support_shrinkage=20.0).predict(s)[0]
+    raw = KBPriorPredictor(augmenter, PriorModel(alpha=0.0)).predict(s)[0]
+    # no shrinkage, one tuple of the same culture: prior x (P / prior) is the tuple's own P(e)
+    assert raw.label == "fear" and raw.probabilities is not None and raw.probabilities["fear"] == pytest.approx(0.9)
+    # alpha = 20: p(fear) = (3.6 + 20 * 0.043) / 24 = 0.186, ratio 4.3; p(contentment) = 20 * 0.478 / 24 = 0.398,
+    # ratio 0.83: q(fear) ~ 0.043 * 4.3 = 0.19 < q(contentment) ~ 0.478 * 0.83 = 0.40
+    shrunk = KBPriorPredictor(augmenter, PriorModel(alpha=20.0)).predict(s)[0]
     assert shrunk.label == "contentment"
+    # beta = 0: the prior alone, whatever was retrieved
+    prior_only = KBPriorPredictor(augmenter, PriorModel(beta=0.0)).predict(s)[0]
+    assert prior_only.label == "contentment" and prior_only.tuples_used == ["zh::skull"]
+    assert prior_only.probabilities is not None
+    assert prior_only.probabilities["contentment"] == pytest.approx(5.5 / 11.5, abs=1e-6)

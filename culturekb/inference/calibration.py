@@ -1,0 +1,297 @@
+"""The calibrated KB prior: how retrieved concepts' evidence is combined with a culture's label prior.
+
+For a sample of culture c whose concepts retrieved tuples t_1..t_k (match scores s_i; see docs/knowledge-model.md)::
+
+    p_i(e)      = (n_i(e) + alpha * pi_src(e)) / (N_i + alpha)          Dirichlet shrinkage (support N_i)
+    E(e)        = sum_i w_i * log(p_i(e) / pi_src(e))   with w_i = s_i ** gamma      ("sum" pooling)
+                  or that sum divided by sum_i w_i                                 ("mean" pooling)
+    log q(e)    = log pi_c(e) + beta * E(e) + const                                 (log-linear pooling)
+
+pi_c is the target culture's training label prior, pi_src the prior of the culture a tuple comes from (the same
+culture in `know`; another in `cross-culture-know`), so each tuple contributes its concept's likelihood ratio, and
+a concept whose distribution equals its culture's prior contributes nothing. beta = 0 is the prior alone (the
+majority class); the fit includes it, and picks a setting with evidence only when that setting is at least as
+accurate as the prior on the valid split (and has the lowest log-loss among those), so the chosen predictor is never
+worse than the culture prior on valid.
+
+The concept filter (`min_support`, `min_informativeness`) is fitted with the weights: a tuple below either is hidden
+from retrieval (`culturekb.retrieval.filters.TupleFilter`), so a query concept falls through to the next match.
+
+`fit_calibration` retrieves once for the valid split (exact and semantic matches with alternatives), then scores
+every grid setting with numpy: the grid is small and the fit takes well under a second on the shipped data.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from culturekb.errors import ConfigError, DataError
+from culturekb.kb.calibration import Calibration
+from culturekb.kb.distribution import informativeness
+from culturekb.kb.schema import KnowledgeTuple, Sample
+from culturekb.kb.store import KnowledgeBase
+from culturekb.retrieval.filters import TupleFilter
+from culturekb.retrieval.retriever import Match, Retriever
+
+__all__ = ["DEFAULT_GRID", "UNCALIBRATED", "PriorModel", "fit_calibration", "smoothed_prior", "dropped_summary"]
+
+log = logging.getLogger(__name__)
+
+FloatArray = npt.NDArray[np.float64]
+
+DEFAULT_GRID: dict[str, tuple[Any, ...]] = {
+    "min_support": (1, 2, 3, 5),
+    "min_informativeness": (0.0, 0.5, 1.0, 2.0, 4.0),
+    "alpha": (0.5, 2.0, 8.0),
+    "beta": (0.0, 0.25, 0.5, 0.75, 1.0, 1.5),
+    "gamma": (1.0, 4.0),
+    "pool": ("mean", "sum"),
+}
+"""The settings `fit_calibration` tries (every combination; beta 0 is the prior alone)."""
+
+MAX_TUPLES = 5
+"""Tuples per sample the KB prior combines: the knowledge block's default budget (`Budget.max_tuples`)."""
+
+_ALTERNATIVES = 8
+"""Matches per query concept fetched for the fit, so a filtered-out match falls through to the next one."""
+
+
+@dataclass(frozen=True)
+class PriorModel:
+    """The weights of the log-linear pooling (see the module docstring)."""
+
+    alpha: float = 2.0
+    beta: float = 1.0
+    gamma: float = 1.0
+    pool: str = "mean"
+
+    def __post_init__(self) -> None:
+        if self.alpha < 0 or self.beta < 0 or self.gamma < 0 or self.pool not in ("mean", "sum"):
+            raise ConfigError(f"invalid KB-prior weights {self}: alpha, beta, gamma >= 0 and pool 'mean' or 'sum'")
+
+    @classmethod
+    def from_calibration(cls, cal: Calibration) -> PriorModel:
+        """The weights a calibration chose."""
+        return cls(cal.alpha, cal.beta, cal.gamma, cal.pool)
+
+    def log_ratio(self, t: KnowledgeTuple, prior_src: FloatArray, labels: Sequence[str]) -> FloatArray:
+        """log(p_t(e) / pi_src(e)) over `labels`, with p_t shrunk toward pi_src by alpha."""
+        n = float(t.support)
+        dist = np.array([t.distribution.get(lab, 0.0) for lab in labels], dtype=np.float64)
+        post = (n * dist + self.alpha * prior_src) / (n + self.alpha) if n + self.alpha > 0 else prior_src
+        return np.log(np.maximum(post, 1e-12)) - np.log(prior_src)
+
+    def combine(self, prior: FloatArray, ratios: Sequence[FloatArray], scores: Sequence[float]) -> FloatArray:
+        """q(e): the target prior times the pooled likelihood ratios, normalised."""
+        logq = np.log(prior).copy()
+        if ratios and self.beta > 0:
+            w = np.array([max(s, 0.0) ** self.gamma for s in scores], dtype=np.float64)
+            ev = (w[:, None] * np.vstack(ratios)).sum(axis=0)
+            if self.pool == "mean":
+                ev = ev / max(float(w.sum()), 1e-12)
+            logq = logq + self.beta * ev
+        logq -= logq.max()
+        q = np.exp(logq)
+        return np.asarray(q / q.sum(), dtype=np.float64)
+
+
+UNCALIBRATED = PriorModel()
+"""The weights used when a KB has no calibration: moderate shrinkage, evidence at full weight."""
+
+
+def smoothed_prior(kb: KnowledgeBase) -> dict[str, FloatArray]:
+    """Per culture, the label prior as an array over the scheme's labels, with add-0.5 smoothing of the recorded
+    counts so that no label has probability 0 (the argmax, the majority class, is unchanged)."""
+    labels = list(kb.scheme.labels)
+    recorded = kb.extra_counts.get("label_prior")
+    out: dict[str, FloatArray] = {}
+    for c, dist in kb.label_prior().items():
+        counts = recorded.get(c) if isinstance(recorded, dict) else None
+        if isinstance(counts, dict) and counts:
+            raw = np.array([float(counts.get(lab, 0)) for lab in labels]) + 0.5
+        else:
+            raw = np.array([dist[lab] for lab in labels]) + 1e-3
+        out[c] = raw / raw.sum()
+    return out
+
+
+# -- the fit -------------------------------------------------------------------------------------------------------
+@dataclass
+class _ValidSet:
+    """What the fit needs of the valid split, retrieved once."""
+
+    golds: npt.NDArray[np.int64]
+    priors: FloatArray                      # (S, L) target-culture prior per sample
+    candidates: list[list[list[tuple[int, float]]]]  # per sample, per concept: (tuple index, score) best first
+    tuples: list[KnowledgeTuple]
+    cultures: list[str]
+
+
+def _valid_set(retriever: Retriever, concepts: Sequence[Sequence[str]], samples: Sequence[Sample],
+               priors: Mapping[str, FloatArray]) -> _ValidSet:
+    labels = list(retriever.kb.scheme.labels)
+    index: dict[str, int] = {}
+    tuples: list[KnowledgeTuple] = []
+    rows = retriever.lookup_many([(list(cs), s.culture) for s, cs in zip(samples, concepts, strict=True)],
+                                 k=_ALTERNATIVES, on_invalid="skip")
+    candidates: list[list[list[tuple[int, float]]]] = []
+    for row in rows:
+        per_sample: list[list[tuple[int, float]]] = []
+        for m in row:
+            if m is None:
+                continue
+            chain: list[Match] = [m, *m.alternatives]
+            cands = []
+            for x in chain:
+                if x.tuple.id not in index:
+                    index[x.tuple.id] = len(tuples)
+                    tuples.append(x.tuple)
+                cands.append((index[x.tuple.id], float(x.score)))
+            per_sample.append(cands)
+        candidates.append(per_sample)
+    golds = np.array([labels.index(str(s.label)) for s in samples], dtype=np.int64)
+    prior_rows = np.vstack([priors[retriever.resolve_culture(s.culture)] for s in samples])
+    return _ValidSet(golds, prior_rows, candidates, tuples, [s.culture for s in samples])
+
+
+def _select(cands: Sequence[Sequence[tuple[int, float]]], visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
+    """Per concept the first visible candidate; one entry per tuple (its best score); the best MAX_TUPLES."""
+    best: dict[int, float] = {}
+    for chain in cands:
+        for i, s in chain:
+            if visible[i]:
+                if s > best.get(i, -1.0):
+                    best[i] = s
+                break
+    return sorted(best.items(), key=lambda x: -x[1])[:MAX_TUPLES]
+
+
+def _scores(vs: _ValidSet, logq: FloatArray) -> tuple[float, float]:
+    """(accuracy, mean log-loss) of per-sample log-probabilities; ties go to the earlier label."""
+    acc = float((logq.argmax(axis=1) == vs.golds).mean())
+    norm = logq - logq.max(axis=1, keepdims=True)
+    logp = norm - np.log(np.exp(norm).sum(axis=1, keepdims=True))
+    return acc, float(-logp[np.arange(len(vs.golds)), vs.golds].mean())
+
+
+def fit_calibration(
+    retriever: Retriever,
+    samples: Sequence[Sample],
+    concepts: Sequence[Sequence[str]],
+    *,
+    grid: Mapping[str, Sequence[Any]] | None = None,
+    fitted_on: Mapping[str, Any] | None = None,
+) -> Calibration:
+    """Choose the concept filter and the KB-prior weights on labelled valid `samples` (with their test-time
+    `concepts`): the lowest valid log-loss among the settings at least as accurate as the prior alone."""
+    kb = retriever.kb
+    labels = list(kb.scheme.labels)
+    labelled = [(s, cs) for s, cs in zip(samples, concepts, strict=True) if s.label is not None]
+    if not labelled:
+        raise DataError("no labelled valid samples to calibrate on; the data needs a 'valid' split with labels")
+    unknown = sorted({str(s.label) for s, _ in labelled if s.label not in labels})
+    if unknown:
+        raise DataError(f"valid labels {unknown} are not in the KB's scheme {kb.scheme.name!r}: {labels}")
+    g = {**DEFAULT_GRID, **(grid or {})}
+    priors = smoothed_prior(kb)
+    vs = _valid_set(retriever, [cs for _, cs in labelled], [s for s, _ in labelled], priors)
+    n_t = len(vs.tuples)
+    raw_prior = kb.label_prior()
+    support = np.array([t.support for t in vs.tuples], dtype=np.int64)
+    info = np.array([informativeness(t.distribution, t.support, raw_prior.get(t.culture, {}))
+                     for t in vs.tuples], dtype=np.float64)
+    allowed = np.array([retriever.tuple_filter.reason(t) is None for t in vs.tuples], dtype=bool)
+    log_prior = np.log(vs.priors)
+    base_acc, base_loss = _scores(vs, log_prior)
+    ratio_cache: dict[float, FloatArray] = {}
+
+    def ratios(alpha: float) -> FloatArray:
+        if alpha not in ratio_cache:
+            m = PriorModel(alpha=alpha)
+            ratio_cache[alpha] = (np.vstack([m.log_ratio(t, priors[t.culture], labels) for t in vs.tuples])
+                                  if n_t else np.zeros((0, len(labels))))
+        return ratio_cache[alpha]
+
+    tried: list[dict[str, Any]] = []
+    best: tuple[tuple[float, float, int], dict[str, Any]] | None = None
+    for ms, mi in itertools.product(g["min_support"], g["min_informativeness"]):
+        visible = allowed & (support >= ms) & (info >= mi)
+        chosen = [_select(c, visible) for c in vs.candidates]
+        covered = sum(bool(c) for c in chosen) / len(chosen)
+        for alpha, gamma, pool in itertools.product(g["alpha"], g["gamma"], g["pool"]):
+            r = ratios(alpha)
+            ev = np.zeros_like(log_prior)
+            for k, picks in enumerate(chosen):
+                if picks:
+                    idx = np.array([i for i, _ in picks])
+                    w = np.array([s for _, s in picks]) ** gamma
+                    e = (w[:, None] * r[idx]).sum(axis=0)
+                    ev[k] = e / max(float(w.sum()), 1e-12) if pool == "mean" else e
+            for beta in g["beta"]:
+                acc, loss = _scores(vs, log_prior + beta * ev)
+                setting = {"min_support": ms, "min_informativeness": mi, "alpha": alpha, "beta": beta,
+                           "gamma": gamma, "pool": pool, "accuracy": round(acc, 6), "log_loss": round(loss, 6),
+                           "coverage": round(covered, 6)}
+                tried.append(setting)
+                if acc + 1e-12 < base_acc:
+                    continue  # never worse than the prior on valid
+                # lowest log-loss; then higher accuracy; then the simpler (prior-only, stricter filter) setting
+                key = (round(loss, 9), -acc, 0 if beta == 0 else 1)
+                if best is None or key < best[0]:
+                    best = (key, setting)
+    assert best is not None  # beta 0 always qualifies
+    chosen_setting = best[1]
+    if chosen_setting["beta"] == 0:
+        chosen_setting = {**chosen_setting, "min_support": 1, "min_informativeness": 0.0}
+    cal = Calibration(
+        kb_version=kb.version,
+        min_support=int(chosen_setting["min_support"]),
+        min_informativeness=float(chosen_setting["min_informativeness"]),
+        alpha=float(chosen_setting["alpha"]), beta=float(chosen_setting["beta"]),
+        gamma=float(chosen_setting["gamma"]), pool=chosen_setting["pool"],
+        fitted_on={"split": "valid", "samples": len(labelled),
+                   "per_culture": dict(sorted(Counter(s.culture for s, _ in labelled).items())),
+                   "status": retriever.tuple_filter.status, **(fitted_on or {})},
+        valid={"prior_accuracy": round(base_acc, 6), "prior_log_loss": round(base_loss, 6),
+               "accuracy": chosen_setting["accuracy"], "log_loss": chosen_setting["log_loss"],
+               "coverage": chosen_setting["coverage"], "settings_tried": len(tried),
+               "fell_back_to_prior": chosen_setting["beta"] == 0},
+        grid=tried,
+    )
+    tf = TupleFilter(retriever.tuple_filter.status, cal.min_support, cal.min_informativeness)
+    return cal.model_copy(update={"dropped": dropped_summary(kb, tf)})
+
+
+def dropped_summary(kb: KnowledgeBase, tuple_filter: TupleFilter, examples: int = 12) -> dict[str, Any]:
+    """What a filter hides, per reason and culture: counts and the best-supported examples."""
+    prior = kb.label_prior()
+    by: dict[str, dict[str, list[KnowledgeTuple]]] = {}
+    for t in kb.tuples:
+        why = tuple_filter.reason(t, prior.get(t.culture))
+        if why is not None:
+            by.setdefault(why, {}).setdefault(t.culture, []).append(t)
+    out: dict[str, Any] = {"filter": tuple_filter.describe(), "total": sum(
+        len(ts) for per in by.values() for ts in per.values()), "of": len(kb), "reasons": {}}
+    for why, per in sorted(by.items()):
+        out["reasons"][why] = {
+            c: {"count": len(ts),
+                "examples": [f"{t.concept} (n={t.support}, {t.label})"
+                             for t in sorted(ts, key=lambda t: (-t.support, t.concept))[:examples]]}
+            for c, ts in sorted(per.items())}
+    return out
+
+
+def log_loss(probabilities: Sequence[Mapping[str, float]], golds: Sequence[str]) -> float:
+    """Mean negative log-probability of the gold labels (nan for no samples)."""
+    if not golds:
+        return math.nan
+    return float(-np.mean([math.log(max(p.get(g, 0.0), 1e-12)) for p, g in zip(probabilities, golds, strict=True)]))
