@@ -9,6 +9,9 @@ JSON keeps full precision with NaN/inf written as ``null``; Markdown rounds floa
 `precision` and shows missing values as ``n/a``. Plots need the ``reports`` extra (matplotlib); they are drawn
 on an explicit Agg canvas, so the caller's pyplot backend and global state are never touched. Every file is
 written atomically (temporary file + rename).
+
+(Why one module over 500 lines: every plot type is a small frozen record plus its drawing function, and the
+report writer dispatches on them; keeping the types beside the one renderer keeps a report's look in one place.)
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ __all__ = [
     "BarPlot",
     "Cell",
     "HeatmapPlot",
+    "IntervalPlot",
+    "ReliabilityPlot",
     "Plot",
     "ReportFiles",
     "Table",
@@ -230,7 +235,67 @@ class HeatmapPlot:
         return cls(name, title, [str(r) for r in nested], [str(c) for c in cols], values, **kw)
 
 
-Plot = BarPlot | HeatmapPlot
+@dataclass(frozen=True)
+class IntervalPlot:
+    """Estimates with their intervals, per category and series: bars with error bars (accuracy per mode with its
+    bootstrap interval) or, with ``style="point"``, points with error bars around a `reference` line (paired
+    differences around 0). `low` and `high` hold the interval bounds, not the error lengths."""
+
+    name: str
+    title: str
+    categories: Sequence[str]
+    series: Mapping[str, Sequence[float]]
+    low: Mapping[str, Sequence[float]]
+    high: Mapping[str, Sequence[float]]
+    ylabel: str = ""
+    style: str = "bar"
+    reference: float | None = None
+    ylim: tuple[float, float] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
+        for attr in ("series", "low", "high"):
+            object.__setattr__(self, attr, {str(k): tuple(_nan_if_none(v) for v in vals)
+                                            for k, vals in getattr(self, attr).items()})
+        _check_plot_name(self.name)
+        if self.style not in ("bar", "point"):
+            raise ConfigError(f"interval plot {self.name!r}: style {self.style!r} is not 'bar' or 'point'")
+        if not self.series:
+            raise ConfigError(f"interval plot {self.name!r} has no series; give at least one")
+        for label, vals in self.series.items():
+            for what, bounds in (("low", self.low), ("high", self.high)):
+                if label not in bounds or len(bounds[label]) != len(vals):
+                    raise ConfigError(f"interval plot {self.name!r}: series {label!r} needs one {what} bound per "
+                                      "value")
+            if len(vals) != len(self.categories):
+                raise ConfigError(f"interval plot {self.name!r}: series {label!r} has {len(vals)} values for "
+                                  f"{len(self.categories)} categories; give one value per category")
+
+
+@dataclass(frozen=True)
+class ReliabilityPlot:
+    """A reliability diagram: per confidence bin, the accuracy of the items against their mean confidence (points on
+    the diagonal are calibrated), one line per series, with the items per bin drawn below. Each series maps to
+    `ReliabilityBin`-like dicts (``mean_confidence``, ``accuracy``, ``count``, ``low``, ``high``); empty bins are
+    skipped."""
+
+    name: str
+    title: str
+    series: Mapping[str, Sequence[Mapping[str, Any]]]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "series", {str(k): tuple(dict(b) for b in bins) for k, bins in self.series.items()})
+        _check_plot_name(self.name)
+        if not self.series:
+            raise ConfigError(f"reliability plot {self.name!r} has no series; give at least one")
+        for label, bins in self.series.items():
+            missing = [k for k in ("mean_confidence", "accuracy", "count", "low", "high") for b in bins if k not in b]
+            if missing:
+                raise ConfigError(f"reliability plot {self.name!r}: bins of series {label!r} lack "
+                                  f"{sorted(set(missing))}; pass metrics.reliability_bins(...) as dicts")
+
+
+Plot = BarPlot | HeatmapPlot | IntervalPlot | ReliabilityPlot
 
 
 def _nan_if_none(v: float | None) -> float:
@@ -260,13 +325,18 @@ def _draw_bars(fig: Any, plot: BarPlot) -> None:
                 ax.text(x, 0, _MISSING, ha="center", va="bottom", fontsize=7, rotation=90)
     if plot.diverging:
         ax.axhline(0.0, color="black", linewidth=0.8)
-    ax.set_xticks(xs)
-    crowded = len(plot.categories) > 6
-    ax.set_xticklabels(plot.categories, rotation=30 if crowded else 0, ha="right" if crowded else "center")
-    ax.set_ylabel(plot.ylabel)
-    ax.set_title(plot.title)
-    if plot.ylim is not None:
-        ax.set_ylim(*plot.ylim)
+    _finish_category_axes(ax, plot.categories, len(plot.categories) > 6, plot.ylabel, plot.title, plot.ylim, n_series)
+
+
+def _finish_category_axes(ax: Any, categories: Sequence[str], crowded: bool, ylabel: str, title: str,
+                          ylim: tuple[float, float] | None, n_series: int) -> None:
+    """Category ticks (slanted when `crowded`), labels, limits, a legend for several series, a light grid."""
+    ax.set_xticks(list(range(len(categories))))
+    ax.set_xticklabels(categories, rotation=30 if crowded else 0, ha="right" if crowded else "center")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if ylim is not None:
+        ax.set_ylim(*ylim)
     if n_series > 1:
         ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
@@ -297,13 +367,74 @@ def _draw_heatmap(fig: Any, plot: HeatmapPlot) -> None:
     ax.set_title(plot.title)
 
 
+def _draw_intervals(fig: Any, plot: IntervalPlot) -> None:
+    ax = fig.add_subplot(1, 1, 1)
+    n_series = len(plot.series)
+    width = 0.8 / n_series
+    xs = list(range(len(plot.categories)))
+    for k, (label, vals) in enumerate(plot.series.items()):
+        offsets = [x - 0.4 + width * (k + 0.5) for x in xs]
+        lows, highs = plot.low[label], plot.high[label]
+        shown = [i for i, v in enumerate(vals) if not math.isnan(v)]
+        ys = [vals[i] for i in shown]
+        err = [[max(0.0, vals[i] - lows[i]) if not math.isnan(lows[i]) else 0.0 for i in shown],
+               [max(0.0, highs[i] - vals[i]) if not math.isnan(highs[i]) else 0.0 for i in shown]]
+        xs_shown = [offsets[i] for i in shown]
+        colour = f"C{k % 10}"  # fixed per series, also when a series has nothing to draw
+        if plot.style == "bar":
+            ax.bar(xs_shown, ys, width=width, label=label, yerr=err, capsize=3, ecolor="black", color=colour)
+        else:
+            ax.errorbar(xs_shown, ys, yerr=err, fmt="o", capsize=4, label=label, color=colour)
+        for i, v in enumerate(vals):
+            if math.isnan(v):
+                ax.text(offsets[i], plot.reference or 0.0, _MISSING, ha="center", va="bottom", fontsize=7,
+                        rotation=90)
+    if plot.reference is not None:
+        ax.axhline(plot.reference, color="black", linewidth=0.8, linestyle="--")
+    crowded = len(plot.categories) > 5 or sum(len(c) for c in plot.categories) > 8 * len(plot.categories)
+    _finish_category_axes(ax, plot.categories, crowded, plot.ylabel, plot.title, plot.ylim, n_series)
+
+
+def _draw_reliability(fig: Any, plot: ReliabilityPlot) -> None:
+    ax, counts_ax = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    ax.plot([0, 1], [0, 1], linestyle="--", color="grey", linewidth=0.8, label="calibrated")
+    n_series = len(plot.series)
+    for k, (label, bins) in enumerate(plot.series.items()):
+        full = [b for b in bins if b["count"]]
+        colour = f"C{k % 10}"
+        ax.plot([b["mean_confidence"] for b in full], [b["accuracy"] for b in full], marker="o", label=label,
+                color=colour)
+        width = 1.0 / max(1, len(bins)) / n_series
+        counts_ax.bar([b["low"] + width * (k + 0.5) for b in bins], [b["count"] for b in bins], width=width,
+                      label=label, color=colour)
+    ax.set_xlim(0.0, 1.0)
+    ax.set_ylim(0.0, 1.0)
+    ax.set_ylabel("accuracy")
+    ax.set_title(plot.title)
+    ax.legend(fontsize=8, loc="upper left")
+    ax.grid(alpha=0.3)
+    ax.tick_params(labelbottom=False)
+    counts_ax.set_xlabel("confidence of the predicted label")
+    counts_ax.set_ylabel("items")
+    counts_ax.grid(axis="y", alpha=0.3)
+
+
 def _render_png(plot: Plot) -> bytes:
     """Draw one plot on a private Agg canvas and return the PNG bytes."""
     require("matplotlib", "reports", "PNG report plots")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    if isinstance(plot, BarPlot):
+    if isinstance(plot, IntervalPlot):
+        width = max(6.0, 0.5 * len(plot.categories) * max(1, len(plot.series)) + 2)
+        fig = Figure(figsize=(min(width, 20.0), 4.5), dpi=100)
+        FigureCanvasAgg(fig)
+        _draw_intervals(fig, plot)
+    elif isinstance(plot, ReliabilityPlot):
+        fig = Figure(figsize=(6.0, 6.5), dpi=100)
+        FigureCanvasAgg(fig)
+        _draw_reliability(fig, plot)
+    elif isinstance(plot, BarPlot):
         width = max(6.0, 0.5 * len(plot.categories) * max(1, len(plot.series)) + 2)
         fig = Figure(figsize=(min(width, 20.0), 4.5), dpi=100)
         FigureCanvasAgg(fig)
