@@ -178,6 +178,38 @@ def lookup(
 
 
 @app.command()
+def calibrate(
+    data: Annotated[list[Path], typer.Argument(help="labelled data files with a split column (the valid split is used)")],
+    kb: Annotated[Path, typer.Option("--kb", help="KB directory (calibration.json is written into it)")],
+    split: Annotated[str, typer.Option(help="the split to fit on (never the test split)")] = "valid",
+    data_root: Annotated[Path | None, typer.Option(help="root of relative image paths")] = None,
+    status: Annotated[str | None, typer.Option(help="all | accepted | pending (default: the status setting)")] = None,
+    config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
+) -> None:
+    """Fit the kb-prior's weights and concept filter on a valid split and save them with the KB."""
+    from culturekb.config import load_settings
+    from culturekb.workflows import calibrate_kb
+
+    if split == "test":
+        _fail(ConfigError("calibrating on the test split would tune on what is evaluated; use --split valid"))
+    cal = _guard(lambda: calibrate_kb(kb, data, split=split, data_root=data_root, status=status,
+                                      settings=load_settings(config)))
+    v = cal.valid
+    out.print(f"calibrated KB {cal.kb_version} on {cal.fitted_on.get('samples')} {split} samples "
+              f"({v.get('settings_tried')} settings tried)")
+    out.print(f"  concept filter: min_support={cal.min_support}, min_informativeness={cal.min_informativeness:g} "
+              f"(hides {cal.dropped.get('total', 0)} of {cal.dropped.get('of', 0)} tuples)")
+    out.print(f"  weights: alpha={cal.alpha:g}, beta={cal.beta:g}, gamma={cal.gamma:g}, pool={cal.pool}"
+              + ("  (evidence did not help on valid: the culture prior alone)" if cal.is_prior_only else ""))
+    out.print(f"  valid accuracy: prior {v.get('prior_accuracy'):.4f} -> calibrated {v.get('accuracy'):.4f}; "
+              f"log-loss {v.get('prior_log_loss'):.4f} -> {v.get('log_loss'):.4f}")
+    for why, per in cal.dropped.get("reasons", {}).items():
+        for culture, info in per.items():
+            out.print(f"  hidden ({why}) in {culture}: {info['count']}, e.g. {', '.join(info['examples'][:6])}")
+    out.print(f"written to {kb / 'calibration.json'}")
+
+
+@app.command()
 def predict(
     kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
     image: Annotated[Path | None, typer.Option(help="one image to predict")] = None,

@@ -8,6 +8,7 @@ the layers below, and one module keeps the faces' single entry point in one plac
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
@@ -18,6 +19,8 @@ from pydantic import ValidationError
 from culturekb.config import Settings
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from culturekb.builders.pipeline import BuildResult
@@ -32,6 +35,7 @@ if TYPE_CHECKING:
     )
     from culturekb.inference.augmenter import Augmenter
     from culturekb.inference.base import Prediction
+    from culturekb.kb.calibration import Calibration
     from culturekb.kb.cultures import Culture
     from culturekb.kb.schemes import EmotionScheme
     from culturekb.kb.store import KnowledgeBase
@@ -409,12 +413,68 @@ def eval_artemculture(spec: ArtECultureSpec) -> RunResult:
     kw: dict[str, Any] = {} if spec.model == "kb-prior" else {
         "cache": cache, "max_concurrency": settings.max_concurrency,
         "parse_fallback": _parse_fallback(spec, settings)}
+    calibration: dict[str, Any] | None = None
+    if spec.model == "kb-prior":
+        kw, calibration = _kb_prior_calibration(augmenter, samples, spec.data)
     predictor = make_predictor(spec.model, augmenter, base_url=base_url, **kw)
     judge_clients = [make_client(j, base_url=base_url, cache=cache) for j in spec.judges]
     runner = ArtECultureRunner(samples, predictor, kb.scheme, split=spec.split, modes=spec.modes,
+                               calibration=calibration,
                                prompt_languages=spec.prompt_languages, judges=judge_clients, kb_version=kb.version,
                                limit=spec.limit, progress=spec.progress)
     return runner.run(spec.out)
+
+
+def calibrate_kb(
+    kb_dir: str | Path, data: Sequence[str | Path], *, split: str = "valid", data_root: str | Path | None = None,
+    backend: str | None = None, embedder: str | None = None, tau: float | None = None, status: str | None = None,
+    write: bool = True, settings: Settings | None = None,
+) -> Calibration:
+    """Fit the KB prior's weights and concept filter on the `split` samples of `data` and (with `write`) save them
+    as the KB's `calibration.json` (`culturekb.inference.calibration`). The fit sees every tuple the status filter
+    serves, whatever an earlier calibration hid."""
+    from culturekb.kb.calibration import write_calibration
+
+    augmenter = open_augmenter(kb_dir, backend, embedder, tau, settings=settings, status=status, calibrated=False)
+    kb = augmenter.retriever.kb
+    _declare_kb_cultures(kb.culture_details.values())
+    samples, _ = load_data(data, data_root=data_root, scheme=kb.scheme)
+    return _fit_on_split(augmenter, samples, split, data, kb_dir if write else None, write_calibration)
+
+
+def _fit_on_split(augmenter: Augmenter, samples: Sequence[Sample], split: str, data: Sequence[str | Path],
+                  write_to: str | Path | None, write: Callable[..., Any] | None = None) -> Calibration:
+    from culturekb.inference.calibration import fit_calibration
+
+    valid = [s for s in samples if s.split == split and s.label is not None]
+    if not valid:
+        splits = sorted({str(s.split) for s in samples})
+        raise DataError(f"no labelled samples in split {split!r} to calibrate on (the data has splits {splits}); "
+                        "give data with a valid split, or choose another with --split")
+    cal = fit_calibration(augmenter.retriever, valid, augmenter.concepts_for(valid),
+                          fitted_on={"split": split, "data": [Path(d).name for d in data]})
+    if write_to is not None and write is not None:
+        write(write_to, cal)
+    return cal
+
+
+def _kb_prior_calibration(augmenter: Augmenter, samples: Sequence[Sample], data: Sequence[str | Path]
+                          ) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The kb-prior's calibration for an eval: the KB's own `calibration.json`, else one fitted here on the data's
+    valid split (kept in the run's report, not written into the KB), else none (uncalibrated weights)."""
+    from culturekb.kb.calibration import read_calibration
+
+    kb = augmenter.retriever.kb
+    found = read_calibration(kb.path, kb.version) if kb.path is not None else None
+    if found is not None:
+        return {}, {"source": "kb", **found.model_dump(mode="json", exclude={"grid"})}
+    if not any(s.split == "valid" and s.label is not None for s in samples):
+        log.warning("kb-prior: the KB has no calibration.json and the data no valid split; using the uncalibrated "
+                    "weights (run `culturekb calibrate` on data with a valid split)")
+        return {}, None
+    fitted = _fit_on_split(augmenter, samples, "valid", data, None)
+    return {"calibration": fitted}, {"source": "fitted on this data's valid split",
+                                     **fitted.model_dump(mode="json", exclude={"grid"})}
 
 
 def _parse_fallback(spec: ParseSpec, settings: Settings | None = None) -> bool:

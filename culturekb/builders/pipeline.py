@@ -28,7 +28,9 @@ from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import JudgeVerdict, KnowledgeTuple, Sample
 from culturekb.kb.schemes import get_scheme
 from culturekb.kb.store import KnowledgeBase
+from culturekb.models.base import Embedder
 from culturekb.text.concepts import BUILD_FIELDS
+from culturekb.text.context import context_concepts
 
 __all__ = ["BuildConfig", "BuildComponents", "BuildResult", "build_kb", "make_components"]
 
@@ -278,7 +280,7 @@ def build_kb(
         occurrences: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         samples_by: dict[tuple[str, str], list[Sample]] = defaultdict(list)
         for s, concepts in zip(labelled, concept_lists, strict=True):
-            for c in dict.fromkeys(concepts):
+            for c in dict.fromkeys([*concepts, *context_concepts(s)]):
                 occurrences[s.culture].append((c, s.image_id, str(s.label)))
                 samples_by[(s.culture, c)].append(s)
         associations = associate(occurrences, scheme, min_support=config.min_support, tie_break=config.tie_break)

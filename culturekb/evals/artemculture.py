@@ -80,9 +80,13 @@ class ArtECultureRunner(Runner):
         modes: Sequence[str] | None = None,
         judges: Sequence[Any] = (),
         kb_version: str = "",
+        calibration: Mapping[str, Any] | None = None,
         **kw: Any,
     ) -> None:
+        """`calibration`: the kb-prior's calibration (weights, concept filter, valid figures), recorded in the
+        report."""
         self.all_samples = list(samples)
+        self.calibration = dict(calibration) if calibration else None
         self.split = split
         self.scheme = scheme
         self.modes = list(modes or MODES)
@@ -155,6 +159,8 @@ class ArtECultureRunner(Runner):
         }
         if self.judges:
             results["explanation_alignment"] = self._alignment(samples, predictions_by_setting)
+        if self.calibration:
+            results["calibration"] = self.calibration
         return results
 
     def _alignment(self, samples: Sequence[Sample], by_setting: Mapping[Setting, Sequence[Prediction]]
@@ -204,6 +210,14 @@ def artemculture_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     if grid:
         tables["grid"] = Table.from_nested(f"Prompt language x culture ({results.get('grid_mode', 'know')})", grid,
                                            row_label="prompt language", columns=cultures)
+    if results.get("calibration"):
+        cal = results["calibration"]
+        row = {k: cal.get(k) for k in ("min_support", "min_informativeness", "alpha", "beta", "gamma", "pool")}
+        valid = cal.get("valid", {})
+        row.update({"valid prior acc": valid.get("prior_accuracy"), "valid acc": valid.get("accuracy")})
+        tables["calibration"] = Table.from_nested(
+            "KB-prior calibration", {str(cal.get("source", "kb")): row}, row_label="chosen on",
+            note=f"tuples hidden by the concept filter: {cal.get('dropped', {}).get('total', 0)}")
     if "explanation_alignment" in results:
         ea = results["explanation_alignment"]
         tables["alignment"] = Table.from_nested("Explanation alignment (1-5)", ea["mean_score"],

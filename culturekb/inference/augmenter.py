@@ -25,9 +25,10 @@ from culturekb.inference.injection import (
     KnowledgeService,
 )
 from culturekb.kb.schema import KnowledgeTuple, Sample
+from culturekb.retrieval.filters import StatusFilter
 from culturekb.retrieval.retriever import Match, Retriever
 from culturekb.text.concepts import STIMULUS_FIELDS, ConceptExtractor, TextConceptExtractor
-from culturekb.text.normalise import normalise_concept
+from culturekb.text.context import context_concepts
 
 __all__ = ["Budget", "AugmentedPrompt", "Augmenter"]
 
@@ -137,9 +138,7 @@ class Augmenter:
             else:
                 found = self.text_concepts([samples[i] for i in todo])
             for i, cs in zip(todo, found, strict=True):
-                style = samples[i].metadata.get("art_style")
-                extra = [normalise_concept(str(style).replace("_", " "))] if style else []
-                out[i] = list(dict.fromkeys([*cs, *(e for e in extra if e)]))
+                out[i] = list(dict.fromkeys([*cs, *context_concepts(samples[i])]))
         return [c or [] for c in out]
 
     # -- retrieval -----------------------------------------------------------------------------------------
