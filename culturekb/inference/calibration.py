@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -73,6 +71,8 @@ class PriorModel:
     beta: float = 1.0
     gamma: float = 1.0
     pool: str = "mean"
+    prior_only_cultures: frozenset[str] = frozenset()
+    """Cultures predicted from their prior alone (their evidence did not help on valid)."""
 
     def __post_init__(self) -> None:
         if self.alpha < 0 or self.beta < 0 or self.gamma < 0 or self.pool not in ("mean", "sum"):
@@ -81,7 +81,7 @@ class PriorModel:
     @classmethod
     def from_calibration(cls, cal: Calibration) -> PriorModel:
         """The weights a calibration chose."""
-        return cls(cal.alpha, cal.beta, cal.gamma, cal.pool)
+        return cls(cal.alpha, cal.beta, cal.gamma, cal.pool, frozenset(cal.prior_only_cultures))
 
     def log_ratio(self, t: KnowledgeTuple, prior_src: FloatArray, labels: Sequence[str]) -> FloatArray:
         """log(p_t(e) / pi_src(e)) over `labels`, with p_t shrunk toward pi_src by alpha."""
@@ -90,10 +90,12 @@ class PriorModel:
         post = (n * dist + self.alpha * prior_src) / (n + self.alpha) if n + self.alpha > 0 else prior_src
         return np.log(np.maximum(post, 1e-12)) - np.log(prior_src)
 
-    def combine(self, prior: FloatArray, ratios: Sequence[FloatArray], scores: Sequence[float]) -> FloatArray:
-        """q(e): the target prior times the pooled likelihood ratios, normalised."""
+    def combine(self, prior: FloatArray, ratios: Sequence[FloatArray], scores: Sequence[float],
+                culture: str | None = None) -> FloatArray:
+        """q(e): the target prior times the pooled likelihood ratios, normalised (the prior alone for a culture in
+        `prior_only_cultures`)."""
         logq = np.log(prior).copy()
-        if ratios and self.beta > 0:
+        if ratios and self.beta > 0 and culture not in self.prior_only_cultures:
             w = np.array([max(s, 0.0) ** self.gamma for s in scores], dtype=np.float64)
             ev = (w[:, None] * np.vstack(ratios)).sum(axis=0)
             if self.pool == "mean":
@@ -175,12 +177,17 @@ def _select(cands: Sequence[Sequence[tuple[int, float]]], visible: npt.NDArray[n
     return sorted(best.items(), key=lambda x: -x[1])[:MAX_TUPLES]
 
 
+def _sample_losses(vs: _ValidSet, logq: FloatArray) -> FloatArray:
+    """Each sample's negative log-probability of its gold label under unnormalised log-probabilities."""
+    norm = logq - logq.max(axis=1, keepdims=True)
+    logp = norm - np.log(np.exp(norm).sum(axis=1, keepdims=True))
+    return np.asarray(-logp[np.arange(len(vs.golds)), vs.golds], dtype=np.float64)
+
+
 def _scores(vs: _ValidSet, logq: FloatArray) -> tuple[float, float]:
     """(accuracy, mean log-loss) of per-sample log-probabilities; ties go to the earlier label."""
     acc = float((logq.argmax(axis=1) == vs.golds).mean())
-    norm = logq - logq.max(axis=1, keepdims=True)
-    logp = norm - np.log(np.exp(norm).sum(axis=1, keepdims=True))
-    return acc, float(-logp[np.arange(len(vs.golds)), vs.golds].mean())
+    return acc, float(_sample_losses(vs, logq).mean())
 
 
 def fit_calibration(
@@ -221,45 +228,67 @@ def fit_calibration(
                                   if n_t else np.zeros((0, len(labels))))
         return ratio_cache[alpha]
 
-    tried: list[dict[str, Any]] = []
-    best: tuple[tuple[float, float, int], dict[str, Any]] | None = None
-    for ms, mi in itertools.product(g["min_support"], g["min_informativeness"]):
+    def evidence(ms: int, mi: float, alpha: float, gamma: float, pool: str) -> tuple[FloatArray, float]:
         visible = allowed & (support >= ms) & (info >= mi)
         chosen = [_select(c, visible) for c in vs.candidates]
-        covered = sum(bool(c) for c in chosen) / len(chosen)
-        for alpha, gamma, pool in itertools.product(g["alpha"], g["gamma"], g["pool"]):
-            r = ratios(alpha)
-            ev = np.zeros_like(log_prior)
-            for k, picks in enumerate(chosen):
-                if picks:
-                    idx = np.array([i for i, _ in picks])
-                    w = np.array([s for _, s in picks]) ** gamma
-                    e = (w[:, None] * r[idx]).sum(axis=0)
-                    ev[k] = e / max(float(w.sum()), 1e-12) if pool == "mean" else e
-            for beta in g["beta"]:
-                acc, loss = _scores(vs, log_prior + beta * ev)
-                setting = {"min_support": ms, "min_informativeness": mi, "alpha": alpha, "beta": beta,
-                           "gamma": gamma, "pool": pool, "accuracy": round(acc, 6), "log_loss": round(loss, 6),
-                           "coverage": round(covered, 6)}
-                tried.append(setting)
-                if acc + 1e-12 < base_acc:
-                    continue  # never worse than the prior on valid
-                # lowest log-loss; then higher accuracy; then the simpler (prior-only, stricter filter) setting
-                key = (round(loss, 9), -acc, 0 if beta == 0 else 1)
-                if best is None or key < best[0]:
-                    best = (key, setting)
+        r = ratios(alpha)
+        ev = np.zeros_like(log_prior)
+        for k, picks in enumerate(chosen):
+            if picks:
+                idx = np.array([i for i, _ in picks])
+                w = np.array([s for _, s in picks]) ** gamma
+                e = (w[:, None] * r[idx]).sum(axis=0)
+                ev[k] = e / max(float(w.sum()), 1e-12) if pool == "mean" else e
+        return ev, sum(bool(c) for c in chosen) / len(chosen)
+
+    tried: list[dict[str, Any]] = []
+    best: tuple[tuple[float, float, int], dict[str, Any]] | None = None
+    for ms, mi, alpha, gamma, pool in itertools.product(g["min_support"], g["min_informativeness"], g["alpha"],
+                                                        g["gamma"], g["pool"]):
+        ev, covered = evidence(ms, mi, alpha, gamma, pool)
+        for beta in g["beta"]:
+            acc, loss = _scores(vs, log_prior + beta * ev)
+            setting = {"min_support": ms, "min_informativeness": mi, "alpha": alpha, "beta": beta,
+                       "gamma": gamma, "pool": pool, "accuracy": round(acc, 6), "log_loss": round(loss, 6),
+                       "coverage": round(covered, 6)}
+            tried.append(setting)
+            if acc + 1e-12 < base_acc:
+                continue  # never worse than the prior on valid
+            # lowest log-loss; then higher accuracy; then the simpler (prior-only) setting
+            key = (round(loss, 9), -acc, 0 if beta == 0 else 1)
+            if best is None or key < best[0]:
+                best = (key, setting)
     assert best is not None  # beta 0 always qualifies
     chosen_setting = best[1]
+    prior_only: list[str] = []
     if chosen_setting["beta"] == 0:
         chosen_setting = {**chosen_setting, "min_support": 1, "min_informativeness": 0.0}
+    else:
+        # per culture: where the evidence made the valid log-loss worse than the culture's own prior, keep the prior
+        ev, _ = evidence(*(chosen_setting[k] for k in ("min_support", "min_informativeness", "alpha", "gamma",
+                                                        "pool")))
+        loss = _sample_losses(vs, log_prior + chosen_setting["beta"] * ev)
+        loss_prior = _sample_losses(vs, log_prior)
+        cultures = np.array(vs.cultures)
+        prior_only = sorted(c for c in set(vs.cultures)
+                            if loss[cultures == c].mean() > loss_prior[cultures == c].mean())
+        if prior_only:
+            logq = log_prior + chosen_setting["beta"] * ev * ~np.isin(cultures, prior_only)[:, None]
+            acc, mean_loss = _scores(vs, logq)
+            if acc + 1e-12 < base_acc:  # the overall guarantee comes first
+                prior_only = []
+            else:
+                chosen_setting = {**chosen_setting, "accuracy": round(acc, 6), "log_loss": round(mean_loss, 6)}
+    per_culture = {c: {"samples": int((np.array(vs.cultures) == c).sum())} for c in sorted(set(vs.cultures))}
     cal = Calibration(
         kb_version=kb.version,
         min_support=int(chosen_setting["min_support"]),
         min_informativeness=float(chosen_setting["min_informativeness"]),
         alpha=float(chosen_setting["alpha"]), beta=float(chosen_setting["beta"]),
         gamma=float(chosen_setting["gamma"]), pool=chosen_setting["pool"],
+        prior_only_cultures=prior_only,
         fitted_on={"split": "valid", "samples": len(labelled),
-                   "per_culture": dict(sorted(Counter(s.culture for s, _ in labelled).items())),
+                   "per_culture": {c: v["samples"] for c, v in per_culture.items()},
                    "status": retriever.tuple_filter.status, **(fitted_on or {})},
         valid={"prior_accuracy": round(base_acc, 6), "prior_log_loss": round(base_loss, 6),
                "accuracy": chosen_setting["accuracy"], "log_loss": chosen_setting["log_loss"],
@@ -289,9 +318,3 @@ def dropped_summary(kb: KnowledgeBase, tuple_filter: TupleFilter, examples: int 
             for c, ts in sorted(per.items())}
     return out
 
-
-def log_loss(probabilities: Sequence[Mapping[str, float]], golds: Sequence[str]) -> float:
-    """Mean negative log-probability of the gold labels (nan for no samples)."""
-    if not golds:
-        return math.nan
-    return float(-np.mean([math.log(max(p.get(g, 0.0), 1e-12)) for p, g in zip(probabilities, golds, strict=True)]))

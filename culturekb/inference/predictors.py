@@ -68,7 +68,8 @@ class KBPriorPredictor:
         self.seed = seed
         m = self.model
         self.id = (f"kb-prior:{self.kb.version}:a{m.alpha}:b{m.beta}:g{m.gamma}:{m.pool}"
-                   f":{retriever.tuple_filter.describe().replace(' ', '')}")
+                   f":{retriever.tuple_filter.describe().replace(' ', '')}"
+                   + (f":prior-only={','.join(sorted(m.prior_only_cultures))}" if m.prior_only_cultures else ""))
 
     def predict(
         self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
@@ -88,7 +89,7 @@ class KBPriorPredictor:
             prior = self.prior.get(block.culture, uniform)
             ratios = [self.model.log_ratio(m.tuple, self.prior.get(m.tuple.culture, uniform), order)
                       for m in block.matches]
-            q = self.model.combine(prior, ratios, [m.score for m in block.matches])
+            q = self.model.combine(prior, ratios, [m.score for m in block.matches], block.culture)
             label = order[int(np.argmax(q))]
             if block.matches:
                 why = "retrieved: " + ", ".join(f"{m.tuple.concept} -> {m.tuple.label}" for m in block.matches)

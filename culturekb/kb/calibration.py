@@ -41,6 +41,9 @@ class Calibration(BaseModel):
     beta: float = Field(default=1.0, ge=0.0, description="weight of the concepts' evidence; 0 = the prior alone")
     gamma: float = Field(default=1.0, ge=0.0, description="match-score exponent: weight of a tuple = score**gamma")
     pool: Literal["sum", "mean"] = "mean"
+    prior_only_cultures: list[str] = Field(default_factory=list)
+    """Cultures whose valid log-loss with the chosen weights was worse than their own prior's (and whose fallback
+    keeps the overall valid accuracy at least the prior's): predicted from the prior alone."""
     fitted_on: dict[str, Any] = Field(default_factory=dict)
     """The split and data it was fitted on: split name, samples, samples per culture, data files."""
     valid: dict[str, Any] = Field(default_factory=dict)

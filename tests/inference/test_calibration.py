@@ -144,3 +144,24 @@ def test_calibrate_writes_the_file_and_eval_uses_it(kb_dir, tmp_path, monkeypatc
     assert results["settings"]["know"]["accuracy"] == 1.0 and results["settings"]["orig"]["accuracy"] == 0.5
     res = _run("calibrate", data, "--kb", kb, "--split", "nosuch")
     assert res.exit_code == 2 and "no labelled samples in split 'nosuch'" in res.output
+
+
+def test_a_culture_whose_evidence_misleads_falls_back_alone(default_embedder):
+    def t(culture):
+        return KnowledgeTuple(concept="storm", culture=culture, label="fear",
+                              distribution={"fear": 0.9, "contentment": 0.1}, support=20)
+
+    kb = KnowledgeBase([t("en"), t("zh")],
+                       extra_counts={"label_prior": {c: {"contentment": 60, "fear": 40} for c in ("en", "zh")}})
+    retriever = open_retriever(kb, default_embedder, backend="numpy")
+    valid = [Sample(id=f"{c}{i}", culture=c, concepts=["storm"], split="valid",
+                    label="fear" if c == "en" or i == 0 else "contentment")
+             for c in ("en", "zh") for i in range(8)]
+    valid += [Sample(id=f"x{c}{i}", culture=c, concepts=["nothing at all"], split="valid", label="contentment")
+              for c in ("en", "zh") for i in range(4)]
+    cal = fit_calibration(retriever, valid, [s.concepts for s in valid])
+    assert cal.beta > 0 and cal.prior_only_cultures == ["zh"]
+    assert cal.valid["accuracy"] >= cal.valid["prior_accuracy"]
+    out = KBPriorPredictor(Augmenter(retriever), calibration=cal).predict(
+        [Sample(id="a", culture="en", concepts=["storm"]), Sample(id="b", culture="zh", concepts=["storm"])])
+    assert [p.label for p in out] == ["fear", "contentment"]
