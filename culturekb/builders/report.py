@@ -33,9 +33,27 @@ def _evidence_lines(report: dict[str, Any]) -> list[str]:
     ]
 
 
+def _dropped_lines(report: dict[str, Any]) -> list[str]:
+    """The `dropped_concepts` section: per culture and reason, how many candidates were dropped and the most
+    frequent of them (with the number of samples that dropped each)."""
+    dropped = report.get("dropped_concepts")
+    if not dropped:
+        return []
+    lines = ["", "## Dropped concept candidates", "",
+             "Words the concept extractor left out, per culture and reason (count = sample-word pairs; each example "
+             "with the number of samples that dropped it).", ""]
+    lines += [f"- {reason}: {meaning}" for reason, meaning in (dropped.get("reasons") or {}).items()]
+    lines += ["", "| culture | reason | count | distinct | most frequent |", "|---|---|---:|---:|---|"]
+    for culture, rows in (dropped.get("per_culture") or {}).items():
+        for reason, row in rows.items():
+            top = ", ".join(f"{w} ({n})" for w, n in row["top"])
+            lines.append(f"| {culture} | {reason} | {row['count']} | {row['distinct']} | {top} |")
+    return lines
+
+
 def render_report_markdown(report: dict[str, Any]) -> str:
     """The build report as Markdown: counts, flagged rate and policy, judges and their kappa, no-evidence counts,
-    model calls, time."""
+    model calls, time, and the concept candidates dropped per culture and reason."""
     lines = [
         f"# Build report: KB {report['kb_version']}",
         "",
@@ -57,4 +75,5 @@ def render_report_markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {step} | {st['computed']} | {st['cached']} | {st['seconds']:.2f} |")
     if report.get("dropped_no_majority"):
         lines += ["", f"Images dropped for lack of a majority label, per culture: {report['dropped_no_majority']}"]
+    lines += _dropped_lines(report)
     return "\n".join(lines) + "\n"

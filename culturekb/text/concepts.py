@@ -21,38 +21,50 @@ from __future__ import annotations
 import logging
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Literal, Protocol, runtime_checkable
 
-from culturekb._io import sha256_text
+from culturekb._io import sha256_text, stable_hash
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
+from culturekb.kb.schemes import EmotionScheme
+from culturekb.text.cjk import segment_cjk_detailed
+from culturekb.text.drops import DROP_REASONS, Extraction, ReportsDrops
 from culturekb.text.languages import (
     SCRIPT_LANGUAGE,
+    EmotionWords,
     LanguageRules,
     base_language,
     culture_language,
     dominant_script,
+    instruction_words,
+    is_emotion_scheme,
     is_emotion_word,
     language_rules,
+    scheme_emotion_words,
     script_of,
-    segment_cjk,
     supported_languages,
     warn_unsupported,
+    word_list_sections,
+    word_spans,
     word_tokens,
     words_sha,
 )
+from culturekb.text.names import Token, artist_tokens, name_positions
 from culturekb.text.normalise import english_stopwords, normalise_concept
 
 __all__ = [
     "BUILD_FIELDS",
+    "DROP_REASONS",
     "STIMULUS_FIELDS",
     "TRAINING_FIELDS",
     "ConceptExtractor",
+    "Extraction",
     "PrecomputedConcepts",
+    "ReportsDrops",
     "TextConceptExtractor",
     "check_positive",
     "dedup_concepts",
@@ -145,9 +157,12 @@ order only breaks ties between equally frequent concepts)."""
 class _WordLists:
     stop: frozenset[str]
     non_concepts: frozenset[str]
+    emotion: frozenset[str]
     modifiers: frozenset[str]
     colours: frozenset[str]
     nouns: frozenset[str]
+    placeholders: frozenset[str]
+    known: frozenset[str]
     sha: str
 
 
@@ -156,50 +171,52 @@ _EMOTION_SCHEMES = ("artemis9", "cedar14", "plutchik8")
 
 @lru_cache(maxsize=1)
 def _word_lists() -> _WordLists:
-    """The packaged word lists (text_concepts_en.txt, stopwords_en.txt) plus every emotion-scheme surface form."""
+    """The packaged English word lists (text_concepts_en.txt, stopwords_en.txt), every emotion-scheme surface form,
+    and the English words the name rules treat as known (the lists plus the packaged English emotion lexicon)."""
+    import json
+
     from culturekb.kb.schemes import get_scheme
 
-    text = resources.files("culturekb.data").joinpath("text_concepts_en.txt").read_text("utf-8")
-    sections: dict[str, set[str]] = {}
-    current: set[str] | None = None
-    for raw in text.splitlines():
-        line = raw.split("#", 1)[0].strip().lower()
-        if not line:
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            current = sections.setdefault(line[1:-1], set())
-            continue
-        if current is None:
-            raise DataError(f"culturekb/data/text_concepts_en.txt: word {line!r} before the first [section]")
-        current.add(line)
-    emotion_words: set[str] = set()
+    text = resources.files("culturekb.data").joinpath(_ENGLISH_FILE).read_text("utf-8")
+    sections = {k: frozenset(v) for k, v in word_list_sections(_ENGLISH_FILE).items()}
+    emotion: set[str] = set(sections.get("emotion_words", frozenset()))
     for name in _EMOTION_SCHEMES:  # emotion label sets only; a category scheme (ricevl14) names real concepts
         for form in get_scheme(name).surface_forms("en"):
-            emotion_words.update(form.split())
+            emotion.update(form.split())
     stop = english_stopwords()
+    lexicon = json.loads(resources.files("culturekb.data").joinpath("lexicons/emoatlas_english.json")
+                         .read_text("utf-8"))
+    known = set(stop).union(*sections.values(), emotion, instruction_words("en"), lexicon)
     return _WordLists(
         stop=stop,
-        non_concepts=frozenset(sections.get("non_concepts", set()) | emotion_words),
-        modifiers=frozenset(sections.get("modifiers", set())),
-        colours=frozenset(sections.get("colours", set())),
-        nouns=frozenset(sections.get("nouns", set())),
-        sha=sha256_text(text + "\n".join(sorted(stop)) + "\n".join(sorted(emotion_words))),
+        non_concepts=sections.get("non_concepts", frozenset()),
+        emotion=frozenset(emotion),
+        modifiers=sections.get("modifiers", frozenset()),
+        colours=sections.get("colours", frozenset()),
+        nouns=sections.get("nouns", frozenset()),
+        placeholders=sections.get("placeholders", frozenset()),
+        known=frozenset(known),
+        sha=sha256_text(text + "\n".join(sorted(stop)) + "\n".join(sorted(emotion))),
     )
 
 
+_ENGLISH_FILE = "text_concepts_en.txt"
 _CLAUSE_SPLIT = re.compile(r"[.,;:!?()\[\]{}\"“”‘’…\n\t/|&]+|\s-\s|--")
 # the same marks plus those of other scripts: Devanagari danda, Arabic comma and question mark, CJK punctuation
 _CLAUSE_SPLIT_ANY = re.compile(
     r"[.,;:!?()\[\]{}\"“”‘’«»…\n\t/|&।॥،؛؟。，、；：！？（）「」『』【】《》〈〉・¿¡]+|\s-\s|--"
 )
-_TOKEN = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 _YEAR = re.compile(r"^\d+$")
 _ADJ_SUFFIXES = (
     ("ous", 4), ("ful", 6), ("ive", 7), ("able", 7), ("ible", 7), ("less", 6), ("ish", 6), ("est", 6), ("ness", 6)
 )
 _VERB_SUFFIXES = (("ing", 5), ("ed", 5), ("ly", 5))
+# laughter and drawn-out interjections: haha, jajaja, jeje, хаха, ахах, aaa, ммм
+_INTERJECTION = re.compile(r"^(?:([jh][aeiou])\1+[jh]?|(х[аеи]|ах)\2+х?|(.)\3{2,})$")
 
 _Kind = Literal["stop", "head", "colour", "modifier"]
+_Verdict = tuple[_Kind, str | None]
 LanguageChoice = str
 """A language code ("en", "zh" ...) or "auto": each text in the language of its script and of its sample's culture."""
 
@@ -214,13 +231,15 @@ def _title_text(title: str) -> str:
 
 
 class _Scores:
-    """Candidate concepts of one sample: weighted counts, first positions, two-word phrases and their evidence."""
+    """Candidate concepts of one sample: weighted counts, first positions, two-word phrases and their evidence,
+    and the words dropped per reason."""
 
     def __init__(self) -> None:
         self.score: dict[str, float] = {}
         self.first: dict[str, int] = {}
         self.phrase_count: dict[str, int] = {}
         self.phrase_ok: dict[str, bool] = {}
+        self.dropped: dict[str, dict[str, None]] = {}
         self.pos = 0
 
     def add(self, concept: str | None, weight: float) -> None:
@@ -228,6 +247,10 @@ class _Scores:
             return
         self.score[concept] = self.score.get(concept, 0.0) + weight
         self.first.setdefault(concept, self.pos)
+
+    def drop(self, reason: str | None, word: str | None) -> None:
+        if reason is not None and word:
+            self.dropped.setdefault(reason, {})[word] = None
 
     def phrase(self, phrase: str | None, weight: float, ok: bool) -> None:
         if phrase is None:
@@ -244,23 +267,70 @@ class _Scores:
                 del self.score[phrase]
         return sorted(self.score, key=lambda c: (-self.score[c], self.first[c], c))[:limit]
 
+    def extraction(self, min_phrase_count: int, limit: int) -> Extraction:
+        concepts = self.ranked(min_phrase_count, limit)
+        kept = set(concepts)
+        return Extraction(concepts, {r: [w for w in ws if w not in kept] for r, ws in self.dropped.items()
+                                     if any(w not in kept for w in ws)})
+
+
+@dataclass
+class _Context:
+    """What the rules need to know about the sample a text belongs to."""
+
+    artist: frozenset[str]
+    lowercase: frozenset[str]
+
+
+def _tokens(text: str, english: bool) -> list[Token]:
+    """The words of `text` (NFKC-normalised) in their own case; English drops a possessive 's and apostrophes."""
+    if not english:
+        return [Token(a, b, w, w.lower()) for a, b, w in word_spans(text)]
+    out = []
+    for m in _TOKEN.finditer(text):
+        word = m.group()
+        word = word[:-2] if word.lower().endswith("'s") else word
+        out.append(Token(m.start(), m.start() + len(word), word, word.lower().replace("'", "")))
+    return out
+
+
+def _clauses(text: str, tokens: list[Token], split: re.Pattern[str]) -> list[list[int]]:
+    """The token indices of each clause of `text` (clauses end at the marks of `split`)."""
+    ends = [m.start() for m in split.finditer(text)]
+    out: list[list[int]] = [[]]
+    k = 0
+    for i, tok in enumerate(tokens):
+        while k < len(ends) and ends[k] < tok.start:
+            k += 1
+            if out[-1]:
+                out.append([])
+        out[-1].append(i)
+    return [c for c in out if c]
+
 
 class TextConceptExtractor:
     """Offline concepts from a sample's text fields, in any language with word lists (`supported_languages()`).
 
-    English heuristics, in order: text is split into clauses at punctuation; stopwords, emotion and judgement
-    words (see culturekb/data/text_concepts_en.txt), words shorter than 3 letters, and words that look like
-    verbs, adverbs or adjectives by their suffix (-ing, -ed, -ly, -ous, -ful ...; listed nouns excepted) end a
-    phrase. Kept are content words and colours alone, and two-word phrases whose first word is a colour or a
-    listed modifier ("red dress", "full moon") or that occur at least `min_phrase_count` times in the sample.
+    English heuristics, in order: text is split into clauses at punctuation; stopwords, instruction words,
+    function words and expressions ("no matter"), emotion, judgement and generic words (see
+    culturekb/data/text_concepts_en.txt), people's names (`culturekb.text.names`), words shorter than 3 letters,
+    and words that look like verbs, adverbs or adjectives by their suffix (-ing, -ed, -ly, -ous, -ful ...; listed
+    nouns excepted) end a phrase. Kept are content words and colours alone, and two-word phrases whose first word
+    is a colour or a listed modifier ("red dress", "full moon") or that occur at least `min_phrase_count` times
+    in the sample.
 
-    Other space-separated languages (es de fr pt ru ar hi sw): words that are not stopwords, non-concepts or
-    emotion words (`culturekb/data/languages/<code>.txt` and the label vocabularies) and have at least the
-    language's `min_chars` letters are concepts; two adjacent ones form a phrase kept when it occurs at least
-    `min_phrase_count` times or in the title. Chinese and Japanese: the word candidates of `segment_cjk`.
+    Other space-separated languages (es de fr pt ru ar hi sw): words that are not stopwords, instruction,
+    function, emotion or listed non-concept words (`culturekb/data/languages/<code>.txt`, `.../instructions/`
+    and the label vocabularies) nor names, and have at least the language's `min_chars` letters are concepts; two
+    adjacent ones form a phrase kept when it occurs at least `min_phrase_count` times or in the title. Chinese
+    and Japanese: the word candidates of `culturekb.text.cjk` (Chinese pieces confirmed by a word list).
+
+    `scheme`: the build's label scheme; when it labels emotions, its label words in every language are dropped
+    too (a user scheme's `neutral`), on top of those of the packaged emotion schemes.
 
     Title words count `title_weight` times. Candidates are normalised (`normalise_concept`), ranked by count
     (phrases x `phrase_weight`), ties by first position; the top `max_concepts` are returned.
+    `extract_detailed` also says, per sample, which candidates were dropped and why (`culturekb.text.drops`).
 
     `fields`: any of "title", "text", "question", "explanations" (default `STIMULUS_FIELDS`; the build adds
     "explanations"). `language`: "auto" (default) reads each text in the language of its script; Latin-script
@@ -279,6 +349,7 @@ class TextConceptExtractor:
         min_phrase_count: int = 2,
         title_weight: float = 2.0,
         phrase_weight: float = 1.5,
+        scheme: str | EmotionScheme | None = None,
     ) -> None:
         bad = [f for f in fields if f not in self._FIELDS]
         if bad or not fields:
@@ -294,37 +365,118 @@ class TextConceptExtractor:
         self.title_weight = float(title_weight)
         self.phrase_weight = float(phrase_weight)
         self._words = _word_lists()
-        sha = self._words.sha if language == "en" else sha256_text(self._words.sha + words_sha(
-            None if language == "auto" else [language]))
+        self.scheme: EmotionScheme | None = None
+        scheme_part = ""
+        if scheme is not None:
+            from culturekb.kb.schemes import get_scheme
+
+            self.scheme = get_scheme(scheme) if isinstance(scheme, str) else scheme
+            if is_emotion_scheme(self.scheme):
+                scheme_part = f":s{stable_hash(self.scheme.to_dict())[:8]}"
+            else:
+                self.scheme = None
+        self._scheme_words: dict[str, EmotionWords] = {}
+        sha = sha256_text(self._words.sha + words_sha(None if language == "auto" else [language]))
         self.id = (
             f"text:{language}:{'+'.join(self.fields)}:k{max_concepts}:p{min_phrase_count}"
-            f":tw{self.title_weight:g}:pw{self.phrase_weight:g}:{sha[:10]}"
+            f":tw{self.title_weight:g}:pw{self.phrase_weight:g}{scheme_part}:{sha[:10]}"
         )
 
-    # -- English --------------------------------------------------------------------------------------------
-    def _kind(self, tok: str) -> _Kind:
+    # -- word classes ---------------------------------------------------------------------------------------
+    def _emotion(self, word: str, language: str) -> bool:
+        extra = None
+        if self.scheme is not None:
+            if language not in self._scheme_words:
+                self._scheme_words[language] = scheme_emotion_words(self.scheme, language)
+            extra = self._scheme_words[language]
+        return is_emotion_word(word, language, extra)
+
+    def _dropped(self, tok: str, rules: LanguageRules) -> str | None:
+        """The reason a word that passed the stopword list is still no concept (None: it may be one)."""
+        if tok in instruction_words(rules.code):
+            return "instruction"
+        if tok in rules.function_words or tok in self._words.placeholders or _INTERJECTION.match(tok):
+            return "function"
+        if self._emotion(tok, rules.code) or (rules.code == "en" and tok in self._words.emotion):
+            return "emotion"
+        if tok in rules.non_concepts:
+            return "non_concept"
+        return None
+
+    def _kind(self, tok: str) -> _Verdict:
         w = self._words
-        if tok in w.stop or tok in w.non_concepts or len(tok) < 3:
-            return "stop"
+        if tok in w.stop or len(tok) < 3:
+            return "stop", None
+        reason = self._dropped(tok, language_rules("en"))
+        if reason is not None:
+            return "stop", reason
         if tok in w.colours:
-            return "colour"
+            return "colour", None
         if tok in w.nouns:
-            return "head"
+            return "head", None
         if tok in w.modifiers:
-            return "modifier"
+            return "modifier", None
         for suffix, min_len in (*_VERB_SUFFIXES, *_ADJ_SUFFIXES):
             if tok.endswith(suffix) and len(tok) >= min_len:
-                return "stop"
+                return "stop", None
         singular = normalise_concept(tok, "en")
-        if singular is None or singular in w.non_concepts or singular in w.stop:
-            return "stop"
-        return "head"
+        if singular is None or singular in w.stop:
+            return "stop", None
+        reason = self._dropped(singular, language_rules("en"))
+        return ("stop", reason) if reason is not None else ("head", None)
 
-    def _english(self, text: str, weight: float, is_title: bool, acc: _Scores) -> None:
-        text = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
-        for clause in _CLAUSE_SPLIT.split(text):
-            toks = [t[:-2] if t.endswith("'s") else t.replace("'", "") for t in _TOKEN.findall(clause)]
-            kinds = [self._kind(t) for t in toks]
+    def _content(self, tok: str, rules: LanguageRules) -> tuple[bool, str | None]:
+        if len(tok) < rules.min_chars or tok.isdigit() or tok in rules.stopwords:
+            return False, None
+        reason = self._dropped(tok, rules)
+        return reason is None, reason
+
+    def _known(self, rules: LanguageRules, ctx: _Context) -> Callable[[str], bool]:
+        """Whether a lowercased word is a known word of the language (so a capitalised one is no name)."""
+        def known(word: str) -> bool:
+            if word in ctx.lowercase or word in rules.stopwords or word in rules.proper_concepts:
+                return True
+            if rules.code == "en":
+                singular = normalise_concept(word, "en")
+                return word in self._words.known or (singular is not None and singular in self._words.known)
+            return self._dropped(word, rules) is not None
+
+        return known
+
+    # -- function expressions and names ---------------------------------------------------------------------
+    def _pre_drops(self, text: str, tokens: list[Token], clauses: list[list[int]], rules: LanguageRules,
+                   ctx: _Context, acc: _Scores) -> dict[int, str]:
+        """Token index -> reason for the words of function expressions ("no matter") and of people's names."""
+        out: dict[int, str] = {}
+        for clause in clauses:
+            low = [tokens[i].lower for i in clause]
+            for phrase in rules.function_phrases:
+                n = len(phrase)
+                for k in range(len(low) - n + 1):
+                    if tuple(low[k : k + n]) == phrase and not any(clause[k + j] in out for j in range(n)):
+                        out.update((clause[k + j], "function") for j in range(n))
+                        acc.drop("function", " ".join(phrase))
+        for i in name_positions(text, tokens, rules, self._known(rules, ctx), ctx.artist):
+            out.setdefault(i, "name")
+        return out
+
+    # -- English --------------------------------------------------------------------------------------------
+    def _english(self, text: str, weight: float, is_title: bool, acc: _Scores, ctx: _Context) -> None:
+        text = unicodedata.normalize("NFKC", text).replace("’", "'")
+        tokens = _tokens(text, english=True)
+        clauses = _clauses(text, tokens, _CLAUSE_SPLIT)
+        pre = self._pre_drops(text, tokens, clauses, language_rules("en"), ctx, acc)
+        for clause in clauses:
+            toks = [tokens[i].lower for i in clause]
+            verdicts = [self._kind(t) for t in toks]
+            kinds: list[_Kind] = []
+            for i, tok, (kind, reason) in zip(clause, toks, verdicts, strict=True):
+                if i in pre and (kind != "stop" or pre[i] == "function"):
+                    kind, reason = "stop", (pre[i] if pre[i] == "name" else None)
+                    acc.drop(reason, tok)
+                else:
+                    acc.drop(reason, normalise_concept(tok, "en") or tok)
+                kinds.append(kind)
             for i, (tok, kind) in enumerate(zip(toks, kinds, strict=True)):
                 acc.pos += 1
                 if kind in ("head", "colour"):
@@ -334,21 +486,39 @@ class TextConceptExtractor:
                     acc.phrase(normalise_concept(f"{toks[i - 1]} {tok}", "en"), weight * self.phrase_weight, ok)
 
     # -- other languages ------------------------------------------------------------------------------------
-    def _content(self, tok: str, rules: LanguageRules) -> bool:
-        if len(tok) < rules.min_chars or tok.isdigit() or tok in rules.stopwords or tok in rules.non_concepts:
-            return False
-        return not is_emotion_word(tok, rules.code)
+    def _cjk(self, text: str, weight: float, acc: _Scores, rules: LanguageRules) -> None:
+        for clause in _CLAUSE_SPLIT_ANY.split(text.lower()):
+            seg = segment_cjk_detailed(clause, rules.code)
+            for cut in seg.cut_at:
+                if cut not in rules.stopwords and cut not in rules.function_chars:
+                    acc.drop(self._dropped(cut, rules), cut)
+            for frag in seg.fragments:
+                acc.drop("fragment", frag)
+            for word in seg.words:
+                acc.pos += 1
+                if self._emotion(word, rules.code):
+                    acc.drop("emotion", word)
+                    continue
+                acc.add(normalise_concept(word, rules.code), weight)
 
-    def _other(self, text: str, weight: float, is_title: bool, acc: _Scores, rules: LanguageRules) -> None:
-        text = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
-        for clause in _CLAUSE_SPLIT_ANY.split(text):
-            if not rules.spaced:
-                for word in segment_cjk(clause, rules.code):
-                    acc.pos += 1
-                    acc.add(normalise_concept(word, rules.code), weight)
-                continue
-            toks = word_tokens(clause)
-            keep = [self._content(t, rules) for t in toks]
+    def _other(self, text: str, weight: float, is_title: bool, acc: _Scores, rules: LanguageRules,
+               ctx: _Context) -> None:
+        text = unicodedata.normalize("NFKC", text).replace("’", "'")
+        if not rules.spaced:
+            self._cjk(text, weight, acc, rules)
+            return
+        tokens = _tokens(text, english=False)
+        clauses = _clauses(text, tokens, _CLAUSE_SPLIT_ANY)
+        pre = self._pre_drops(text, tokens, clauses, rules, ctx, acc)
+        for clause in clauses:
+            toks = [tokens[i].lower for i in clause]
+            keep: list[bool] = []
+            for i, tok in zip(clause, toks, strict=True):
+                ok, reason = self._content(tok, rules)
+                if i in pre and (ok or pre[i] == "function"):
+                    ok, reason = False, (pre[i] if pre[i] == "name" else None)
+                acc.drop(reason, tok)
+                keep.append(ok)
             for i, tok in enumerate(toks):
                 acc.pos += 1
                 if not keep[i]:
@@ -380,20 +550,31 @@ class TextConceptExtractor:
                     out.append((str(value), 1.0, False))
         return out
 
-    def extract_one(self, sample: Sample) -> list[str]:
-        """The concepts of one sample (see the class docstring for the heuristics)."""
+    def _extraction(self, sample: Sample) -> Extraction:
         acc = _Scores()
-        for text, weight, is_title in self._texts(sample):
+        texts = self._texts(sample)
+        lowercase = frozenset(t.lower for text, _, _ in texts for t in _tokens(text, english=False)
+                              if t.text[:1].islower())
+        ctx = _Context(artist_tokens(sample), lowercase)
+        for text, weight, is_title in texts:
             lang = self.text_language(text, sample.culture)
             if lang == "en":
-                self._english(text, weight, is_title, acc)
+                self._english(text, weight, is_title, acc, ctx)
             elif lang is not None:
-                self._other(text, weight, is_title, acc, language_rules(lang))
-        return acc.ranked(self.min_phrase_count, self.max_concepts)
+                self._other(text, weight, is_title, acc, language_rules(lang), ctx)
+        return acc.extraction(self.min_phrase_count, self.max_concepts)
+
+    def extract_one(self, sample: Sample) -> list[str]:
+        """The concepts of one sample (see the class docstring for the heuristics)."""
+        return self._extraction(sample).concepts
 
     def extract(self, samples: Sequence[Sample]) -> list[list[str]]:
         """The content words and two-word phrases of each sample's text."""
-        return [self.extract_one(s) for s in samples]
+        return [self._extraction(s).concepts for s in samples]
+
+    def extract_detailed(self, samples: Sequence[Sample]) -> list[Extraction]:
+        """Each sample's concepts and the candidates dropped from it, per reason (`culturekb.text.drops`)."""
+        return [self._extraction(s) for s in samples]
 
 
 def guess_language(text: str, hint: str | None = None) -> str | None:
@@ -401,7 +582,7 @@ def guess_language(text: str, hint: str | None = None) -> str | None:
     deciding between the languages of one script; None for text without letters or in a language without word
     lists (warned once). Latin script: `hint` when it is a supported Latin-script language and the text has at
     least as many of its stopwords as of English ones, else English."""
-    script = dominant_script(text)
+    script = dominant_script(unicodedata.normalize("NFKC", text))  # superscript and fullwidth letters count as Latin
     if script is None:
         return None
     hint = base_language(hint) or None

@@ -5,15 +5,19 @@ Every language the offline concept extractor reads has a data file `culturekb/da
 there). A file holds the language's stopwords, the words that are never concepts (the picture or text itself,
 judgements, feelings), leading articles, and for Chinese and Japanese the characters and particles that the
 dictionary-free segmentation uses. Emotion words come from the label vocabularies (`culturekb.kb.vocab`) and
-the packaged emotion schemes, so that a concept never names its own label.
+the packaged emotion schemes, plus each file's `[emotion_words]` (inflected feeling words the label vocabularies
+lack), so that a concept never names its own label. A file may also list `[function_words]` (adverbs, auxiliary
+and modal forms, pronoun forms, interjections the stopword list lacks), `[function_phrases]` (multi-word function
+expressions such as "no matter", dropped as a whole), `[name_particles]` and `[name_titles]` (for the name rules
+of `culturekb.text.names`) and `[proper_concepts]` (capitalised words that are concepts, not people's names).
+English keeps these sections in `text_concepts_en.txt`. Instruction words (the words of task instructions and
+answer formats: answer, option, picture ...) have one file per language under `instructions/` with its source
+and whether a native speaker checked it (`instruction_words`, `instruction_list`).
 
 Tokenisation: space-separated languages are split into runs of letters, combining marks and digits (Python's
-``\\w`` splits Devanagari and vowelled Arabic at their marks, so it is not used). Chinese: text between
-punctuation is cut at stopwords, emotion words and function characters (的, 了, 我 ...), and the pieces of two
-to four characters are the word candidates (a longer piece gives its overlapping character bigrams).
-Japanese: runs of kanji and of katakana are the candidates (a single kanji only before a particle such as が or
-の), hiragana being mostly grammar. A language without a file is a clear error (`language_rules`), or, for
-text whose language is guessed, a one-time warning and no concepts from that text.
+``\\w`` splits Devanagari and vowelled Arabic at their marks, so it is not used); Chinese and Japanese are cut
+into word candidates by `culturekb.text.cjk`. A language without a file is a clear error (`language_rules`), or,
+for text whose language is guessed, a one-time warning and no concepts from that text.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from culturekb._io import sha256_text
 from culturekb.errors import ConfigError, CultureKBError, DataError
@@ -35,13 +40,22 @@ __all__ = [
     "base_language",
     "culture_language",
     "dominant_script",
+    "EmotionWords",
+    "InstructionList",
     "emotion_words",
+    "instruction_languages",
+    "instruction_list",
+    "instruction_words",
+    "is_emotion_scheme",
     "is_emotion_word",
+    "scheme_emotion_words",
+    "scheme_label_forms",
     "language_rules",
     "script_of",
-    "segment_cjk",
     "supported_languages",
     "warn_unsupported",
+    "word_list_sections",
+    "word_spans",
     "word_tokens",
     "words_sha",
 ]
@@ -49,6 +63,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 _DATA_DIR = "languages"
+_ENGLISH_WORDS = "text_concepts_en.txt"
+_INSTRUCTIONS_DIR = "languages/instructions"
 _SEGMENTATIONS = ("spaces", "han", "japanese")
 
 SCRIPT_LANGUAGE: dict[str, str] = {
@@ -112,6 +128,11 @@ def word_tokens(text: str) -> list[str]:
     return _token_pattern().findall(unicodedata.normalize("NFKC", text).lower())
 
 
+def word_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, word) for the words of `text` (already NFKC-normalised), in their own case."""
+    return [(m.start(), m.end(), m.group()) for m in _token_pattern().finditer(text)]
+
+
 # ----------------------------------------------------------------------------------------------------------
 # word lists
 # ----------------------------------------------------------------------------------------------------------
@@ -132,6 +153,14 @@ class LanguageRules:
     locatives: tuple[str, ...] = ()
     trailing_verbs: tuple[str, ...] = ()
     sha: str = ""
+    function_words: frozenset[str] = frozenset()
+    function_phrases: tuple[tuple[str, ...], ...] = ()
+    name_particles: frozenset[str] = frozenset()
+    name_titles: frozenset[str] = frozenset()
+    proper_concepts: frozenset[str] = frozenset()
+    names_by_case: str = "no"
+    lexicon: str = ""
+    modifiers: frozenset[str] = frozenset()
 
     @property
     def spaced(self) -> bool:
@@ -170,6 +199,16 @@ def _sections(text: str, where: str) -> dict[str, list[str]]:
     return out
 
 
+@lru_cache(maxsize=16)
+def word_list_sections(name: str) -> dict[str, list[str]]:
+    """The sections of a packaged word list file (`name` relative to culturekb/data, e.g.
+    "text_concepts_en.txt"): section -> entries, NFKC-normalised and lowercased, comments dropped."""
+    text = _read(name)
+    if text is None:
+        raise DataError(f"culturekb/data/{name} is missing; reinstall culturekb")
+    return _sections(text, f"culturekb/data/{name}")
+
+
 @lru_cache(maxsize=64)
 def language_rules(language: str) -> LanguageRules:
     """The word lists of `language` (a code such as "zh" or "pt-BR"); ConfigError for a language without any."""
@@ -178,8 +217,11 @@ def language_rules(language: str) -> LanguageRules:
         from culturekb.text.normalise import english_stopwords
 
         stop = english_stopwords()
-        return LanguageRules("en", "English", "latin", "spaces", 3, stop, frozenset(),
-                             frozenset({"a", "an", "the"}), sha=sha256_text("\n".join(sorted(stop))))
+        english = _read(_ENGLISH_WORDS) or ""
+        sec = _sections(english, f"culturekb/data/{_ENGLISH_WORDS}")
+        return LanguageRules("en", "English", "latin", "spaces", 3, stop, frozenset(sec.get("non_concepts", [])),
+                             frozenset({"a", "an", "the"}), sha=sha256_text("\n".join(sorted(stop)) + english),
+                             **_extra_rules(sec, names_by_case="yes"))
     where = f"culturekb/data/{_DATA_DIR}/{code}.txt"
     text = _read(f"{_DATA_DIR}/{code}.txt") if code else None
     if text is None:
@@ -216,36 +258,168 @@ def language_rules(language: str) -> LanguageRules:
         locatives=tuple(sec.get("locatives", [])),
         trailing_verbs=tuple(sec.get("trailing_verbs", [])),
         sha=sha256_text(text),
+        **_extra_rules(sec, names_by_case=_names_by_case(settings.get("names_by_case", "no"), where)),
+        lexicon=settings.get("lexicon", ""),
     )
 
 
+def _yes(value: str, where: str, key: str) -> bool:
+    if value.lower() in ("yes", "true", "1"):
+        return True
+    if value.lower() in ("no", "false", "0"):
+        return False
+    raise DataError(f"{where}: {key} must be yes or no, got {value!r}")
+
+
+def _names_by_case(value: str, where: str) -> str:
+    if value not in ("yes", "no", "pairs"):
+        raise DataError(f"{where}: names_by_case must be yes, no or pairs, got {value!r}")
+    return value
+
+
+def _extra_rules(sec: dict[str, list[str]], names_by_case: str) -> dict[str, Any]:
+    """The optional sections every language file (and English's text_concepts_en.txt) may have."""
+    return {
+        "function_words": frozenset(sec.get("function_words", [])),
+        "function_phrases": tuple(sorted({tuple(p.split()) for p in sec.get("function_phrases", []) if p.split()},
+                                         key=lambda p: (-len(p), p))),
+        "name_particles": frozenset(sec.get("name_particles", [])),
+        "name_titles": frozenset(sec.get("name_titles", [])),
+        "proper_concepts": frozenset(sec.get("proper_concepts", [])),
+        "modifiers": frozenset(sec.get("modifiers", [])),
+        "names_by_case": names_by_case,
+    }
+
+
 def words_sha(languages: Iterable[str] | None = None) -> str:
-    """One hash over the word lists (and emotion words) of `languages` (default: every supported language)."""
+    """One hash over the word lists (emotion and instruction words included) of `languages` (default: every
+    supported language)."""
     langs = sorted(languages) if languages is not None else list(supported_languages())
     parts = []
     for lang in langs:
         exact, stems, endings = emotion_words(lang)
-        parts += [lang, language_rules(lang).sha, *sorted(exact), *sorted(stems), *sorted(endings)]
+        parts += [lang, language_rules(lang).sha, *sorted(exact), *sorted(stems), *sorted(endings),
+                  *sorted(instruction_words(lang))]
+        if language_rules(lang).lexicon:
+            from culturekb.text.lexicon import load_lexicon
+
+            parts.append(load_lexicon(language_rules(lang).lexicon).sha)
     return sha256_text("\n".join(parts))
+
+
+@dataclass(frozen=True)
+class InstructionList:
+    """One language's instruction words (`languages/instructions/<code>.txt`): the words of task instructions
+    and answer formats (answer, option, choose, picture ...), never concepts; where they came from and whether a
+    native speaker checked them."""
+
+    language: str
+    words: frozenset[str]
+    source: str
+    native_checked: bool
+
+
+@lru_cache(maxsize=64)
+def instruction_list(language: str) -> InstructionList | None:
+    """The instruction words of `language`, or None for a language without a file."""
+    code = base_language(language)
+    where = f"culturekb/data/{_INSTRUCTIONS_DIR}/{code}.txt"
+    text = _read(f"{_INSTRUCTIONS_DIR}/{code}.txt") if code else None
+    if text is None:
+        return None
+    sec = _sections(text, where)
+    settings = dict(line.partition("=")[::2] for line in sec.get("settings", []))
+    settings = {k.strip(): v.strip() for k, v in settings.items()}
+    if "source" not in settings or "native_checked" not in settings:
+        raise DataError(f"{where}: [settings] must give 'source' and 'native_checked' (yes or no)")
+    return InstructionList(code, frozenset(sec.get("instruction_words", [])), settings["source"],
+                           _yes(settings["native_checked"], where, "native_checked"))
+
+
+def instruction_languages() -> tuple[str, ...]:
+    """The languages with an instruction word file."""
+    folder = resources.files("culturekb.data").joinpath(_INSTRUCTIONS_DIR)
+    return tuple(sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt")))
+
+
+def instruction_words(language: str) -> frozenset[str]:
+    """The instruction words of `language` (empty for a language without a file)."""
+    found = instruction_list(language)
+    return found.words if found is not None else frozenset()
 
 
 _EMOTION_SCHEMES = ("artemis9", "cedar14", "plutchik8")
 
 
+EmotionWords = tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]
+"""(words, stems, endings): a word names an emotion when it is one of the words, starts with a stem or ends with
+an ending."""
+
+
+def _language_emotion_words(code: str) -> list[str]:
+    """The `[emotion_words]` section of a language's word list file (English: text_concepts_en.txt)."""
+    name = _ENGLISH_WORDS if code == "en" else f"{_DATA_DIR}/{code}.txt"
+    text = _read(name) if code else None
+    return _sections(text, f"culturekb/data/{name}").get("emotion_words", []) if text else []
+
+
 @lru_cache(maxsize=64)
-def emotion_words(language: str) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
+def emotion_words(language: str) -> EmotionWords:
     """(words, stems, endings) that name an emotion in `language`: the labels, synonyms, translations and label
-    vocabulary words of the packaged emotion schemes (a vocabulary form ending in '*' is a stem, one starting
-    with '*' an ending)."""
+    vocabulary words of the packaged emotion schemes, and the `[emotion_words]` of the language's word list file
+    (a form ending in '*' is a stem, one starting with '*' an ending)."""
     from culturekb.kb.schemes import get_scheme
 
     code = base_language(language)
-    forms: set[str] = set()
+    forms: set[str] = set(_language_emotion_words(code))
     for name in _EMOTION_SCHEMES:  # emotion label sets only; a category scheme (ricevl14) names real concepts
+        forms.update(scheme_label_forms(get_scheme(name), code))
+    return _split_forms(forms)
+
+
+def scheme_label_forms(scheme: Any, language: str) -> set[str]:
+    """Every surface form of `scheme`'s labels in `language`: labels, synonyms, translations and the label
+    vocabulary's words (stems and endings keep their '*')."""
+    code = base_language(language)
+    forms: set[str] = set(scheme.surface_forms(code))
+    for words in scheme.vocabulary.get(code, {}).values():
+        forms.update(words)
+    return forms
+
+
+def scheme_emotion_words(scheme: Any, language: str) -> EmotionWords:
+    """(words, stems, endings) of an emotion scheme's labels in `language` (a user scheme such as BRIGHTER's
+    `neutral`): what `emotion_words` gives for the packaged schemes, for any scheme. A scheme whose labels name
+    no emotion concept of the label vocabularies (a category scheme such as ricevl14) gives nothing: its labels
+    name real concepts."""
+    if not is_emotion_scheme(scheme):
+        return frozenset(), (), ()
+    return _split_forms(scheme_label_forms(scheme, language))
+
+
+@lru_cache(maxsize=64)
+def _emotion_concepts() -> frozenset[str]:
+    """The label-vocabulary concepts that the packaged emotion schemes' labels are tied to."""
+    from culturekb.kb.schemes import get_scheme
+    from culturekb.kb.vocab import match_concepts
+
+    out: set[str] = set()
+    for name in _EMOTION_SCHEMES:
         scheme = get_scheme(name)
-        forms.update(scheme.surface_forms(code))
-        for words in scheme.vocabulary.get(code, {}).values():
-            forms.update(words)
+        out.update(c for c, _ in match_concepts(scheme.labels, scheme.concepts).values())
+    return frozenset(out)
+
+
+def is_emotion_scheme(scheme: Any) -> bool:
+    """Whether a scheme labels emotions: at least one of its labels is tied to an emotion concept of the label
+    vocabularies (one that a packaged emotion scheme uses: joy, sadness, fear ...)."""
+    from culturekb.kb.vocab import match_concepts
+
+    tied = {c for c, _ in match_concepts(scheme.labels, scheme.concepts).values()}
+    return bool(tied & _emotion_concepts())
+
+
+def _split_forms(forms: Iterable[str]) -> EmotionWords:
     exact: set[str] = set()
     stems: set[str] = set()
     endings: set[str] = set()
@@ -260,10 +434,13 @@ def emotion_words(language: str) -> tuple[frozenset[str], tuple[str, ...], tuple
     return frozenset(exact), tuple(sorted(stems)), tuple(sorted(endings))
 
 
-def is_emotion_word(word: str, language: str) -> bool:
-    """Whether `word` (lowercase) names an emotion in `language` (see `emotion_words`)."""
-    exact, stems, endings = emotion_words(language)
-    return word in exact or word.startswith(stems) or (len(word) > 3 and word.endswith(endings))
+def is_emotion_word(word: str, language: str, extra: EmotionWords | None = None) -> bool:
+    """Whether `word` (lowercase) names an emotion in `language` (see `emotion_words`), or is one of `extra`'s
+    (a scheme's, see `scheme_emotion_words`)."""
+    for exact, stems, endings in (emotion_words(language), extra or (frozenset(), (), ())):
+        if word in exact or word.startswith(stems) or (len(word) > 3 and word.endswith(endings)):
+            return True
+    return False
 
 
 @lru_cache(maxsize=4096)
@@ -292,97 +469,3 @@ def warn_unsupported(language: str, script: str | None) -> None:
         "culturekb/data/languages/%s.txt, or use precomputed, 'vlm' or 'clip' concepts",
         language, script or "unknown", ", ".join(supported_languages()), language,
     )
-
-
-# ----------------------------------------------------------------------------------------------------------
-# Chinese and Japanese
-# ----------------------------------------------------------------------------------------------------------
-@lru_cache(maxsize=8)
-def _cjk_boundaries(language: str) -> tuple[frozenset[str], int]:
-    """Words that end a candidate in a no-space language (stopwords, non-concepts, emotion words, function
-    characters), and the longest of them."""
-    rules = language_rules(language)
-    exact, stems, _ = emotion_words(language)
-    cjk = {w for w in (*exact, *stems) if w and all(script_of(c) in ("han", "kana") for c in w)}
-    words = set(rules.stopwords) | set(rules.non_concepts) | cjk | set(rules.function_chars)
-    words = {w.replace(" ", "") for w in words if w}
-    if language == "zh":  # a single character ends a candidate only when it is a listed function character
-        words = {w for w in words if len(w) >= 2} | set(rules.function_chars)
-    return frozenset(words), max((len(w) for w in words), default=1)
-
-
-def _cut(run: str, boundaries: frozenset[str], longest: int) -> list[str]:
-    """`run` cut at every boundary word (greedy longest match, left to right); the pieces between them."""
-    pieces: list[str] = []
-    start = i = 0
-    n = len(run)
-    while i < n:
-        hit = next((k for k in range(min(longest, n - i), 0, -1) if run[i : i + k] in boundaries), 0)
-        if hit:
-            if i > start:
-                pieces.append(run[start:i])
-            i += hit
-            start = i
-        else:
-            i += 1
-    if start < n:
-        pieces.append(run[start:])
-    return pieces
-
-
-def _script_runs(text: str) -> list[tuple[str, str | None]]:
-    """`text` as consecutive (run, script) pairs; digits and symbols are runs of script None."""
-    runs: list[tuple[str, str | None]] = []
-    for ch in text:
-        s = script_of(ch)
-        if runs and runs[-1][1] == s:
-            runs[-1] = (runs[-1][0] + ch, s)
-        else:
-            runs.append((ch, s))
-    return runs
-
-
-def segment_cjk(clause: str, language: str) -> list[str]:
-    """Word candidates of one clause (no punctuation inside) of Chinese or Japanese text, in text order.
-
-    Chinese: each run of Han characters is cut at boundary words (see `_cjk_boundaries`); a listed locative or
-    one-character verb at the end of a piece of three or more characters is dropped (满月下 -> 满月, 女人骑 ->
-    女人); pieces of 2 to 4 characters are candidates,
-    a longer piece gives its overlapping bigrams. Japanese: the clause is cut at
-    boundary words first; then runs of katakana (2+ characters) and of kanji are candidates, a single kanji only
-    when a listed particle or the end of the clause follows it; a kanji run over 6 characters gives its bigrams.
-    Runs in other scripts are left out (the caller reads them with their own language's rules).
-    """
-    rules = language_rules(language)
-    boundaries, longest = _cjk_boundaries(rules.code)
-    out: list[str] = []
-    if rules.segmentation == "han":
-        for run, script in _script_runs(clause):
-            if script != "han":
-                continue
-            for piece in _cut(run, boundaries, longest):
-                while len(piece) >= 3 and piece.endswith((*rules.locatives, *rules.trailing_verbs)):
-                    piece = piece[:-1]
-                if len(piece) < rules.min_chars:
-                    continue
-                out.extend([piece] if len(piece) <= 4 else [piece[i : i + 2] for i in range(len(piece) - 1)])
-        return out
-    for part in _cut(clause.replace(" ", ""), boundaries, longest):
-        runs = _script_runs(part)
-        for i, (run, script) in enumerate(runs):
-            if script not in ("han", "kana"):
-                continue
-            katakana = all(0x30A0 <= ord(c) <= 0x30FF or 0x31F0 <= ord(c) <= 0x31FF or 0xFF66 <= ord(c) <= 0xFF9F
-                           for c in run)
-            if script == "kana" and not katakana:
-                continue  # hiragana: particles, endings, auxiliaries
-            if script == "kana":
-                if len(run) >= 2:
-                    out.append(run)
-                continue
-            if len(run) == 1:
-                nxt = runs[i + 1][0] if i + 1 < len(runs) else ""
-                if nxt and not nxt.startswith(rules.particles):
-                    continue  # a kanji stem with its okurigana: a verb or an adjective (見る, 高い)
-            out.extend([run] if len(run) <= 6 else [run[j : j + 2] for j in range(len(run) - 1)])
-    return out

@@ -9,6 +9,7 @@ import pytest
 
 from culturekb.errors import ConfigError
 from culturekb.kb.schema import Sample
+from culturekb.text.cjk import segment_cjk
 from culturekb.text.concepts import (
     BUILD_FIELDS,
     STIMULUS_FIELDS,
@@ -21,7 +22,6 @@ from culturekb.text.languages import (
     emotion_words,
     is_emotion_word,
     language_rules,
-    segment_cjk,
     supported_languages,
     word_tokens,
 )
@@ -107,8 +107,10 @@ def test_dominant_script(text: str, script: str | None) -> None:
 
 def test_chinese_segmentation_cuts_at_function_characters_and_stopwords() -> None:
     assert segment_cjk("一个老人坐在河边，远处的山上有一座寺庙", "zh") == ["老人", "河边", "远处", "山上", "寺庙"]
-    # a run longer than four characters gives its bigrams
-    assert segment_cjk("中华人民共和国", "zh") == ["中华", "华人", "人民", "民共", "共和", "和国"]
+    # the packaged word list cuts a long run into its words (it gave the cross-word bigrams 华人 民共 和国 before)
+    assert segment_cjk("中华人民共和国", "zh") == ["中华", "人民", "共和国"]
+    # a run of characters the word list does not know gives its bigrams
+    assert segment_cjk("龘靐齉齾爩", "zh") == ["龘靐", "靐齉", "齉齾", "齾爩"]
 
 
 def test_japanese_segmentation_keeps_kanji_and_katakana_runs() -> None:

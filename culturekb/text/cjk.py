@@ -1,0 +1,159 @@
+"""Chinese and Japanese: cutting text written without spaces into word candidates.
+
+Chinese: text between punctuation is cut at boundary words (stopwords, non-concepts, function, instruction and
+emotion words, function characters such as 的, 了, 我); each piece is then cut into the words of a packaged word
+list (`culturekb.text.lexicon`), and what the list does not know stays whole when it is two to four characters
+long (a longer unknown run gives its overlapping character bigrams). Japanese: runs of kanji and of katakana are
+the candidates (a single kanji only before a particle such as が or の), hiragana being mostly grammar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from culturekb.text.languages import (
+    LanguageRules,
+    emotion_words,
+    instruction_words,
+    language_rules,
+    script_of,
+)
+
+__all__ = ["CJKSegmentation", "segment_cjk", "segment_cjk_detailed"]
+
+
+# ----------------------------------------------------------------------------------------------------------
+@lru_cache(maxsize=8)
+def _cjk_boundaries(language: str) -> tuple[frozenset[str], int]:
+    """Words that end a candidate in a no-space language (stopwords, non-concepts, emotion words, function
+    characters), and the longest of them."""
+    rules = language_rules(language)
+    exact, stems, _ = emotion_words(language)
+    cjk = {w for w in (*exact, *stems) if w and all(script_of(c) in ("han", "kana") for c in w)}
+    words = (set(rules.stopwords) | set(rules.non_concepts) | cjk | set(rules.function_chars)
+             | set(rules.function_words) | {"".join(p) for p in rules.function_phrases}
+             | set(instruction_words(language)))
+    words = {w.replace(" ", "") for w in words if w}
+    if language == "zh":  # a single character ends a candidate only when it is a listed function character
+        words = {w for w in words if len(w) >= 2} | set(rules.function_chars)
+    return frozenset(words), max((len(w) for w in words), default=1)
+
+
+def _cut(run: str, boundaries: frozenset[str], longest: int, hits: list[str] | None = None) -> list[str]:
+    """`run` cut at every boundary word (greedy longest match, left to right); the pieces between them. The
+    boundary words found are appended to `hits` when given."""
+    pieces: list[str] = []
+    start = i = 0
+    n = len(run)
+    while i < n:
+        hit = next((k for k in range(min(longest, n - i), 0, -1) if run[i : i + k] in boundaries), 0)
+        if hit:
+            if i > start:
+                pieces.append(run[start:i])
+            if hits is not None:
+                hits.append(run[i : i + hit])
+            i += hit
+            start = i
+        else:
+            i += 1
+    if start < n:
+        pieces.append(run[start:])
+    return pieces
+
+
+def _script_runs(text: str) -> list[tuple[str, str | None]]:
+    """`text` as consecutive (run, script) pairs; digits and symbols are runs of script None."""
+    runs: list[tuple[str, str | None]] = []
+    for ch in text:
+        s = script_of(ch)
+        if runs and runs[-1][1] == s:
+            runs[-1] = (runs[-1][0] + ch, s)
+        else:
+            runs.append((ch, s))
+    return runs
+
+
+@dataclass(frozen=True)
+class CJKSegmentation:
+    """The word candidates of a clause of Chinese or Japanese text (`words`, in text order), the boundary words
+    the text was cut at (`cut_at`: stopwords, function, instruction and emotion words ...), and for Chinese read
+    with a word list the `fragments`: candidates of the dictionary-free cut that the word list does not confirm
+    (cross-word pieces such as 低风 from 低风险)."""
+
+    words: list[str]
+    cut_at: list[str]
+    fragments: list[str]
+
+
+def segment_cjk(clause: str, language: str) -> list[str]:
+    """Word candidates of one clause (no punctuation inside) of Chinese or Japanese text, in text order (see
+    `segment_cjk_detailed`)."""
+    return segment_cjk_detailed(clause, language).words
+
+
+def _han_candidates(piece: str, rules: LanguageRules) -> list[str]:
+    """The dictionary-free candidates of one Han piece: the piece (2 to 4 characters) or its bigrams."""
+    if len(piece) < rules.min_chars:
+        return []
+    return [piece] if len(piece) <= 4 else [piece[i : i + 2] for i in range(len(piece) - 1)]
+
+
+def segment_cjk_detailed(clause: str, language: str) -> CJKSegmentation:
+    """Word candidates of one clause (no punctuation inside) of Chinese or Japanese text, with what was cut.
+
+    Chinese: each run of Han characters is cut at boundary words (see `_cjk_boundaries`); a listed locative or
+    one-character verb at the end of a piece of three or more characters is dropped (满月下 -> 满月, 女人骑 ->
+    女人). With a word list (`lexicon` in the language's settings) each piece is then cut into its listed words
+    (`culturekb.text.lexicon`; unknown runs of 2 to 4 characters stay whole; a listed modifier character before a
+    listed word keeps the whole piece too, 红灯笼 with 灯笼; the dictionary-free candidates that
+    are neither kept nor listed words are the `fragments`); without one, pieces of 2 to 4
+    characters are candidates and a longer piece gives its overlapping bigrams. Japanese: the clause is cut at
+    boundary words first; then runs of katakana (2+ characters) and of kanji are candidates, a single kanji only
+    when a listed particle or the end of the clause follows it; a kanji run over 6 characters gives its bigrams.
+    Runs in other scripts are left out (the caller reads them with their own language's rules).
+    """
+    rules = language_rules(language)
+    boundaries, longest = _cjk_boundaries(rules.code)
+    out: list[str] = []
+    hits: list[str] = []
+    fragments: list[str] = []
+    if rules.segmentation == "han":
+        from culturekb.text.lexicon import load_lexicon
+
+        lexicon = load_lexicon(rules.lexicon) if rules.lexicon else None
+        for run, script in _script_runs(clause):
+            if script != "han":
+                continue
+            for piece in _cut(run, boundaries, longest, hits):
+                while len(piece) >= 3 and piece.endswith((*rules.locatives, *rules.trailing_verbs)):
+                    piece = piece[:-1]
+                plain = _han_candidates(piece, rules)
+                if lexicon is None or piece in lexicon:
+                    out.extend(plain)
+                    continue
+                words, _ = lexicon.words(piece)
+                if 3 <= len(piece) <= 5 and piece[0] in rules.modifiers and piece[1:] in lexicon:
+                    words = [piece, *words]  # a colour or size and a listed word: 红灯笼 stays, with 灯笼
+                out.extend(words)
+                fragments.extend(c for c in plain if c not in words and c not in lexicon)
+        return CJKSegmentation(out, hits, fragments)
+    for part in _cut(clause.replace(" ", ""), boundaries, longest, hits):
+        runs = _script_runs(part)
+        for i, (run, script) in enumerate(runs):
+            if script not in ("han", "kana"):
+                continue
+            katakana = all(0x30A0 <= ord(c) <= 0x30FF or 0x31F0 <= ord(c) <= 0x31FF or 0xFF66 <= ord(c) <= 0xFF9F
+                           for c in run)
+            if script == "kana" and not katakana:
+                continue  # hiragana: particles, endings, auxiliaries
+            if script == "kana":
+                if len(run) >= 2:
+                    out.append(run)
+                continue
+            if len(run) == 1:
+                nxt = runs[i + 1][0] if i + 1 < len(runs) else ""
+                if nxt and not nxt.startswith(rules.particles):
+                    continue  # a kanji stem with its okurigana: a verb or an adjective (見る, 高い)
+            out.extend([run] if len(run) <= 6 else [run[j : j + 2] for j in range(len(run) - 1)])
+    return CJKSegmentation(out, hits, fragments)
