@@ -31,6 +31,7 @@ from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
 from culturekb.text.concepts import BUILD_FIELDS
 from culturekb.text.context import context_concepts
+from culturekb.text.drops import Extraction, ReportsDrops, summarise_drops
 
 __all__ = ["BuildConfig", "BuildComponents", "BuildResult", "build_kb", "make_components"]
 
@@ -129,8 +130,9 @@ def make_components(config: BuildConfig) -> BuildComponents:
     opts = dict(config.concept_options)
     if config.concepts == "text":
         # training data: the stimulus fields that test time reads too, plus the annotators' explanations (the
-        # richest text); titles weigh more inside the extractor
+        # richest text); titles weigh more inside the extractor; the scheme's own label words are never concepts
         opts.setdefault("fields", BUILD_FIELDS)
+        opts.setdefault("scheme", scheme)
     if config.concepts.startswith("vlm:"):
         extractor = make_concept_extractor("vlm", client=client(config.concepts[4:]), **opts)
     else:
@@ -203,8 +205,30 @@ def _verdicts_as_json(judge: Judge) -> Callable[[list[JudgeInput]], list[Any]]:
 
 
 def _sample_key(s: Sample) -> dict[str, Any]:
-    return {"id": s.id, "title": s.title, "text": s.text, "image": s.image, "concepts": s.concepts,
-            "explanations": s.explanations, "culture": s.culture}
+    key = {"id": s.id, "title": s.title, "text": s.text, "image": s.image, "concepts": s.concepts,
+           "explanations": s.explanations, "culture": s.culture}
+    if s.metadata.get("artist"):  # the text extractor drops the artist's name
+        key["artist"] = s.metadata["artist"]
+    return key
+
+
+def _extract_concepts(cache: StepCache, ex: ConceptExtractor, samples: Sequence[Sample], chunk_size: int,
+                      stats: _StepStats, progress: bool) -> tuple[list[list[str]], list[Extraction] | None]:
+    """Step 1, cached per sample: the concepts of each sample and, from an extractor that reports them
+    (`ReportsDrops`), what it dropped and why (None otherwise)."""
+    if not isinstance(ex, ReportsDrops):
+        lists: list[list[str]] = _run_cached(
+            cache, "concepts", samples, [stable_hash([ex.id, _sample_key(s)]) for s in samples],
+            lambda batch: ex.extract(batch), chunk_size, stats, progress,
+        )
+        return lists, None
+    detailed = ex
+    raw = _run_cached(
+        cache, "concepts", samples, [stable_hash([ex.id, "dropped", _sample_key(s)]) for s in samples],
+        lambda batch: [e.as_json() for e in detailed.extract_detailed(batch)], chunk_size, stats, progress,
+    )
+    extractions = [Extraction.from_json(r) for r in raw]
+    return [e.concepts for e in extractions], extractions
 
 
 def _evidence(samples: Sequence[Sample], concept: str, label: str) -> tuple[list[str], str]:
@@ -271,10 +295,8 @@ def build_kb(
     try:
         # 1. concept extraction
         ex = components.extractor
-        concept_lists: list[list[str]] = _run_cached(
-            cache, "concepts", labelled, [stable_hash([ex.id, _sample_key(s)]) for s in labelled],
-            lambda batch: ex.extract(batch), config.chunk_size, stats["concepts"], progress,
-        )
+        concept_lists, extractions = _extract_concepts(cache, ex, labelled, config.chunk_size, stats["concepts"],
+                                                       progress)
         # 2. frequency association, Eq. (1)
         t0 = time.perf_counter()
         occurrences: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
@@ -340,6 +362,8 @@ def build_kb(
         timings[name] = round(st.seconds, 3)
     report = _report(kb, labelled, outcome, stats, timings, components.model_calls() - calls_before,
                      time.perf_counter() - t_start, extra_report or {})
+    if extractions is not None:
+        report["dropped_concepts"] = summarise_drops(labelled, extractions)
     if out is not None:
         from culturekb.builders.report import render_report_markdown
 
