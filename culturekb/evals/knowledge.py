@@ -303,8 +303,11 @@ class KnowledgeRunner(Runner):
         seed: int = 0,
         n_bins: int = 10,
         top_concepts: int = 10,
+        kb_prior_calibration: Mapping[str, Any] | None = None,
         **kw: Any,
     ) -> None:
+        """`kb_prior_calibration`: how the kb-prior was calibrated (source, weights, concept filter, valid figures),
+        recorded in the report."""
         if n_resamples < 100:
             raise ConfigError(f"n_resamples {n_resamples} is too few for a percentile interval; use 1000 or more")
         if not 0.0 < confidence < 1.0:
@@ -317,6 +320,7 @@ class KnowledgeRunner(Runner):
         self.split = split
         self.n_resamples, self.confidence, self.seed = n_resamples, confidence, seed
         self.n_bins, self.top_concepts = n_bins, top_concepts
+        self.kb_prior_calibration = dict(kb_prior_calibration) if kb_prior_calibration else None
         super().__init__(predictor, **kw)
 
     @property
@@ -394,6 +398,7 @@ class KnowledgeRunner(Runner):
             "concepts": concept_effects(used["know"], correct["know"] or [], correct["orig"] or [], tuples_by_id,
                                         self.top_concepts),
             "annotators": self._annotators(samples, annotators, preds["know"], matches, groups),
+            "kb_prior_calibration": self.kb_prior_calibration,
         }
 
     def _lookup_retriever(self) -> Retriever:
