@@ -105,7 +105,8 @@ def segment_cjk_detailed(clause: str, language: str) -> CJKSegmentation:
     Chinese: each run of Han characters is cut at boundary words (see `_cjk_boundaries`); a listed locative or
     one-character verb at the end of a piece of three or more characters is dropped (满月下 -> 满月, 女人骑 ->
     女人). With a word list (`lexicon` in the language's settings) each piece is then cut into its listed words
-    (`culturekb.text.lexicon`; unknown runs of 2 to 4 characters stay whole; a listed modifier character before a
+    (`culturekb.text.lexicon`; unknown runs of 2 to 4 characters stay whole, one of the language's `[weak_chars]`
+    ending such a run, so 很多人说 gives no 多人 or 人说; a listed modifier character before a
     listed word keeps the whole piece too, 红灯笼 with 灯笼; the dictionary-free candidates that
     are neither kept nor listed words are the `fragments`); without one, pieces of 2 to 4
     characters are candidates and a longer piece gives its overlapping bigrams. Japanese: the clause is cut at
@@ -132,7 +133,7 @@ def segment_cjk_detailed(clause: str, language: str) -> CJKSegmentation:
                 if lexicon is None or piece in lexicon:
                     out.extend(plain)
                     continue
-                words, _ = lexicon.words(piece)
+                words, _ = lexicon.words(piece, breaks=rules.weak_chars)  # 多人说 -> 人 (no run), not 多人
                 if 3 <= len(piece) <= 5 and piece[0] in rules.modifiers and piece[1:] in lexicon:
                     words = [piece, *words]  # a colour or size and a listed word: 红灯笼 stays, with 灯笼
                 out.extend(words)

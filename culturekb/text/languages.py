@@ -161,6 +161,7 @@ class LanguageRules:
     names_by_case: str = "no"
     lexicon: str = ""
     modifiers: frozenset[str] = frozenset()
+    weak_chars: frozenset[str] = frozenset()
 
     @property
     def spaced(self) -> bool:
@@ -287,6 +288,7 @@ def _extra_rules(sec: dict[str, list[str]], names_by_case: str) -> dict[str, Any
         "name_titles": frozenset(sec.get("name_titles", [])),
         "proper_concepts": frozenset(sec.get("proper_concepts", [])),
         "modifiers": frozenset(sec.get("modifiers", [])),
+        "weak_chars": frozenset(sec.get("weak_chars", [])),
         "names_by_case": names_by_case,
     }
 

@@ -71,15 +71,17 @@ class Lexicon:
             j = i
         return out[::-1]
 
-    def words(self, piece: str, max_unknown: int = 4) -> tuple[list[str], list[str]]:
+    def words(self, piece: str, max_unknown: int = 4, breaks: frozenset[str] = frozenset()
+              ) -> tuple[list[str], list[str]]:
         """(words, unknown runs) of `piece`: the listed words of two or more characters of its `segment`, and
         each run of consecutive characters the list could not place: kept whole when it has 2..`max_unknown`
-        characters, as its overlapping bigrams when longer, left out (a lone character) when shorter."""
+        characters, as its overlapping bigrams when longer, left out (a lone character) when shorter. A
+        character of `breaks` (a function character such as 多 or 说) ends an unknown run and is left out."""
         words: list[str] = []
         unknown: list[str] = []
         run = ""
         for w in [*self.segment(piece), ""]:
-            if len(w) == 1 and w not in self.logp:
+            if len(w) == 1 and w not in self.logp and w not in breaks:
                 run += w
                 continue
             if 2 <= len(run) <= max_unknown:
