@@ -330,14 +330,45 @@ def eval_options(
 
 
 @app.command()
-def demo(
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="where the demo KB goes")] = Path("demo-output"),
+def compare(
+    kb: Annotated[Path, typer.Argument(help="KB directory")],
+    cultures: Annotated[str | None, typer.Option(help="comma list of cultures to compare (default: all)")] = None,
+    min_support: Annotated[int, typer.Option(help="smallest support of a compared tuple, in each culture")] = 3,
+    tau: Annotated[float | None, typer.Option(
+        help="cosine threshold of a semantic alignment (default: the tau setting, 0.70)")] = None,
+    min_margin: Annotated[float, typer.Option(
+        help="smallest CSLS (hubness-corrected similarity) of a semantic alignment; negative: no check")] = 0.25,
+    top: Annotated[int, typer.Option(help="how many disagreements to show")] = 20,
+    status: Annotated[str | None, typer.Option(help="which tuples: all, accepted or pending (default: the status "
+                                                    "setting, all)")] = None,
+    config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
 ) -> None:
-    """Run the main job offline on the small real sample shipped with the package."""
+    """Concepts on which cultures disagree: aligned across languages (identical strings, and translations found by
+    the KB index's embedder), compared by their emotion distributions (Jensen-Shannon divergence)."""
+    from culturekb.config import load_settings
+    from culturekb.workflows import compare_kb
+
+    res = _guard(lambda: compare_kb(kb, _csv(cultures), min_support=min_support, tau=tau,
+                                    min_margin=None if min_margin < 0 else min_margin, top=top, status=status,
+                                    settings=load_settings(config)))
+    if as_json:
+        out.print_json(json.dumps(res["json"], ensure_ascii=False))
+    else:
+        out.print(res["markdown"], markup=False)
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="where the demo KB and reports go")] = Path(
+        "demo-output"),
+) -> None:
+    """The whole system offline on the multilingual sample shipped with the package: build a six-culture KB,
+    calibrate it, look up, show where cultures disagree, send a prompt to the bundled test server, and report whether
+    knowledge helps."""
     from culturekb.workflows import run_demo
 
-    res = _guard(lambda: run_demo(out_dir, console=out))
-    out.print(res["markdown"], markup=False)
+    _guard(lambda: run_demo(out_dir, console=out))  # prints each section as it is ready
 
 
 def _register_serve() -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from pydantic import ValidationError
 
 from culturekb.config import Settings
+from culturekb.demo import DemoResult
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
 
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     from culturekb.kb.cultures import Culture
     from culturekb.kb.schemes import EmotionScheme
     from culturekb.kb.store import KnowledgeBase
-    from culturekb.models.base import ModelClient
+    from culturekb.models.base import Embedder, ModelClient
     from culturekb.models.cache import ResponseCache
     from culturekb.retrieval.retriever import Retriever
     from culturekb.text.concepts import ConceptExtractor
@@ -61,6 +62,8 @@ __all__ = [
     "index_kb",
     "open_augmenter",
     "lookup_concepts",
+    "compare_kb",
+    "ComparisonPage",
     "predict_job",
     "eval_artemculture",
     "eval_cedar",
@@ -80,15 +83,6 @@ class KBInspection(TypedDict):
     kb: KnowledgeBase
     json: dict[str, Any]
     markdown: str
-
-
-class DemoResult(TypedDict):
-    """What `run_demo` gives: where the KB went, its build report, the printed page and the eval metrics."""
-
-    kb_dir: Path
-    report: dict[str, Any]
-    markdown: str
-    eval: Mapping[str, Any]
 
 
 class IndexSummary(TypedDict):
@@ -155,13 +149,15 @@ def build_from_files(
     settings_file: str | Path | None = None,
     progress: bool = True,
     cultures_file: str | Path | None = None,
+    loaded_embedder: Embedder | None = None,
     **options: Any,
 ) -> BuildResult:
     """Load the data files and build a KB into `out` (see `BuildConfig` for the options).
 
     `cultures_file` (JSON or TOML, `culturekb.kb.cultures.load_cultures_file`) names cultures, adds aliases and
-    sets languages and Western flags before the data is read; the KB's manifest keeps them."""
-    from culturekb.builders.pipeline import BuildConfig, build_kb
+    sets languages and Western flags before the data is read; the KB's manifest keeps them. `loaded_embedder`: the
+    model of the `embedder` option, already loaded (the build then loads no copy of its own)."""
+    from culturekb.builders.pipeline import BuildConfig, build_kb, make_components
     from culturekb.config import load_settings
     from culturekb.kb.cultures import declare_cultures, load_cultures_file
 
@@ -179,7 +175,8 @@ def build_from_files(
     if cultures_file is not None:
         declare_cultures(load_cultures_file(cultures_file))
     samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures)
-    return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress,
+    components = make_components(config, loaded_embedder) if loaded_embedder is not None else None
+    return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress, components=components,
                     extra_report={"dropped_no_majority": load_report["dropped_no_majority"]})
 
 
@@ -230,7 +227,8 @@ def apply_review(kb_dir: str | Path, decisions: str | Path, out: str | Path) -> 
 
 
 def demo_data_files() -> list[Path]:
-    """The small real sample shipped with the package (see DATA_NOTICE.md)."""
+    """The small real ArtEmis and ArtELingo samples shipped with the package (artworks; see DATA_NOTICE.md). The
+    demo itself runs on the multilingual BRIGHTER sample (`culturekb.demo.demo_dataset`)."""
     root = Path(str(resources.files("culturekb.data").joinpath("demo")))
     files = sorted(p for p in root.iterdir() if p.suffix in (".csv", ".jsonl"))
     if not files:
@@ -239,43 +237,12 @@ def demo_data_files() -> list[Path]:
 
 
 def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> DemoResult:
-    """The main job on the embedded defaults: build a KB from the shipped sample, index it, show lookups,
-    and evaluate the held-out split with the offline kb-prior predictor in every mode."""
-    from culturekb.builders.report import render_report_markdown
-    from culturekb.evals.reports import render_markdown_table
+    """The demo on the embedded defaults (`culturekb.demo`): a six-culture KB built from the shipped BRIGHTER
+    sample, calibrated, looked up, compared across cultures, a VLM prompt sent to the bundled test server, and the
+    knowledge report. `console` gets each section as it is ready."""
+    from culturekb.demo import run_demo as demo
 
-    out = Path(out)
-    kb_dir = out / "kb"
-    files = demo_data_files()
-    result = build_from_files(files, kb_dir, cache_dir=out / "cache", progress=progress)
-    inspected = inspect_kb(kb_dir, top=8)
-    index_kb(kb_dir)
-    examples = ["storm", "stormy sea", "portrait of a woman", "the sea", "flowers"]
-    rows = lookup_concepts(kb_dir, examples, "en")
-    lines = ["## Lookups (culture en)", "", "| query | match | kind | score | dominant emotion |",
-             "|---|---|---|---:|---|"]
-    for r in rows:
-        m = r["match"]
-        lines.append(f"| {r['query']} | {m['concept'] if m else '-'} | {m['kind'] if m else 'none'} | "
-                     f"{m['score'] if m else ''} | {m['label'] if m else ''} |")
-    from culturekb.evals.artemculture import artemculture_tables
-    from culturekb.evals.specs import ArtECultureSpec
-
-    run = eval_artemculture(ArtECultureSpec(data=tuple(files), kb_dir=kb_dir, out=out / "eval", model="kb-prior",
-                                            cache_dir=out / "cache", progress=progress))
-
-    table = artemculture_tables(run.metrics)["ablation"]
-    md = "\n".join([
-        render_report_markdown(result.report),
-        inspected["markdown"],
-        "\n".join(lines),
-        "",
-        "## Held-out evaluation (kb-prior, every mode) beside the majority-class baseline",
-        "",
-        render_markdown_table(table),
-        f"Reports: {out / 'eval'}",
-    ])
-    return {"kb_dir": kb_dir, "report": result.report, "markdown": md, "eval": run.metrics}
+    return demo(out, console=console, progress=progress)
 
 
 # -- retrieval and inference jobs ------------------------------------------------------------------------------
@@ -352,6 +319,36 @@ def lookup_concepts(
                                                "kind": m.kind, "score": round(float(m.score), 4),
                                                "support": t.support, "rationales": t.rationales[:2]}})
     return rows
+
+
+class ComparisonPage(TypedDict):
+    """What `compare_kb` gives: the comparison as JSON-ready data and as Markdown."""
+
+    json: dict[str, Any]
+    markdown: str
+
+
+def compare_kb(
+    kb_dir: str | Path, cultures: Sequence[str] | None = None, *, min_support: int = 3, tau: float | None = None,
+    min_margin: float | None = 0.25, top: int = 20, status: str | None = None, backend: str | None = None,
+    settings: Settings | None = None,
+) -> ComparisonPage:
+    """Concepts on which a saved KB's cultures disagree (`culturekb.retrieval.compare`), aligned with the embedder
+    its index records; `status` filters tuples by review status (default: the status setting)."""
+    from culturekb.retrieval.compare import compare_cultures, render_comparison_markdown
+    from culturekb.retrieval.filters import check_status
+    from culturekb.retrieval.retriever import DEFAULT_TAU, open_retriever
+
+    settings = _settings(settings)
+    chosen = check_status(status if status is not None else getattr(settings, "status", "all"))
+    retriever = open_retriever(kb_dir, backend=backend, settings=settings, status=chosen)
+    tau_ = tau if tau is not None else settings.tau if settings.tau is not None else DEFAULT_TAU
+    found = compare_cultures(retriever, cultures, min_support=min_support, tau=tau_, min_margin=min_margin)
+    data = found.to_dict()
+    data["disagreements"] = data["disagreements"][:top]
+    return {"json": data,
+            "markdown": f"# Where cultures disagree: KB {retriever.kb.version}\n\n"
+                        + render_comparison_markdown(found, top=top)}
 
 
 def load_kb_samples(

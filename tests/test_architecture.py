@@ -18,7 +18,7 @@ LAYER = {
     "errors": "ground", "_version": "ground", "_io": "ground", "_images": "ground", "config": "ground",
     "registry": "ground",
     "kb": "ground", "text": "text", "models": "models", "builders": "builders", "retrieval": "retrieval",
-    "inference": "inference", "evals": "evals", "workflows": "jobs", "api": "faces", "cli": "faces",
+    "inference": "inference", "evals": "evals", "workflows": "jobs", "demo": "jobs", "api": "faces", "cli": "faces",
     "testing": "testing", "data": "ground",
 }
 
@@ -31,7 +31,9 @@ ALLOWED = {
     "retrieval": {"ground", "text", "models"},
     "inference": {"ground", "text", "models", "retrieval"},
     "evals": {"ground", "text", "models", "retrieval", "inference"},
-    "jobs": {"ground", "text", "models", "retrieval", "inference", "evals", "builders"},
+    # the demo job (culturekb/demo.py, and only it: see test_only_the_demo_starts_the_test_server) starts the
+    # bundled scripted server in-process to show what a VLM receives
+    "jobs": {"ground", "text", "models", "retrieval", "inference", "evals", "builders", "testing"},
     "faces": {"ground", "text", "models", "retrieval", "inference", "jobs"},
     "testing": {"ground", "models"},
 }
@@ -107,6 +109,17 @@ def test_no_layer_below_jobs_imports_builders(src: str) -> None:
         for p in sorted((PACKAGE / src).rglob("*.py"))
         for line, mod in _imports(p)
         if mod.startswith("culturekb.builders")
+    ]
+    assert hits == []
+
+
+def test_only_the_demo_starts_the_test_server() -> None:
+    hits = [
+        f"{p.relative_to(PACKAGE.parent)}:{line}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        if p != PACKAGE / "demo.py" and _part_of(_module_name(p)) != "testing"
+        for line, mod in _imports(p)
+        if mod.startswith("culturekb.testing")
     ]
     assert hits == []
 

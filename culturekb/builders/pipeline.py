@@ -105,15 +105,17 @@ class BuildResult:
     report: dict[str, Any]
 
 
-def make_components(config: BuildConfig) -> BuildComponents:
-    """Construct the backends named in the config (model clients share one response cache per spec)."""
+def make_components(config: BuildConfig, embedder: Embedder | None = None) -> BuildComponents:
+    """Construct the backends named in the config (model clients share one response cache per spec).
+
+    `embedder`: an embedder already loaded for `config.embedder`, used instead of loading another copy (a job that
+    also indexes and retrieves loads its model once)."""
     from culturekb.builders.concepts import make_concept_extractor
     from culturekb.builders.judges import make_judge
     from culturekb.builders.rationales import ExtractiveRationaleGenerator, LLMRationaleGenerator
     from culturekb.models.factory import make_client, make_embedder
 
     scheme = get_scheme(config.scheme)
-    embedder = None
     clients: dict[str, Any] = {}
 
     def emb() -> Any:
