@@ -13,6 +13,7 @@ it exists; its keys are the field names, at the top level or under a ``[culturek
     max_concurrency = 16      # parallel requests to a model server
     base_url = "http://localhost:8000/v1"
     parse_fallback = true     # read answers that name no label through the multilingual embedder
+    status = "accepted"       # serve reviewed knowledge only (default "all": pending tuples marked unreviewed)
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -71,6 +72,11 @@ class Settings(BaseSettings):
     parse_fallback: bool = Field(
         False, description="model answers naming no label word go to the nearest label by the multilingual `use` "
         "embedder (cosine >= 0.5, similarity recorded); off: such answers are invalid"
+    )
+    status: Literal["all", "accepted", "pending"] = Field(
+        "all", description="which tuples lookups and knowledge blocks serve: all (every tuple but rejected ones; "
+        "a pending tuple is marked unreviewed in the block), accepted (reviewed: both judges agreed or a person "
+        "approved) or pending (flagged, awaiting review)"
     )
 
     def is_set(self, name: str) -> bool:

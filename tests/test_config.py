@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, Any, Any, Any]] = [
     ("max_concurrency", 2, 3, 5),
     ("base_url", "http://file:1/v1", "http://env:2/v1", "http://flag:3/v1"),
     ("parse_fallback", True, False, True),
+    ("status", "accepted", "pending", "all"),
 ]
 
 

@@ -11,6 +11,10 @@ same KB.
 Each KB is read from disk once per worker: `KBHolder.start` takes the KB the caller already loaded, if any.
 The embedder is the one each KB's index records unless one was fixed; a loaded model is reused by the next
 KB whose index names the same spec.
+
+The state serves one status filter by default (the server's ``status``: ``all`` unless configured); a request
+that names another gets a retriever and augmenter over the same KB, index and embedder with that filter, made
+once per filter (`ServingState.augmenter_for`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from culturekb.inference.augmenter import Augmenter
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
+from culturekb.retrieval.filters import StatusFilter, check_status
 from culturekb.retrieval.retriever import Retriever, open_retriever
 from culturekb.text.normalise import normalise_concept
 
@@ -54,6 +59,26 @@ class ServingState:
     loaded_at: str
     generation: int = 0
     _exact: dict[tuple[str, str], KnowledgeTuple] = field(default_factory=dict, repr=False)
+    _by_status: dict[str, Augmenter] = field(default_factory=dict, repr=False)
+
+    @property
+    def status(self) -> StatusFilter:
+        """The status filter of requests that do not name one."""
+        return self.retriever.tuple_filter.status
+
+    def augmenter_for(self, status: str | None = None) -> Augmenter:
+        """The augmenter serving `status` (None: the default one), made once per filter over the same index."""
+        if status is None or status == self.status:
+            return self.augmenter
+        found = self._by_status.get(status)
+        if found is None:  # two threads may both build it; either result is the same, the last one is kept
+            found = Augmenter(self.retriever.with_filter(status=check_status(status)))
+            self._by_status[status] = found
+        return found
+
+    def retriever_for(self, status: str | None = None) -> Retriever:
+        """The retriever serving `status` (None: the default one)."""
+        return self.augmenter_for(status).retriever
 
     @cached_property
     def kb_version(self) -> str:
@@ -74,6 +99,11 @@ class ServingState:
         return self._exact.get((culture, norm)) if norm else None
 
     @cached_property
+    def label_prior(self) -> dict[str, dict[str, float]]:
+        """Each culture's training label distribution (`KnowledgeBase.label_prior`), computed once."""
+        return self.kb.label_prior()
+
+    @cached_property
     def stats(self) -> dict[str, Any]:
         from culturekb.kb.stats import divergence, kb_stats
 
@@ -91,8 +121,9 @@ class ReloadOutcome:
 class KBHolder:
     """Holds the serving state of one worker and replaces it atomically on reload.
 
-    `embedder` (an Embedder or a spec), `backend` and `tau` fix what every KB is opened with; left out, each
-    KB's index decides the embedder, and `settings` (default `load_settings()`) the backend and tau.
+    `embedder` (an Embedder or a spec), `backend`, `tau` and `status` (the default status filter) fix what every
+    KB is opened with; left out, each KB's index decides the embedder, and `settings` (default `load_settings()`)
+    the backend, tau and status filter.
     """
 
     def __init__(
@@ -103,6 +134,7 @@ class KBHolder:
         build_index: bool = False,
         sync: ReloadSync | None = None,
         settings: Settings | None = None,
+        status: str | None = None,
     ) -> None:
         self.embedder = embedder
         self.backend = backend
@@ -110,6 +142,7 @@ class KBHolder:
         self.build_index = build_index
         self.sync = sync
         self.settings = settings if settings is not None else load_settings()
+        self.status: StatusFilter = check_status(status if status is not None else self.settings.status)
         self.current: ServingState | None = None
         self._lock = threading.Lock()
         self._generation = 0
@@ -142,7 +175,7 @@ class KBHolder:
             kb = KnowledgeBase.load(directory)
         build = self.build_index if build_index is None else build_index
         retriever = open_retriever(kb, self.embedder, self.backend, build=build, tau=self.tau, mmap=True,
-                                   settings=self.settings, embedder_factory=self._embedder_for)
+                                   settings=self.settings, embedder_factory=self._embedder_for, status=self.status)
         state = ServingState(
             kb=kb,
             retriever=retriever,

@@ -72,7 +72,7 @@ def create_app(
     set_torch_threads(settings.torch_threads)
     sync = ReloadSync(settings.sync_file) if settings.sync_file is not None else None
     holder = KBHolder(embedder or settings.embedder, settings.backend, settings.tau, build_index=settings.build_index,
-                      sync=sync, settings=library_settings)
+                      sync=sync, settings=library_settings, status=settings.status)
     holder.start(settings.kb_dir, kb=kb)
 
     @contextlib.asynccontextmanager

@@ -26,6 +26,9 @@ def serve_command(
              "refused)")] = None,
     tau: Annotated[float | None, typer.Option(
         help="default cosine threshold of semantic matches (default: the tau setting, 0.70)")] = None,
+    status: Annotated[str | None, typer.Option(
+        help="status filter of requests that name none: all (every tuple but rejected ones; pending ones marked "
+             "unreviewed), accepted (reviewed only) or pending (default: the status setting, all)")] = None,
     config: Annotated[Path | None, typer.Option(
         help="TOML settings file (default $CULTUREKB_CONFIG, else ./culturekb.toml)")] = None,
     api_keys_file: Annotated[Path | None, typer.Option(
@@ -41,7 +44,7 @@ def serve_command(
 
     _guard(lambda: serve(kb, host, port, workers, backend=backend, embedder=embedder, tau=tau, config=config,
                          api_keys_file=api_keys_file, build_index=build_index, log_level=log_level,
-                         max_batch=max_batch, max_body_bytes=max_body_bytes))
+                         max_batch=max_batch, max_body_bytes=max_body_bytes, status=status))
 
 
 def _guard(fn: Callable[[], Any]) -> Any:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Depends, HTTPException, Path, Request, Response
+from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -26,12 +26,17 @@ from culturekb.api.schemas import (
     LookupOut,
     LookupRequest,
     MatchOut,
+    PriorOut,
     Ready,
     ReloadOut,
     ReloadRequest,
+    StatusName,
+    evidence_fields,
     tuple_out,
 )
 from culturekb.errors import ConfigError, CultureKBError
+from culturekb.inference.evidence import tuple_evidence
+from culturekb.kb.schemes import EmotionScheme
 from culturekb.retrieval.retriever import Match
 
 __all__ = ["health_router", "v1_router", "admin_router", "metrics_router"]
@@ -125,43 +130,69 @@ async def cultures(request: Request) -> CulturesOut:
     return CulturesOut(kb_version=state.kb_version, cultures=out)
 
 
-def _match_out(m: Match) -> MatchOut:
-    return MatchOut(kind=m.kind, score=round(float(m.score), 6), tuple=tuple_out(m.tuple))
+@v1_router.get("/prior", summary="Each culture's label prior", response_model=PriorOut,
+               responses={404: _err("unknown culture")})
+async def prior(
+    request: Request,
+    culture: Annotated[str | None, Query(max_length=64, description="one culture (id or alias); default: every "
+                                         "culture", examples=["en"])] = None,
+) -> PriorOut:
+    """The training label distribution of each culture (or of one): what the labels look like before any
+    concept is seen, and what a tuple's distribution is read against."""
+    state = _state(request)
+    priors = state.label_prior
+    if culture is not None:
+        try:
+            cid = state.retriever.resolve_culture(culture)
+        except ConfigError as exc:
+            raise HTTPException(404, str(exc)) from None
+        priors = {cid: priors.get(cid, {})}
+    return PriorOut(kb_version=state.kb_version, scheme=state.kb.scheme.name, priors=priors)
+
+
+def _match_out(m: Match, scheme: EmotionScheme) -> MatchOut:
+    return MatchOut(kind=m.kind, score=round(float(m.score), 6), tuple=tuple_out(m.tuple),
+                    **evidence_fields(tuple_evidence(m.tuple, scheme)))
 
 
 @v1_router.post("/lookup", summary="Exact-then-semantic lookup of a batch of concepts", response_model=LookupOut,
                 responses=_BODY_ERRORS)
 def lookup(body: Annotated[LookupRequest, Body()], request: Request) -> LookupOut:
     """Per concept: the culture's tuple with the same normalised concept (`exact`), else the most similar concept
-    with cosine >= tau (`semantic`), else null. Concepts are plain text; nothing is read from disk for them."""
+    with cosine >= tau (`semantic`), else null, each with its label counts, the 95% interval of its dominant
+    share and its review status. Only tuples the status filter admits are found (`status`, default the
+    server's). Concepts are plain text; nothing is read from disk for them."""
     settings = request.app.state.settings
     check_strings(settings, body.concepts)
     if body.k > settings.max_k:
         raise InvalidRequestError(["body", "k"], f"k is {body.k}; the limit is {settings.max_k}. "
                                   "Ask for fewer alternatives")
     state = _state(request)
-    r = state.retriever
+    r = state.retriever_for(body.status)
+    scheme = state.kb.scheme
     culture = r.resolve_culture(body.culture)
     norms = r.normalise(body.concepts, on_invalid="skip")
     matches = r.lookup(body.concepts, culture, tau=body.tau, k=body.k, cross_culture=body.cross_culture,
                        on_invalid="skip")
     results = [
-        LookupItem(query=q, normalised=n, match=_match_out(m) if m else None,
-                   alternatives=[_match_out(a) for a in m.alternatives] if m else [])
+        LookupItem(query=q, normalised=n, match=_match_out(m, scheme) if m else None,
+                   alternatives=[_match_out(a, scheme) for a in m.alternatives] if m else [])
         for q, n, m in zip(body.concepts, norms, matches, strict=True)
     ]
     metrics = request.app.state.metrics
     metrics.concepts.labels(endpoint="lookup").inc(len(body.concepts))
     metrics.count_hits(culture, [m.kind if m else None for m in matches])
     return LookupOut(kb_version=state.kb_version, culture=culture, tau=r.tau if body.tau is None else body.tau,
-                     results=results)
+                     status_filter=r.tuple_filter.status, results=results)
 
 
 @v1_router.post("/augment", summary="Knowledge block and tuples for a prompt", response_model=AugmentOut,
                 responses=_BODY_ERRORS)
 def augment(body: Annotated[AugmentRequest, Body()], request: Request) -> AugmentOut:
-    """The knowledge block for (prompt, culture, concepts) in one of the paper's modes, the tuples in it, and the
-    block followed by the prompt. Without `concepts`, they are extracted from the prompt's text."""
+    """The knowledge block for (prompt, culture, concepts) in one of the paper's modes, the tuples in it (with
+    their counts, intervals and review status), the block followed by the prompt, and the block's provenance.
+    Without `concepts`, they are extracted from the prompt's text. Only tuples the status filter admits are used
+    (`status`, default the server's); a pending tuple's line in the block is marked unreviewed."""
     settings = request.app.state.settings
     check_strings(settings, body.concepts)
     if body.prompt is not None and len(body.prompt) > settings.max_prompt_chars:
@@ -170,18 +201,22 @@ def augment(body: Annotated[AugmentRequest, Body()], request: Request) -> Augmen
     if body.concepts is None and not (body.prompt and body.prompt.strip()):
         raise InvalidRequestError(["body"], "give `concepts`, or a `prompt` to extract them from", "no_concepts")
     state = _state(request)
-    culture = state.retriever.resolve_culture(body.culture)
-    ap = state.augmenter.augment(prompt=body.prompt, culture=culture, concepts=body.concepts, mode=body.mode)
+    augmenter = state.augmenter_for(body.status)
+    culture = augmenter.retriever.resolve_culture(body.culture)
+    ap = augmenter.augment(prompt=body.prompt, culture=culture, concepts=body.concepts, mode=body.mode)
     k = ap.knowledge  # the knowledge service's block and its provenance
+    scheme = state.kb.scheme
     metrics = request.app.state.metrics
     metrics.concepts.labels(endpoint="augment").inc(len(k.concepts))
     metrics.count_hits(culture, [m.kind for m in k.matches])
     return AugmentOut(
         kb_version=k.kb_version, culture=k.culture, mode=k.mode, concepts=list(k.concepts), block=k.text,
         prompt=ap.prompt, template_id=k.template_id, template_sha=k.template_sha, language=k.language,
-        status=k.status, tuples=[tuple_out(t) for t in k.tuples],
+        status=k.status, status_filter=k.status_filter, tuples=[tuple_out(t) for t in k.tuples],
         matches=[AugmentMatch(query=m.query, concept=m.concept, culture=m.culture, kind=m.kind,
-                              score=round(float(m.score), 6)) for m in k.matches],
+                              score=round(float(m.score), 6), **evidence_fields(tuple_evidence(m.tuple, scheme)))
+                 for m in k.matches],
+        provenance=k.provenance(),
     )
 
 
@@ -192,19 +227,29 @@ async def concept(
     culture: Annotated[str, Path(max_length=64, description="culture id or alias", examples=["zh"])],
     concept: Annotated[str, Path(max_length=1024, description="concept, matched after normalisation; plain "
                                  "text, URL-encoded (slashes allowed)", examples=["full moon"])],
+    status: Annotated[StatusName | None, Query(description="status filter (default: the server's)")] = None,
 ) -> ConceptOut:
-    """Exact match after normalisation ('Full Moons' finds 'full moon'); use POST /v1/lookup for semantic ones."""
+    """Exact match after normalisation ('Full Moons' finds 'full moon'), with the tuple's counts, interval and
+    review status; use POST /v1/lookup for semantic ones. A tuple the status filter hides is not found."""
     state = _state(request)
+    retriever = state.retriever_for(status)
     try:
-        cid = state.retriever.resolve_culture(culture)
+        cid = retriever.resolve_culture(culture)
     except ConfigError as exc:
         raise HTTPException(404, str(exc)) from None
     t = state.exact(cid, concept)
+    shown = concept if len(concept) <= 80 else concept[:77] + "..."
     if t is None:
-        shown = concept if len(concept) <= 80 else concept[:77] + "..."
         raise HTTPException(404, f"no tuple for concept {shown!r} in culture {cid!r}; this route matches the "
                                  "normalised concept exactly, use POST /v1/lookup for semantic matches")
-    return ConceptOut(kb_version=state.kb_version, tuple=tuple_out(t))
+    served = retriever.tuple_filter.status
+    hidden = retriever.hidden.get(t.id)
+    if hidden is not None:
+        why = (f"its review status is {t.status!r}, which the status filter {served!r} does not serve; ask with "
+               "?status=all" if hidden == "status" else f"it is hidden ({hidden})")
+        raise HTTPException(404, f"the tuple for concept {shown!r} in culture {cid!r} is not served: {why}")
+    return ConceptOut(kb_version=state.kb_version, status_filter=served, tuple=tuple_out(t),
+                      **evidence_fields(tuple_evidence(t, state.kb.scheme)))
 
 
 # -- admin -------------------------------------------------------------------------------------------------

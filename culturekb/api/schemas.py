@@ -10,9 +10,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from culturekb.inference.evidence import TupleEvidence
 from culturekb.kb.schema import KnowledgeTuple
 
 __all__ = [
+    "StatusName",
+    "EvidenceOut",
+    "PriorOut",
+    "evidence_fields",
     "HARD_MAX_BATCH",
     "HARD_MAX_CHARS",
     "HARD_MAX_K",
@@ -39,6 +44,13 @@ __all__ = [
 HARD_MAX_BATCH = 10_000
 HARD_MAX_CHARS = 1_000_000
 HARD_MAX_K = 100
+
+StatusName = Literal["all", "accepted", "pending"]
+"""The status filters a request may name (`culturekb.retrieval.filters`)."""
+
+_STATUS_DESCRIPTION = ("which tuples to serve: all (every tuple but rejected ones; pending ones are marked "
+                       "unreviewed), accepted (reviewed: both judges agreed or a person approved) or pending "
+                       "(flagged, awaiting review); default: the server's (all unless configured)")
 
 class ErrorOut(BaseModel):
     """Every error answer: what was wrong and what to change; `errors` lists each invalid field for 422s."""
@@ -117,6 +129,27 @@ def tuple_out(t: KnowledgeTuple) -> TupleOut:
     return TupleOut(id=t.id, **t.model_dump(mode="json", exclude={"provenance"}))
 
 
+class EvidenceOut(BaseModel):
+    """The numbers behind a tuple: its label distribution and support, the counts per label, the 95% Wilson
+    interval of the dominant label's share, a one-line summary, and the tuple's review status."""
+
+    distribution: dict[str, float] = Field(examples=[{"fear": 0.7, "excitement": 0.3}])
+    support: int = Field(description="training images (or texts) behind the tuple", examples=[10])
+    counts: dict[str, int] = Field(description="images per label (support x P(e), rounded)",
+                                   examples=[{"fear": 7, "excitement": 3}])
+    interval: list[float] = Field(description="95% Wilson interval [lo, hi] of the dominant label's share",
+                                  examples=[[0.397, 0.892]])
+    summary: str = Field(description="the top labels with their counts", examples=["fear (7/10), excitement (3/10)"])
+    review: str = Field(description="review status: accepted (judges agreed), approved (a person approved) or "
+                                    "pending (unreviewed)", examples=["accepted"])
+
+
+def evidence_fields(e: TupleEvidence) -> dict[str, Any]:
+    """The `EvidenceOut` fields of a tuple's evidence, for the models that carry them."""
+    d = e.to_dict()
+    return {k: d[k] for k in EvidenceOut.model_fields}
+
+
 class LookupRequest(BaseModel):
     """Exact-then-semantic lookup of a batch of concepts in one culture."""
 
@@ -139,10 +172,12 @@ class LookupRequest(BaseModel):
     k: int = Field(1, ge=1, le=HARD_MAX_K, description="alternatives: up to k-1 further matches per concept",
                    examples=[1])
     cross_culture: bool = Field(False, description="search every other culture instead (the cross-culture ablation)")
+    status: StatusName | None = Field(None, description=_STATUS_DESCRIPTION, examples=["accepted"])
 
 
-class MatchOut(BaseModel):
-    """A tuple found for a query concept: an exact match, or a semantic one with its cosine similarity (>= tau)."""
+class MatchOut(EvidenceOut):
+    """A tuple found for a query concept: an exact match, or a semantic one with its cosine similarity (>= tau),
+    with the tuple's evidence (distribution, counts, interval, review status)."""
 
     kind: Literal["exact", "semantic"] = Field(examples=["exact"])
     score: float = Field(description="1.0 for exact, else cosine similarity", examples=[1.0])
@@ -165,6 +200,7 @@ class LookupOut(BaseModel):
     kb_version: str
     culture: str = Field(description="the culture id the request resolved to", examples=["en"])
     tau: float
+    status_filter: StatusName = Field(description="the status filter that served the request")
     results: list[LookupItem]
 
 
@@ -188,10 +224,12 @@ class AugmentRequest(BaseModel):
     )
     mode: Literal["orig", "know", "internal-know", "random-know", "cross-culture-know"] = Field(
         "know", description="the paper's setting; `know` retrieves for the culture")
+    status: StatusName | None = Field(None, description=_STATUS_DESCRIPTION, examples=["accepted"])
 
 
-class AugmentMatch(BaseModel):
-    """Which tuple a query concept retrieved for the block: its concept, culture, match kind and score."""
+class AugmentMatch(EvidenceOut):
+    """Which tuple a query concept retrieved for the block: its concept, culture, match kind and score, and the
+    tuple's evidence (distribution, counts, interval, review status)."""
 
     query: str
     concept: str
@@ -207,22 +245,37 @@ class AugmentOut(BaseModel):
     culture: str
     mode: str
     concepts: list[str] = Field(description="the concepts looked up")
-    block: str = Field(description="the knowledge block ('' when nothing was found)",
-                       examples=["- full moon: sadness (60%, 5 images). the full moon recalls family far away"])
+    block: str = Field(description="the knowledge block ('' when nothing was found); a pending tuple's line says "
+                                   "it is unreviewed",
+                       examples=["- full moon: mostly sadness (3/5), contentment (2/5); 95% CI for sadness: "
+                                 "23-88%. the full moon recalls family far away"])
     prompt: str | None = Field(description="the block followed by the prompt")
     template_id: str = Field(description="the block's templates, name.language@hash of each")
     template_sha: str = Field(description="sha256 over the block's templates")
     language: str = Field(description="the block's language")
     status: str = Field(description="matched, no-match, no-concepts or not-used (a mode without knowledge)")
+    status_filter: StatusName = Field(description="the status filter that served the request")
     tuples: list[TupleOut]
     matches: list[AugmentMatch]
+    provenance: dict[str, Any] = Field(description="what the block was made from (KnowledgeBlock.provenance): KB "
+                                                   "version, templates, status filter, each tuple's id, match and "
+                                                   "review status")
 
 
-class ConceptOut(BaseModel):
-    """Answer of /v1/concepts/{culture}/{concept}: that culture's tuple for the concept."""
+class ConceptOut(EvidenceOut):
+    """Answer of /v1/concepts/{culture}/{concept}: that culture's tuple for the concept, with its evidence."""
 
     kb_version: str
+    status_filter: StatusName = Field(description="the status filter the tuple passed")
     tuple: TupleOut
+
+
+class PriorOut(BaseModel):
+    """Answer of /v1/prior: each culture's label prior, its training label distribution over the scheme."""
+
+    kb_version: str
+    scheme: str = Field(examples=["artemis9"])
+    priors: dict[str, dict[str, float]] = Field(examples=[{"en": {"fear": 0.25, "sadness": 0.75}}])
 
 
 class ReloadRequest(BaseModel):

@@ -90,12 +90,14 @@ def serve(
     api_keys_file: str | Path | None = None,
     build_index: bool = True,
     log_level: str = "info",
+    status: str | None = None,
     **limits: Any,
 ) -> None:
     """Serve the KB in `kb_dir` over HTTP until interrupted.
 
-    `backend`, `embedder` and `tau` default to the library settings (`config`: a TOML file, else
-    $CULTUREKB_CONFIG or ./culturekb.toml; then CULTUREKB_* variables) and to what the KB's index records.
+    `backend`, `embedder`, `tau` and `status` (the status filter of requests that name none) default to the
+    library settings (`config`: a TOML file, else $CULTUREKB_CONFIG or ./culturekb.toml; then CULTUREKB_*
+    variables) and to what the KB's index records.
     One worker runs the app in this process. With `workers > 1`, uvicorn starts that many processes from the
     import string `culturekb.api.app:app_from_env`; the settings travel through CULTUREKB_API_* environment
     variables (and CULTUREKB_CONFIG), admin reloads through a sync file, and metrics through
@@ -109,8 +111,13 @@ def serve(
     if workers < 1:
         raise ConfigError(f"workers must be at least 1; got {workers}")
     library_settings = load_settings(config)
+    if status is not None:
+        from culturekb.retrieval.filters import check_status
+
+        check_status(status)  # says which filters exist, before any setting names an environment variable
     settings = load_api_settings(kb_dir=Path(kb_dir), backend=backend, embedder=embedder, tau=tau,
-                                 api_keys_file=api_keys_file, build_index=build_index, **limits)
+                                 api_keys_file=api_keys_file, build_index=build_index,
+                                 status=status if status is not None else library_settings.status, **limits)
     settings.keys()  # a broken keys file fails now, not in every worker
     # Requests run concurrently in the threadpool, so each encode call gets one torch thread: intra-op threads on
     # top of concurrent requests oversubscribe the cores (measured: 10x slower single lookups on a busy machine).

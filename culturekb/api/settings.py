@@ -1,6 +1,6 @@
 """Settings of the HTTP API: what to serve, API keys, and request limits (environment prefix CULTUREKB_API_).
 
-Embedder, backend and tau are the library's settings (`culturekb.config`: CULTUREKB_*, the TOML file); the
+Embedder, backend, tau and status are the library's settings (`culturekb.config`: CULTUREKB_*, the TOML file); the
 fields of the same names here only fix them for one server (the `serve` options), and are None otherwise.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -36,6 +36,10 @@ class ApiSettings(BaseSettings):
         None, description="embedder spec, checked against the index (None: the one the index records)"
     )
     tau: float | None = Field(None, ge=0.0, le=1.0, description="default cosine threshold (None: the tau setting)")
+    status: Literal["all", "accepted", "pending"] | None = Field(
+        None, description="status filter of requests that do not name one: all (every tuple but rejected ones, "
+        "pending ones marked unreviewed), accepted (reviewed only) or pending (None: the status setting, all)"
+    )
     build_index: bool = Field(False, description="build the index at start-up when it is missing")
     read_keys: Annotated[list[str], NoDecode] = Field(default_factory=list, description="keys for the /v1 routes")
     admin_keys: Annotated[list[str], NoDecode] = Field(

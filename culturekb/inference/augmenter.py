@@ -88,12 +88,20 @@ class AugmentedPrompt:
         """Ids (``culture::concept``) of the tuples in the block."""
         return self.knowledge.tuple_ids
 
+    @property
+    def status_filter(self) -> str:
+        """Which tuples could be served: ``all``, ``accepted`` or ``pending``."""
+        return self.knowledge.status_filter
+
 
 class Augmenter:
     """Finds a sample's concepts and asks the knowledge service for its culture's block in the given mode.
 
     `budget`: how much knowledge a block carries; `template`: how it reads (default: the bare lines of
-    `item_template`, which fill {knowledge} in the prediction prompts); `tau`: the semantic-match threshold.
+    `item_template`, which fill {knowledge} in the prediction prompts); `tau`: the semantic-match threshold;
+    `status`: which tuples are served (``all``: every tuple but rejected ones, pending ones marked unreviewed in
+    the block; ``accepted``: reviewed knowledge only; ``pending``; default: the retriever's filter, itself
+    ``all`` unless opened otherwise). A call may ask for another filter (``augment(..., status=...)``).
     """
 
     def __init__(
@@ -105,19 +113,25 @@ class Augmenter:
         tau: float | None = None,
         *,
         template: BlockTemplate | None = None,
+        status: StatusFilter | None = None,
     ) -> None:
-        self.retriever = retriever
         self.concept_extractor = concept_extractor
         self.budget = budget or Budget()
         self.template = template or (KNOWLEDGE if item_template == "knowledge_item" else BlockTemplate(item_template))
         self.tau = tau
-        self.service = KnowledgeService(retriever, tau=tau, budget=self.budget, template=self.template)
+        self.service = KnowledgeService(retriever, tau=tau, budget=self.budget, template=self.template, status=status)
+        self.retriever = self.service.retriever  # with the status filter applied
         self._text_extractor: TextConceptExtractor | None = None
 
     @property
     def kb_version(self) -> str:
         """Version of the KB the knowledge comes from."""
         return self.retriever.kb.version
+
+    @property
+    def status(self) -> StatusFilter:
+        """The status filter of calls that do not pass their own (``all``, ``accepted`` or ``pending``)."""
+        return self.service.status
 
     # -- concepts ------------------------------------------------------------------------------------------
     def text_concepts(self, samples: Sequence[Sample]) -> list[list[str]]:
@@ -152,8 +166,10 @@ class Augmenter:
         mode: str = "know",
         seed: int = 0,
         language: str | None = None,
+        status: str | None = None,
     ) -> AugmentedPrompt:
-        """Knowledge for a sample, or for (prompt, culture, concepts). With `prompt`, the block is put before it."""
+        """Knowledge for a sample, or for (prompt, culture, concepts). With `prompt`, the block is put before it.
+        `status`: the status filter of this call (default: the Augmenter's)."""
         if sample is None:
             if culture is None:
                 raise ConfigError("augment needs a sample, or a culture (with concepts or a prompt to take them from)")
@@ -161,7 +177,8 @@ class Augmenter:
         elif culture is not None or concepts is not None:
             sample = sample.model_copy(update={k: v for k, v in (("culture", culture), ("concepts", concepts))
                                                if v is not None})
-        return self.augment_many([sample], mode=mode, seed=seed, language=language, prompts=[prompt])[0]
+        return self.augment_many([sample], mode=mode, seed=seed, language=language, prompts=[prompt],
+                                 status=status)[0]
 
     def augment_many(
         self,
@@ -170,15 +187,16 @@ class Augmenter:
         seed: int = 0,
         language: str | None = None,
         prompts: Sequence[str | None] | None = None,
+        status: str | None = None,
     ) -> list[AugmentedPrompt]:
-        """`augment` for a batch: one batched lookup for all samples."""
+        """`augment` for a batch: one batched lookup for all samples (`status`: this call's status filter)."""
         from culturekb.inference.base import check_mode
 
         check_mode(mode)
         concept_lists = self.concepts_for(samples)
         requests = [KnowledgeRequest(cs, s.culture, mode, language, s.id)
                     for s, cs in zip(samples, concept_lists, strict=True)]
-        blocks = self.service.inject_many(requests, seed=seed)
+        blocks = self.service.inject_many(requests, seed=seed, status_filter=status)
         out = []
         for i, block in enumerate(blocks):
             prompt = prompts[i] if prompts else None

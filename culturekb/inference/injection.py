@@ -14,6 +14,9 @@ One request goes through three steps:
    cosine >= tau; one batched lookup for a whole batch); ``cross-culture-know`` in every other culture;
    ``random-know`` draws as many random tuples of the culture as the lookup matched (at least one), seeded by
    (seed, request key); ``orig`` and ``internal-know`` use no knowledge. Tuples a human rejected are never used.
+   The **status filter** (``all``, the default: every tuple but rejected ones; ``accepted``: reviewed knowledge
+   only; ``pending``: unreviewed only) decides which tuples the lookup and the random draw see: the service's own
+   (`KnowledgeService(status=...)`, else its retriever's) or one per call (``status_filter=``).
 2. **Budget**: one match per tuple (the best-scoring one, at its first position), ranked by score
    (``rank="score"``) or kept in concept order (``rank="salience"``), at most `max_tuples`; lines that would
    go past `max_chars` are left out whole, never cut.
@@ -22,12 +25,19 @@ One request goes through three steps:
    tuple is one line of the item template; an optional frame template puts the lines under a header.
 
 Item template placeholders: {concept} {label} (required), {query} {share} {support} {rationales} (the first
-`max_rationales` rationales) {rationale} (the first one). Frame placeholders: {items} or {knowledge} (the lines),
+`max_rationales` rationales) {rationale} (the first one), and the distribution-level ones
+(`culturekb.inference.evidence`): {distribution} (the top two labels with their counts, ``fear (7/10), awe
+(2/10)``, labels in the block's language), {interval} (the 95% Wilson interval of the dominant share,
+``40-89%``), {count} (the dominant label's count, ``7/10``), {review} (the tuple's review status) and
+{unreviewed}: written ``{unreviewed:TEXT}``, it shows TEXT (the marker in the template's language) for a tuple
+nobody has reviewed (status ``pending``) and nothing for a reviewed one; a bare {unreviewed} shows
+`` (unreviewed)``. Frame placeholders: {items} or {knowledge} (the lines),
 {culture} (how prompts name the culture in the block's language, `culture_display_name`), {culture_name} (the
 culture registry's name), {culture_id}.
 
-The `KnowledgeBlock` carries its provenance: the tuples with the query, match kind and score of each, the KB
-version, the language, the template id (``name.language@hash`` of each part) and a sha256 over the templates.
+The `KnowledgeBlock` carries its provenance: the tuples with the query, match kind, score and review status of
+each, the status filter that served them, the KB version, the language, the template id (``name.language@hash``
+of each part) and a sha256 over the templates.
 """
 
 from __future__ import annotations
@@ -43,8 +53,10 @@ from typing import Any, Literal
 from culturekb._io import sha256_text
 from culturekb.errors import ConfigError
 from culturekb.inference.base import check_mode
+from culturekb.inference.evidence import tuple_evidence
 from culturekb.kb.cultures import CultureRegistry
 from culturekb.kb.schema import KnowledgeTuple, Sample
+from culturekb.retrieval.filters import StatusFilter, check_status
 from culturekb.retrieval.retriever import Match, Retriever
 from culturekb.text.concepts import ConceptExtractor
 from culturekb.text.prompts import PromptTemplate, available_prompt_languages, load_prompt
@@ -55,7 +67,8 @@ __all__ = ["Budget", "BlockTemplate", "KNOWLEDGE", "HARNESS", "CUES", "REGIONAL_
 
 log = logging.getLogger(__name__)
 
-ITEM_FIELDS = ("concept", "label", "query", "share", "support", "rationales", "rationale")
+ITEM_FIELDS = ("concept", "label", "query", "share", "support", "rationales", "rationale", "distribution", "interval",
+               "count", "review", "unreviewed")
 FRAME_FIELDS = ("items", "knowledge", "culture", "culture_name", "culture_id")
 _NO_KNOWLEDGE_MODES = ("orig", "internal-know")
 
@@ -163,6 +176,8 @@ class KnowledgeBlock:
     template_sha: str = ""
     kb_version: str = ""
     scope: tuple[str, ...] = field(default_factory=tuple)
+    status_filter: str = "all"
+    """Which tuples could be served (``all``, ``accepted`` or ``pending``; `culturekb.retrieval.filters`)."""
 
     def __bool__(self) -> bool:
         return bool(self.matches)
@@ -182,14 +197,20 @@ class KnowledgeBlock:
         """Match score of each tuple (1.0 for exact, else cosine similarity)."""
         return tuple(m.score for m in self.matches)
 
+    @property
+    def unreviewed(self) -> list[str]:
+        """Ids of the tuples in the block that nobody has reviewed (status ``pending``), marked in its text."""
+        return [m.tuple.id for m in self.matches if m.tuple.status == "pending"]
+
     def provenance(self) -> dict[str, Any]:
-        """What the block was made from, as plain JSON values (recorded with predictions and API answers)."""
+        """What the block was made from, as plain JSON values (recorded with predictions and API answers):
+        `status_filter` says which tuples could be served, each tuple's `review` its review status."""
         return {
             "kb_version": self.kb_version, "culture": self.culture, "scope": list(self.scope), "mode": self.mode,
-            "status": self.status, "language": self.language, "template_id": self.template_id,
-            "template_sha": self.template_sha, "concepts": list(self.concepts),
-            "tuples": [{"id": m.tuple.id, "query": m.query, "kind": m.kind, "score": round(float(m.score), 6)}
-                       for m in self.matches],
+            "status": self.status, "status_filter": self.status_filter, "language": self.language,
+            "template_id": self.template_id, "template_sha": self.template_sha, "concepts": list(self.concepts),
+            "tuples": [{"id": m.tuple.id, "query": m.query, "kind": m.kind, "score": round(float(m.score), 6),
+                        "review": m.tuple.status} for m in self.matches],
         }
 
 
@@ -261,6 +282,22 @@ def _names(culture: str, language: str, registry: CultureRegistry) -> dict[str, 
     return {"culture": culture_display_name(found, language), "culture_name": found.name, "culture_id": culture}
 
 
+class _Marker:
+    """The value of {unreviewed}: ``{unreviewed:TEXT}`` renders TEXT when `on`, nothing otherwise."""
+
+    __slots__ = ("on",)
+    DEFAULT = " (unreviewed)"
+
+    def __init__(self, on: bool) -> None:
+        self.on = on
+
+    def __format__(self, spec: str) -> str:
+        return (spec or self.DEFAULT) if self.on else ""
+
+    def __str__(self) -> str:
+        return format(self, "")
+
+
 def _select(matches: Sequence[Match], budget: Budget) -> list[Match]:
     """One match per tuple (its best-scoring one, at its first position), rejected tuples left out, ranked."""
     best: dict[str, Match] = {}
@@ -279,15 +316,32 @@ class KnowledgeService:
     """Turns (concepts, culture, mode, budget, template) into a `KnowledgeBlock` over one KB's retriever.
 
     `tau`: the cosine threshold of semantic matches (default: the retriever's); `budget` and `template`: the
-    defaults of calls that do not pass their own.
+    defaults of calls that do not pass their own; `status`: which tuples are served (``all``, ``accepted`` or
+    ``pending``; default: the retriever's filter), overridable per call with ``status_filter=``.
     """
 
     def __init__(self, retriever: Retriever, *, tau: float | None = None, budget: Budget | None = None,
-                 template: BlockTemplate = KNOWLEDGE) -> None:
-        self.retriever = retriever
+                 template: BlockTemplate = KNOWLEDGE, status: StatusFilter | None = None) -> None:
+        self.retriever = retriever if status is None else retriever.with_filter(status=check_status(status))
         self.tau = tau
         self.budget = budget or Budget()
         self.template = template
+        self._by_status: dict[str, Retriever] = {self.status: self.retriever}
+
+    @property
+    def status(self) -> StatusFilter:
+        """The status filter of calls that do not pass their own."""
+        return self.retriever.tuple_filter.status
+
+    def retriever_for(self, status_filter: str | None = None) -> Retriever:
+        """The retriever serving `status_filter` (None: the service's own), made once per filter."""
+        if status_filter is None:
+            return self.retriever
+        found = self._by_status.get(status_filter)
+        if found is None:
+            found = self.retriever.with_filter(status=check_status(status_filter))
+            self._by_status[status_filter] = found
+        return found
 
     @property
     def kb_version(self) -> str:
@@ -308,11 +362,12 @@ class KnowledgeService:
         key: str = "",
         scope: Sequence[str] | None = None,
         on_unknown_culture: Literal["error", "skip"] = "error",
+        status_filter: str | None = None,
     ) -> KnowledgeBlock:
         """The block for one request; see `inject_many`."""
         request = KnowledgeRequest(concepts, culture, mode, language, key, scope)
         return self.inject_many([request], budget=budget, template=template, seed=seed,
-                                on_unknown_culture=on_unknown_culture)[0]
+                                on_unknown_culture=on_unknown_culture, status_filter=status_filter)[0]
 
     def inject_many(
         self,
@@ -322,11 +377,15 @@ class KnowledgeService:
         template: BlockTemplate | None = None,
         seed: int = 0,
         on_unknown_culture: Literal["error", "skip"] = "error",
+        status_filter: str | None = None,
     ) -> list[KnowledgeBlock]:
         """One block per request, in order, with one batched lookup per kind of search (own culture, other
         cultures, a given scope). A culture the KB lacks raises ConfigError, or with ``on_unknown_culture="skip"``
         gives an empty block with status ``culture-not-in-kb`` (``no-concepts`` when it had no concepts either).
+        `status_filter`: which tuples to serve for these requests (default: the service's `status`).
         """
+        retriever = self.retriever_for(status_filter)
+        served = retriever.tuple_filter.status
         budget = budget or self.budget
         template = template or self.template
         if on_unknown_culture not in ("error", "skip"):
@@ -337,27 +396,27 @@ class KnowledgeService:
             if r.scope is not None and r.mode != "know":
                 raise ConfigError(f"a lookup scope works with mode 'know' only, not {r.mode!r}")
             try:
-                targets.append(self.retriever.resolve_culture(r.culture))
+                targets.append(retriever.resolve_culture(r.culture))
             except ConfigError:
                 if on_unknown_culture == "error":
                     raise
                 targets.append(None)
-        found = self._lookup(requests, targets)
+        found = self._lookup(retriever, requests, targets)
         out = []
         for i, (r, target) in enumerate(zip(requests, targets, strict=True)):
             if target is None:
                 status = "culture-not-in-kb" if r.concepts else "no-concepts"
                 out.append(self.render([], r.culture, template=template, budget=budget, language=r.language,
-                                       concepts=r.concepts, mode=r.mode, status=status))
+                                       concepts=r.concepts, mode=r.mode, status=status, status_filter=served))
                 continue
             matches = found[i]
             if r.mode == "random-know":
-                matches = self._random(target, max(1, len(matches)), seed, r.key, budget)
+                matches = self._random(retriever, target, max(1, len(matches)), seed, r.key, budget)
             why = ("not-used" if r.mode in _NO_KNOWLEDGE_MODES
                    else "no-concepts" if not r.concepts and r.mode != "random-know" else None)
             out.append(self.render(matches, target, template=template, budget=budget, language=r.language,
                                    concepts=r.concepts, mode=r.mode, status=why,
-                                   scope=self._scope_of(r, target)))
+                                   scope=self._scope_of(r, target), status_filter=served))
         return out
 
     def _scope_of(self, r: KnowledgeRequest, target: str) -> tuple[str, ...]:
@@ -367,32 +426,34 @@ class KnowledgeService:
             return tuple(c for c in self.retriever.cultures if c != target)
         return () if r.mode in _NO_KNOWLEDGE_MODES else (target,)
 
-    def _lookup(self, requests: Sequence[KnowledgeRequest], targets: Sequence[str | None]) -> list[list[Match]]:
+    def _lookup(self, retriever: Retriever, requests: Sequence[KnowledgeRequest],
+                targets: Sequence[str | None]) -> list[list[Match]]:
         """Matches per request: one `lookup_many` per kind of search (own culture, other cultures, each scope)."""
         found: list[list[Match]] = [[] for _ in requests]
         groups: dict[Any, list[int]] = {}
-        single_culture = len(self.retriever.cultures) < 2
+        single_culture = len(retriever.cultures) < 2
         for i, (r, target) in enumerate(zip(requests, targets, strict=True)):
             if target is None or not r.concepts or r.mode in _NO_KNOWLEDGE_MODES:
                 continue
             if r.mode == "cross-culture-know":
                 if single_culture:
                     log.warning("cross-culture-know: the KB has one culture only (%s); no tuples to give",
-                                self.retriever.cultures)
+                                retriever.cultures)
                     continue
                 groups.setdefault(True, []).append(i)
             else:
                 groups.setdefault(r.scope if r.scope is not None else False, []).append(i)
         for spec, idx in groups.items():
             cross: bool | list[str] = list(spec) if isinstance(spec, tuple) else spec
-            rows = self.retriever.lookup_many([(list(requests[i].concepts), targets[i] or "") for i in idx],
-                                              tau=self.tau, cross_culture=cross, on_invalid="skip")
+            rows = retriever.lookup_many([(list(requests[i].concepts), targets[i] or "") for i in idx],
+                                         tau=self.tau, cross_culture=cross, on_invalid="skip")
             for i, row in zip(idx, rows, strict=True):
                 found[i] = [m for m in row if m is not None]
         return found
 
-    def _random(self, culture: str, n: int, seed: int, key: str, budget: Budget) -> list[Match]:
-        pool = self.retriever.served(culture)
+    @staticmethod
+    def _random(retriever: Retriever, culture: str, n: int, seed: int, key: str, budget: Budget) -> list[Match]:
+        pool = retriever.served(culture)
         rng = random.Random(f"{seed}:{key}")
         picks = rng.sample(pool, min(n, len(pool), budget.max_tuples))
         return [Match(t.concept, t, 1.0, "exact") for t in picks]
@@ -410,10 +471,11 @@ class KnowledgeService:
         mode: str = "know",
         status: str | None = None,
         scope: Sequence[str] = (),
+        status_filter: str | None = None,
     ) -> KnowledgeBlock:
         """The block of given matches (selected and budgeted as any other): for callers that choose tuples
         themselves, e.g. RICE-VL's best-supported fallback (`status="fallback"`). `status` defaults to
-        ``matched`` or ``no-match``."""
+        ``matched`` or ``no-match``; `status_filter` (recorded in the provenance) to the service's."""
         template = template or self.template
         budget = budget or self.budget
         reg = self.retriever.kb.culture_registry
@@ -427,6 +489,7 @@ class KnowledgeService:
             t = m.tuple
             share = t.distribution.get(t.label)
             rationales = [r.strip() for r in t.rationales[: budget.max_rationales]]
+            evidence = tuple_evidence(t, scheme, lang)
             line = loaded.item.fill({
                 "concept": t.concept,
                 "query": m.query,
@@ -435,6 +498,11 @@ class KnowledgeService:
                 "support": t.support,
                 "rationales": " ".join(rationales),
                 "rationale": rationales[0] if rationales else "",
+                "distribution": evidence.summary,
+                "interval": evidence.interval_text,
+                "count": f"{evidence.counts.get(t.label, 0)}/{t.support}",
+                "review": t.status,
+                "unreviewed": _Marker(evidence.unreviewed),
             }).strip()
             if budget.max_chars is not None and total + len(line) + 1 > budget.max_chars:
                 continue  # a tuple that does not fit is left out whole, never cut
@@ -447,6 +515,7 @@ class KnowledgeService:
             text=self._frame(loaded, template.frame_names, lines, culture, reg), matches=used, concepts=tuple(concepts),
             culture=culture, mode=mode, status=status, language=lang, template_id=loaded.id, template_sha=loaded.sha,
             kb_version=self.kb_version, scope=tuple(scope),
+            status_filter=status_filter if status_filter is not None else self.status,
         )
 
     @staticmethod
@@ -479,6 +548,7 @@ def cues(
     language: str = "en",
     block_template: str | Path = "cues",
     item_template: str | Path = "cue_item",
+    status: StatusFilter | None = None,
 ) -> KnowledgeBlock:
     """Cue block for a narrative or question (concepts extracted with `extractor`, default the offline English
     `TextConceptExtractor`) or for a list of concepts, looked up in `culture` with one batched lookup.
@@ -486,7 +556,8 @@ def cues(
     At most `max_items` distinct tuples, in the extractor's salience order (list order for a list).
     `cross_culture`: True searches every other culture (the cross-culture ablation), a culture id or list searches
     those; the block is framed for `culture` either way. The templates are the packaged ``cues``/``cue_item`` or
-    a user's own files.
+    a user's own files. `status`: which tuples are served (``all``, ``accepted``, ``pending``; default: the
+    retriever's filter).
     """
     budget = cue_budget(max_items)
     target = retriever.resolve_culture(culture)
@@ -503,6 +574,6 @@ def cues(
         [cross_culture] if isinstance(cross_culture, str) else list(cross_culture))
     if scope is not None and not scope:
         raise ConfigError("cross_culture is an empty list; pass True, False, or the cultures to search")
-    service = KnowledgeService(retriever, tau=tau)
+    service = KnowledgeService(retriever, tau=tau, status=status)
     return service.inject(concepts, target, mode=mode, budget=budget, language=language, scope=scope,
                           template=BlockTemplate(item_template, block_template))

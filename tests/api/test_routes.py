@@ -89,7 +89,7 @@ def test_openapi_documents_every_route_with_examples(client):
     doc = client.get("/openapi.json").json()
     paths = doc["paths"]
     assert set(paths) == {"/livez", "/readyz", "/metrics", "/v1/kb", "/v1/cultures", "/v1/lookup", "/v1/augment",
-                          "/v1/concepts/{culture}/{concept}", "/v1/admin/reload"}
+                          "/v1/concepts/{culture}/{concept}", "/v1/prior", "/v1/admin/reload"}
     schemas = doc["components"]["schemas"]
     for name in ("LookupRequest", "AugmentRequest", "ReloadRequest"):
         assert schemas[name]["examples"], name

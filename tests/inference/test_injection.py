@@ -42,6 +42,8 @@ TUPLES = [
     _t("bamboo", "en", {"amusement": 0.6, "contentment": 0.4}, rationales=("pandas eat it, funny",)),
     _t("storm", "en", {"fear": 0.7, "excitement": 0.3}, 9, ("a storm at sea is frightening",)),
     _t("skull", "en", {"fear": 0.9, "sadness": 0.1}, status="rejected"),
+    _t("lantern", "zh", {"contentment": 0.5, "awe": 0.5}, 2, ("灯笼让人想起节日",), status="pending"),
+    _t("crane", "en", {"awe": 0.8, "contentment": 0.2}, 10, ("cranes fly high",), status="approved"),
 ]
 CONCEPTS = ["full moon", "sea", "bamboo grove", "skull", "spaceship"]
 """Already normalised (the benchmark paths normalise their concepts): exact, semantic, semantic, rejected, none."""
@@ -74,13 +76,14 @@ def test_know_block_and_provenance(service: KnowledgeService) -> None:
     assert b.tuple_ids == ["zh::full moon", "zh::bamboo"]  # skull was rejected by a reviewer: never served
     assert [m.kind for m in b.matches] == ["exact", "semantic"] and b.scores[0] == 1.0 > b.scores[1]
     assert b.text.splitlines() == [
-        "- full moon：多为悲伤（5件作品中占60%）。满月让人思念远方的亲人 月圆人团圆",
-        "- bamboo：多为满足（4件作品中占70%）。竹子象征气节与宁静",
+        "- full moon：多为悲伤 (3/5), 满足 (2/5)；悲伤占比的95%置信区间为23-88%。满月让人思念远方的亲人 月圆人团圆",
+        "- bamboo：多为满足 (3/4), 敬畏 (1/4)；满足占比的95%置信区间为30-95%。竹子象征气节与宁静",
     ]
     p = b.provenance()
     assert p["template_id"].startswith("knowledge_item.zh@") and len(p["template_sha"]) == 64
     assert p["tuples"][1] == {"id": "zh::bamboo", "query": "bamboo grove", "kind": "semantic",
-                              "score": round(b.scores[1], 6)}
+                              "score": round(b.scores[1], 6), "review": "accepted"}
+    assert p["status_filter"] == "all" and b.unreviewed == []
     assert p["scope"] == ["zh"] and p["concepts"] == CONCEPTS and p["mode"] == "know"
 
 
@@ -114,7 +117,7 @@ def test_budget_rank_and_characters(service: KnowledgeService) -> None:
     assert salience.tuple_ids == ["en::bamboo", "en::ocean", "en::full moon"]
     tight = service.inject(concepts, "en", budget=Budget(max_rationales=0, max_chars=90))
     assert len(tight.text) <= 90 and len(tight.text.splitlines()) == len(tight.matches) >= 1
-    assert all(line.endswith(").") for line in tight.text.splitlines())  # whole lines, no rationale
+    assert all(line.endswith("%.") for line in tight.text.splitlines())  # whole lines, no rationale
     # one match per tuple: the best one, at its first position
     dup = service.inject(["moonlight", "full moon"], "en", budget=Budget(rank="salience"))
     assert dup.tuple_ids == ["en::full moon"] and dup.matches[0].kind == "exact"
@@ -165,19 +168,20 @@ def test_render_given_matches_and_batch(service: KnowledgeService, retriever: Re
 
 
 # -- one block for every caller -------------------------------------------------------------------------------
-_API_KEYS = ("kb_version", "culture", "mode", "status", "language", "template_id", "template_sha", "concepts",
-             "tuples")
+_API_KEYS = ("kb_version", "culture", "mode", "status", "status_filter", "language", "template_id", "template_sha",
+             "concepts", "tuples")
 
 
 def _api_provenance(body: dict[str, Any]) -> dict[str, Any]:
     return {"kb_version": body["kb_version"], "culture": body["culture"], "mode": body["mode"],
-            "status": body["status"], "language": body["language"], "template_id": body["template_id"],
-            "template_sha": body["template_sha"], "concepts": body["concepts"],
-            "tuples": [{"id": t["id"], "query": m["query"], "kind": m["kind"], "score": m["score"]}
-                       for t, m in zip(body["tuples"], body["matches"], strict=True)]}
+            "status": body["status"], "status_filter": body["status_filter"], "language": body["language"],
+            "template_id": body["template_id"], "template_sha": body["template_sha"], "concepts": body["concepts"],
+            "tuples": [{"id": t["id"], "query": m["query"], "kind": m["kind"], "score": m["score"],
+                        "review": m["review"]} for t, m in zip(body["tuples"], body["matches"], strict=True)]}
 
 
-def _lmms_eval(kb_dir: Path, culture: str, version: str) -> tuple[str, Any]:
+def _lmms_eval(kb_dir: Path, culture: str, version: str, concepts: list[str] = CONCEPTS,
+               **options: Any) -> tuple[str, Any]:
     pytest.importorskip("lmms_eval")
     import sys
     import types
@@ -209,15 +213,17 @@ def _lmms_eval(kb_dir: Path, culture: str, version: str) -> tuple[str, Any]:
     sys.modules[module.__name__] = module
     manifest = ModelManifest("ckb_same_block_echo", simple_class_path=f"{module.__name__}.Echo")
     MODEL_REGISTRY_V2.register_manifest(manifest, overwrite=True)
-    model = CultureKBSimple(inner_model="ckb_same_block_echo", kb=str(kb_dir), kb_version=version, kb_template="none")
-    model.task_dict = {"toy": {"test": [{"culture": culture, "concepts": CONCEPTS}]}}
+    model = CultureKBSimple(inner_model="ckb_same_block_echo", kb=str(kb_dir), kb_version=version, kb_template="none",
+                            **options)
+    model.task_dict = {"toy": {"test": [{"culture": culture, "concepts": concepts}]}}
     request = Instance("generate_until", ("What do you feel?", {}, None, 0, "toy", "test"), idx=0,
                        metadata={"task": "toy", "doc_id": 0, "repeats": 1})
     [context] = model.generate_until([request])
     return context, model.injections[("toy", "test", 0)].knowledge
 
 
-def _vlmevalkit(kb_dir: Path, culture: str, version: str) -> tuple[str, Any]:
+def _vlmevalkit(kb_dir: Path, culture: str, version: str, concepts: list[str] = CONCEPTS,
+                **options: Any) -> tuple[str, Any]:
     pytest.importorskip("vlmeval")
     from vlmeval.vlm.base import BaseModel
 
@@ -233,23 +239,24 @@ def _vlmevalkit(kb_dir: Path, culture: str, version: str) -> tuple[str, Any]:
         def generate_inner(self, message: Any, dataset: str | None = None) -> str:
             return "A"
 
-    wrapped = CultureKBVLM(Custom(), kb=kb_dir, kb_version=version, template=None)
-    line = {"index": 7, "question": "What do you feel?", "culture": culture, "concepts": "; ".join(CONCEPTS)}
+    wrapped = CultureKBVLM(Custom(), kb=kb_dir, kb_version=version, template=None, **options)
+    line = {"index": 7, "question": "What do you feel?", "culture": culture, "concepts": "; ".join(concepts)}
     message = wrapped.build_prompt(line, dataset="toy")
     return message[0]["value"], wrapped.injections[("toy", "7")].knowledge
 
 
-def _inspect_ai(kb_dir: Path, culture: str, version: str) -> tuple[str, dict[str, Any]]:
+def _inspect_ai(kb_dir: Path, culture: str, version: str, concepts: list[str] = CONCEPTS,
+                **options: Any) -> tuple[str, dict[str, Any]]:
     pytest.importorskip("inspect_ai")
     from inspect_ai.model import ChatMessageUser, ModelName
     from inspect_ai.solver import TaskState
 
     from culturekb.inference.adapters.inspect_ai import STORE_KEY, culturekb_knowledge
 
-    solve = culturekb_knowledge(kb_dir=str(kb_dir), template=None, kb_version=version)
+    solve = culturekb_knowledge(kb_dir=str(kb_dir), template=None, kb_version=version, **options)
     question = "What do you feel?"
     state = TaskState(ModelName("mockllm/model"), "s1", 1, question, [ChatMessageUser(content=question)],
-                      metadata={"culture": culture, "concepts": CONCEPTS})
+                      metadata={"culture": culture, "concepts": concepts})
 
     async def generate(state: TaskState, **kwargs: Any) -> TaskState:
         return state
@@ -310,9 +317,119 @@ def test_same_inputs_give_the_same_block_through_every_caller(kb_dir: Path, retr
     with TestClient(create_app(kb_dir, embedder=default_embedder)) as client:
         body = client.post("/v1/augment", json={"culture": culture, "concepts": CONCEPTS}).json()
     assert _api_provenance(body) == {k: expected[k] for k in _API_KEYS}
+    assert body["provenance"] == expected
     assert body["block"] == ref.text
 
     assert len(blocks) == (7 if culture == "en" else 6)
     for name, (text, provenance) in blocks.items():
         assert text == ref.text, name
         assert provenance == expected, name
+
+
+# -- review status: the filter, the unreviewed marker, the distribution -----------------------------------------
+LANTERN = ["full moon", "lantern"]
+"""zh: an accepted tuple (full moon) and a pending one (lantern) that a judge disagreed with."""
+
+
+def test_pending_tuples_are_marked_unreviewed_in_every_language(service: KnowledgeService) -> None:
+    from culturekb.text.prompts import PROMPT_LANGUAGES
+
+    zh = service.inject(LANTERN, "zh")
+    assert zh.tuple_ids == ["zh::full moon", "zh::lantern"] and zh.unreviewed == ["zh::lantern"]
+    moon, lantern = zh.text.splitlines()
+    assert lantern.startswith("- lantern（未经审核）：多为满足 (1/2), 敬畏 (1/2)；") and "未经审核" not in moon
+    assert [t["review"] for t in zh.provenance()["tuples"]] == ["accepted", "pending"]
+    en = service.inject(LANTERN, "zh", language="en")
+    assert en.text.splitlines()[1].startswith("- lantern (unreviewed): mostly contentment (1/2), awe (1/2); 95% CI "
+                                              "for contentment: 9-91%.")
+    markers = {"ar": "(غير مُراجَع)", "hi": "(समीक्षा बाकी)", "ja": "（未審査）", "es": "(sin revisar)",
+               "sw": "(haijakaguliwa)"}
+    for language in PROMPT_LANGUAGES:
+        lines = service.inject(LANTERN, "zh", language=language, template=HARNESS).text.splitlines()
+        assert lines[-1].startswith("- lantern") and lines[-2].startswith("- full moon")
+        if language in markers:
+            assert markers[language] in lines[-1] and markers[language] not in lines[-2], language
+    approved = service.inject(["crane"], "en")  # a person approved it: reviewed, no marker
+    assert approved.text.startswith("- crane: mostly awe (8/10), contentment (2/10); 95% CI for awe: 49-94%.")
+    assert approved.provenance()["tuples"][0]["review"] == "approved"
+
+
+def test_status_filter_per_service_and_per_call(service: KnowledgeService, retriever: Retriever) -> None:
+    accepted = KnowledgeService(retriever, status="accepted")
+    assert accepted.status == "accepted" and service.status == "all"
+    reviewed = accepted.inject(LANTERN, "zh")
+    assert reviewed.tuple_ids == ["zh::full moon"] and reviewed.provenance()["status_filter"] == "accepted"
+    assert "未经审核" not in reviewed.text
+    only_pending = service.inject(LANTERN, "zh", status_filter="pending")
+    assert only_pending.tuple_ids == ["zh::lantern"] and only_pending.status_filter == "pending"
+    assert service.inject(LANTERN, "zh").tuple_ids == ["zh::full moon", "zh::lantern"]  # the service's own again
+    assert accepted.inject(LANTERN, "zh", status_filter="all").tuple_ids == ["zh::full moon", "zh::lantern"]
+    assert accepted.inject(["crane"], "en").tuple_ids == ["en::crane"]  # approved by a person counts as reviewed
+    # random-know draws from what the filter serves
+    drawn = {tid for seed in range(12) for tid in
+             service.inject(["x"], "zh", mode="random-know", seed=seed, status_filter="pending").tuple_ids}
+    assert drawn == {"zh::lantern"}
+    assert service.retriever_for("pending") is service.retriever_for("pending")  # made once per filter
+    for bad in ("reviewed", "ALL", ""):
+        with pytest.raises(ConfigError, match="unknown status filter"):
+            service.inject(LANTERN, "zh", status_filter=bad)
+        with pytest.raises(ConfigError, match="unknown status filter"):
+            KnowledgeService(retriever, status=bad)  # type: ignore[arg-type]
+
+
+def test_augmenter_status(retriever: Retriever) -> None:
+    aug = Augmenter(retriever, status="accepted")
+    assert aug.status == "accepted" and aug.retriever.tuple_filter.status == "accepted"
+    assert aug.augment(culture="zh", concepts=LANTERN).tuple_ids == ["zh::full moon"]
+    every = aug.augment(culture="zh", concepts=LANTERN, status="all")
+    assert every.tuple_ids == ["zh::full moon", "zh::lantern"] and every.status_filter == "all"
+    assert Augmenter(retriever).status == "all"
+    batch = Augmenter(retriever).augment_many([Sample(id="a", culture="zh", concepts=LANTERN)], status="pending")
+    assert batch[0].tuple_ids == ["zh::lantern"]
+    with pytest.raises(ConfigError, match="unknown status filter"):
+        aug.augment(culture="zh", concepts=LANTERN, status="approved")
+
+
+def test_cues_take_a_status(retriever: Retriever) -> None:
+    from culturekb.inference.injection import cues
+
+    assert cues(LANTERN, "zh", retriever).tuple_ids == ["zh::full moon", "zh::lantern"]
+    assert cues(LANTERN, "zh", retriever, status="accepted").tuple_ids == ["zh::full moon"]
+
+
+def test_evidence_numbers(retriever: Retriever) -> None:
+    from culturekb.inference.evidence import format_interval, tuple_evidence
+    from culturekb.kb.distribution import wilson_interval
+
+    storm = next(t for t in retriever.kb.tuples if t.id == "en::storm")
+    e = tuple_evidence(storm, retriever.kb.scheme)
+    assert e.counts == {"fear": 6, "excitement": 3} and e.summary == "fear (6/9), excitement (3/9)"
+    assert e.interval == wilson_interval(6, 9) and e.interval_text == format_interval(e.interval) == "35-88%"
+    lo, hi = e.interval
+    assert 0.35 < lo < 0.36 and 0.87 < hi < 0.88  # Wilson, by hand: (p + z²/2n ± z√(p(1-p)/n + z²/4n²)) / (1 + z²/n)
+    assert tuple_evidence(storm, retriever.kb.scheme, "zh").summary == "恐惧 (6/9), 兴奋 (3/9)"
+    assert not e.unreviewed and e.to_dict()["interval"] == [round(lo, 4), round(hi, 4)]
+    lantern = next(t for t in retriever.kb.tuples if t.id == "zh::lantern")
+    assert tuple_evidence(lantern).unreviewed and tuple_evidence(lantern).review == "pending"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("adapter", ["lmms-eval", "vlmevalkit", "inspect_ai"])
+def test_each_adapter_takes_a_status(kb_dir: Path, retriever: Retriever, adapter: str) -> None:
+    from PIL import Image, ImageFile
+
+    run = {"lmms-eval": _lmms_eval, "vlmevalkit": _vlmevalkit, "inspect_ai": _inspect_ai}[adapter]
+    version = retriever.kb.version
+    pil = (Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES)
+    try:
+        every, every_prov = run(kb_dir, "zh", version, LANTERN)
+        reviewed, reviewed_prov = run(kb_dir, "zh", version, LANTERN, status="accepted")
+        with pytest.raises(ConfigError, match="unknown status filter"):
+            run(kb_dir, "zh", version, LANTERN, status="reviewed")
+    finally:
+        Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES = pil
+    as_dict = [p if isinstance(p, dict) else p.provenance() for p in (every_prov, reviewed_prov)]
+    assert "- lantern（未经审核）" in every and as_dict[0]["status_filter"] == "all"
+    assert [t["review"] for t in as_dict[0]["tuples"]] == ["accepted", "pending"]
+    assert "lantern" not in reviewed and "- full moon" in reviewed and as_dict[1]["status_filter"] == "accepted"
+    assert [t["id"] for t in as_dict[1]["tuples"]] == ["zh::full moon"]

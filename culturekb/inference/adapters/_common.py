@@ -6,6 +6,10 @@ else extracted from the text in its own language, as the augmenter reads a sampl
 the `KnowledgeService` for the blocks of a whole batch (one batched lookup): the augmenter's lines under a short
 header template (`harness_knowledge.<language>.txt`, the `HARNESS` block template) unless `template=None` (the
 bare lines).
+
+Every adapter takes `status`, the status filter of the knowledge it injects: ``all`` (every tuple but rejected
+ones; a pending tuple's line is marked unreviewed), ``accepted`` (reviewed knowledge only) or ``pending``; left
+out, the ``status`` setting (``CULTUREKB_STATUS``, the TOML file), ``all`` by default.
 """
 
 from __future__ import annotations
@@ -81,7 +85,8 @@ class KnowledgeInjector:
     with word lists). `mode`: an Augmenter mode (know, random-know, cross-culture-know ...).
     `on_unknown_culture`: "error" (default) raises on a culture the KB lacks; "skip" sends that request
     without knowledge and records why. `template`: the header template name or file (None: the bare block of
-    the augmenter's template), or a whole `BlockTemplate`. The budget is the augmenter's.
+    the augmenter's template), or a whole `BlockTemplate`. The budget is the augmenter's. `status`: the status
+    filter (``all``, ``accepted``, ``pending``; default: the augmenter's).
     """
 
     def __init__(
@@ -95,11 +100,14 @@ class KnowledgeInjector:
         on_unknown_culture: OnUnknown = "error",
         template: str | Path | BlockTemplate | None = "harness_knowledge",
         seed: int = 0,
+        status: str | None = None,
     ) -> None:
         from culturekb.inference.base import check_mode
         from culturekb.inference.injection import BlockTemplate, load_block_template
+        from culturekb.retrieval.filters import check_status
 
         check_mode(mode)
+        self.status = augmenter.status if _missing(status) else check_status(str(status).strip())
         if on_unknown_culture not in ("error", "skip"):
             raise ConfigError(f"on_unknown_culture must be 'error' or 'skip', got {on_unknown_culture!r}")
         self.augmenter = augmenter
@@ -124,21 +132,27 @@ class KnowledgeInjector:
         backend: str | None = None,
         embedder: str | None = None,
         tau: float | None = None,
+        status: str | None = None,
         **kwargs: Any,
     ) -> KnowledgeInjector:
         """An injector over a saved KB (its index loaded read-only, built first when missing).
 
         `backend`, `embedder` and `tau` default to the settings and to what the KB's index records (see
-        `culturekb.retrieval.open_retriever`). The embedding model is loaded once per process and spec, so a
-        harness that builds its model several times (one lmms-eval run after another, VLMEvalKit's registry)
-        does not load it again each time.
+        `culturekb.retrieval.open_retriever`); `status` (the status filter) to the ``status`` setting. The
+        embedding model is loaded once per process and spec, so a harness that builds its model several times
+        (one lmms-eval run after another, VLMEvalKit's registry) does not load it again each time.
         """
+        from culturekb.config import load_settings
         from culturekb.inference.augmenter import Augmenter
+        from culturekb.retrieval.filters import check_status
         from culturekb.retrieval.retriever import open_retriever
 
         if not Path(kb_dir).is_dir():
             raise ConfigError(f"KB directory {kb_dir} does not exist; build one with `culturekb build` or fix the path")
-        retriever = open_retriever(kb_dir, embedder, backend, tau=tau, embedder_factory=_shared_embedder)
+        settings = load_settings()
+        chosen = check_status(settings.status if _missing(status) else str(status).strip())
+        retriever = open_retriever(kb_dir, embedder, backend, tau=tau, embedder_factory=_shared_embedder,
+                                   settings=settings, status=chosen)
         return cls(Augmenter(retriever), **kwargs)
 
     @property
@@ -213,7 +227,8 @@ class KnowledgeInjector:
             concepts = self.augmenter.concepts_for([s for _, s in todo])
             requests = [KnowledgeRequest(cs, s.culture, self.mode, key=s.id)
                         for (_, s), cs in zip(todo, concepts, strict=True)]
-            blocks = self.augmenter.service.inject_many(requests, template=self.template, seed=self.seed)
+            blocks = self.augmenter.service.inject_many(requests, template=self.template, seed=self.seed,
+                                                        status_filter=self.status)
             for (i, _), block in zip(todo, blocks, strict=True):
                 out[i] = Injection(block.text, block.culture, block.concepts, tuple(block.tuple_ids), knowledge=block)
         return [o for o in out if o is not None]

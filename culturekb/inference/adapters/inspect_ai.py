@@ -13,7 +13,8 @@ or, with the ``inspect_ai`` entry point installed, from the command line (the ta
 
 Each sample's culture comes from its metadata (`culture_field`, dotted names reach nested dicts) or the default
 `culture`; its concepts from the metadata (`concepts_field`) or the text of the user prompt. What was injected
-(KB version, culture, concepts, tuple ids) is kept in the sample's store under ``culturekb`` and so in the log.
+(KB version, status filter, culture, concepts, tuple ids and their review status) is kept in the sample's store
+under ``culturekb`` and so in the log. ``-S status=accepted`` injects reviewed knowledge only.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def culturekb_knowledge(
     embedder: str | None = None,
     tau: float | None = None,
     then_generate: bool = False,
+    status: str | None = None,
 ) -> Solver:
     """Add the culture's knowledge block to each sample: before the user prompt's text (`placement="prompt"`)
     or as a system message after any others (`placement="system"`).
@@ -92,12 +94,15 @@ def culturekb_knowledge(
       embedder: embedder spec of the index (None: the one the index records).
       tau: similarity threshold of semantic matches (None: the tau setting, else the retriever's default).
       then_generate: call the model after adding the block (for ``inspect eval --solver``).
+      status: which tuples are injected: "all" (every tuple but rejected ones, pending ones marked unreviewed),
+        "accepted" (reviewed knowledge only) or "pending" (None: the ``status`` setting, "all").
     """
     if placement not in ("prompt", "system"):
         raise ConfigError(f"placement must be 'prompt' or 'system', got {placement!r}")
     injector = KnowledgeInjector.open(
         kb_dir, backend=backend, embedder=embedder, tau=tau, culture=culture, culture_field=culture_field,
         concepts_field=concepts_field, mode=mode, on_unknown_culture=on_unknown_culture, template=template,
+        status=status,
     )
     if kb_version is not None:
         injector.check_version(kb_version, "solver culturekb_knowledge")
@@ -110,7 +115,8 @@ def culturekb_knowledge(
                 _add_system_message(state, inj.block)
             else:
                 _add_to_user_prompt(state, inj.block)
-        state.store.set(STORE_KEY, {"kb_version": injector.kb_version, "mode": mode, **inj.to_dict()})
+        state.store.set(STORE_KEY, {"kb_version": injector.kb_version, "mode": mode, "status_filter": injector.status,
+                                    **inj.to_dict()})
         return await generate(state) if then_generate else state
 
     return solve

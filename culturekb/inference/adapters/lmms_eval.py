@@ -13,7 +13,9 @@ Model arguments of the wrapper (every other argument goes to the inner model):
   document's culture (``none`` to always use the default); ``concepts_field`` (default ``concepts``);
 * ``mode`` (``know``), ``on_unknown_culture`` (``error`` | ``skip``), ``kb_template`` (``harness_knowledge``,
   ``none`` for the bare block), ``kb_backend``, ``kb_embedder``, ``kb_tau`` (default:
-  the settings and what the KB's index records).
+  the settings and what the KB's index records);
+* ``status``: which tuples are injected: ``all`` (every tuple but rejected ones, pending ones marked unreviewed),
+  ``accepted`` (reviewed knowledge only) or ``pending`` (default: the ``status`` setting, ``all``).
 
 Two variants are registered under the one name ``culturekb``: `CultureKBChat` (lmms-eval's default when both
 exist) wraps the inner model's chat implementation and puts the block into the first user message that
@@ -97,6 +99,7 @@ class _CultureKBBase(lmms):
         kb_backend: str | None = None,
         kb_embedder: str | None = None,
         kb_tau: float | None = None,
+        status: str | None = None,
         **inner_args: Any,
     ) -> None:
         super().__init__()
@@ -112,7 +115,7 @@ class _CultureKBBase(lmms):
             str(kb), backend=_none(kb_backend), embedder=_none(kb_embedder), tau=_none(kb_tau),
             culture=_none(culture), culture_field=_none(culture_field), concepts_field=_none(concepts_field),
             mode=mode, on_unknown_culture=on_unknown_culture,  # type: ignore[arg-type]
-            template=_none(kb_template),
+            template=_none(kb_template), status=_none(status),
         )
         self.injector.check_version(kb_version, f"{where} (kb={kb})")
         self.kb_version = self.injector.kb_version

@@ -74,7 +74,8 @@ class CultureKBVLM(BaseModel):
     `model`: a ``supported_VLM`` name, a factory or a ``BaseModel`` instance (built with `model_kwargs`).
     `kb`: the KB directory (or `injector`: a ready `KnowledgeInjector`); `kb_version`: when given, checked
     against the KB. `culture`, `culture_field`, `concepts_field`, `mode`, `on_unknown_culture`, `template`:
-    see `KnowledgeInjector`. `question_field`: the column whose text the concepts are extracted from when the
+    see `KnowledgeInjector`; `status`: which tuples are injected (``all``, ``accepted``, ``pending``; default:
+    the ``status`` setting, ``all``). `question_field`: the column whose text the concepts are extracted from when the
     row has no concepts (default ``question``; the prompt's text when the column is missing).
     """
 
@@ -96,6 +97,7 @@ class CultureKBVLM(BaseModel):
         embedder: str | None = None,
         tau: float | None = None,
         model_kwargs: Mapping[str, Any] | None = None,
+        status: str | None = None,
     ) -> None:
         super().__init__()
         if injector is None:
@@ -104,8 +106,11 @@ class CultureKBVLM(BaseModel):
             injector = KnowledgeInjector.open(
                 kb, backend=backend, embedder=embedder, tau=tau, culture=culture, culture_field=culture_field,
                 concepts_field=concepts_field, mode=mode, on_unknown_culture=on_unknown_culture,  # type: ignore[arg-type]
-                template=template,
+                template=template, status=status,
             )
+        elif status is not None and status != injector.status:
+            raise ConfigError(f"CultureKBVLM: status={status!r} but the given injector serves "
+                              f"status={injector.status!r}; pass status to the injector, or leave it out here")
         if kb_version is not None:
             injector.check_version(kb_version, "CultureKBVLM")
         self.injector = injector
@@ -289,7 +294,7 @@ def run_vlmevalkit(
     `model`: a ``supported_VLM`` name, factory or ``BaseModel``; `data`: a dataset name or a local ``.tsv``;
     `judge`: VLMEvalKit's judge for MCQ answers (``exact_matching`` runs offline); `evaluate=False` stops after
     the predictions (for datasets VLMEvalKit cannot score). `options` go to `CultureKBVLM` (culture,
-    culture_field, concepts_field, mode, on_unknown_culture, template, model_kwargs ...). Predictions go to
+    culture_field, concepts_field, mode, on_unknown_culture, template, status, model_kwargs ...). Predictions go to
     ``<work_dir>/<registered name>/<registered name>_<dataset>.xlsx`` and are reused by a rerun with the same KB.
     """
     from vlmeval.dataset import build_dataset
