@@ -187,9 +187,12 @@ def _build_text(report: Mapping[str, Any]) -> str:
 
     md = render_report_markdown(dict(report))
     body = md.split("\n", 1)[1] if md.startswith("# ") else md  # the page has its own title
+    body, more = (body.split("\n## ", 1) + [""])[:2]  # the report's own sections (dropped concepts ...) stay there
+    tail = ("\nThe whole build report, with the concept candidates the extractor dropped and why, is in the KB "
+            "(`build_report.md`)." if more else "")
     return ("Each culture's tuples come from its own training texts (concepts in its language, Eq. (1) "
             "distributions, extractive rationales, two offline judges; flagged tuples are kept as pending and "
-            "served, marked unreviewed).\n" + body.strip())
+            "served, marked unreviewed).\n" + body.strip() + tail)
 
 
 def _calibrate(kb_dir: Path, samples: Sequence[Sample], data: Path, embedder: Embedder) -> str:
