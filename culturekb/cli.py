@@ -29,6 +29,8 @@ err = Console(stderr=True, soft_wrap=True)
 _CONFIG_HELP = "TOML settings file (default $CULTUREKB_CONFIG, else ./culturekb.toml)"
 _BACKEND_HELP = "index backend (default: the backend setting, else the KB's only index)"
 _EMBEDDER_HELP = "embedder the index was built with (default: the one the index records; another one is refused)"
+_STATUS_HELP = ("which tuples are served: all (every tuple but rejected ones; pending ones marked unreviewed), "
+                "accepted (reviewed only) or pending (default: the status setting, all)")
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -87,10 +89,25 @@ def inspect(
     kb: Annotated[Path, typer.Argument(help="KB directory")],
     top: Annotated[int, typer.Option(help="how many divergent concepts to list")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of Markdown")] = False,
+    prior: Annotated[bool, typer.Option(
+        "--prior", help="print each culture's label prior (its training label distribution) instead")] = False,
+    culture: Annotated[str | None, typer.Option(help="with --prior: only this culture")] = None,
 ) -> None:
-    """Show a KB's stats per culture and the concepts on which cultures diverge most."""
+    """Show a KB's stats per culture and the concepts on which cultures diverge most (or, with --prior, each
+    culture's label prior)."""
     from culturekb.workflows import inspect_kb
 
+    if prior:
+        from culturekb.workflows import kb_label_prior
+
+        priors = _guard(lambda: kb_label_prior(kb, culture))
+        if as_json:
+            out.print_json(json.dumps(priors, ensure_ascii=False))
+            return
+        for cid, dist in priors.items():
+            ranked = sorted(dist.items(), key=lambda kv: -kv[1])
+            out.print(f"{cid}: " + ", ".join(f"{lab} {p:.1%}" for lab, p in ranked if p > 0), markup=False)
+        return
     res = _guard(lambda: inspect_kb(kb, top=top))
     if as_json:
         out.print_json(json.dumps(res["json"], ensure_ascii=False))
@@ -146,38 +163,6 @@ def index(
 
 
 @app.command()
-def lookup(
-    concepts: Annotated[list[str], typer.Argument(help="query concepts, e.g. 'full moon' 'bamboo grove'")],
-    culture: Annotated[str, typer.Option(help="target culture (id or alias)")],
-    kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
-    tau: Annotated[float | None, typer.Option(help="cosine threshold of a semantic match (default: the tau "
-                                                   "setting, 0.70)")] = None,
-    k: Annotated[int, typer.Option(help="candidates per concept")] = 1,
-    backend: Annotated[str | None, typer.Option(help=_BACKEND_HELP)] = None,
-    embedder: Annotated[str | None, typer.Option(help=_EMBEDDER_HELP)] = None,
-    cross_culture: Annotated[bool, typer.Option(help="search the other cultures instead")] = False,
-    config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
-) -> None:
-    """Exact-then-semantic lookup of concepts in one culture's tuples."""
-    from culturekb.config import load_settings
-    from culturekb.workflows import lookup_concepts
-
-    rows = _guard(lambda: lookup_concepts(kb, concepts, culture, tau=tau, k=k, backend=backend, embedder=embedder,
-                                          cross_culture=cross_culture, settings=load_settings(config)))
-    if as_json:
-        out.print_json(json.dumps(rows, ensure_ascii=False))
-        return
-    for r in rows:
-        m = r["match"]
-        if m is None:
-            out.print(f"{r['query']!r}: no match in {culture}")
-        else:
-            out.print(f"{r['query']!r} -> {m['concept']!r} [{m['culture']}] {m['kind']} {m['score']:.3f}: "
-                      f"{m['label']} (support {m['support']}) {' | '.join(m['rationales'])}", markup=False)
-
-
-@app.command()
 def calibrate(
     data: Annotated[list[Path], typer.Argument(help="labelled data files with a split column (the valid split is used)")],
     kb: Annotated[Path, typer.Option("--kb", help="KB directory (calibration.json is written into it)")],
@@ -210,6 +195,43 @@ def calibrate(
 
 
 @app.command()
+def lookup(
+    concepts: Annotated[list[str], typer.Argument(help="query concepts, e.g. 'full moon' 'bamboo grove'")],
+    culture: Annotated[str, typer.Option(help="target culture (id or alias)")],
+    kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
+    tau: Annotated[float | None, typer.Option(help="cosine threshold of a semantic match (default: the tau "
+                                                   "setting, 0.70)")] = None,
+    k: Annotated[int, typer.Option(help="candidates per concept")] = 1,
+    backend: Annotated[str | None, typer.Option(help=_BACKEND_HELP)] = None,
+    embedder: Annotated[str | None, typer.Option(help=_EMBEDDER_HELP)] = None,
+    cross_culture: Annotated[bool, typer.Option(help="search the other cultures instead")] = False,
+    status: Annotated[str | None, typer.Option(help=_STATUS_HELP)] = None,
+    config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Exact-then-semantic lookup of concepts in one culture's tuples: each match's label counts, the 95% interval
+    of its dominant share, and whether it is unreviewed."""
+    from culturekb.config import load_settings
+    from culturekb.workflows import lookup_concepts
+
+    rows = _guard(lambda: lookup_concepts(kb, concepts, culture, tau=tau, k=k, backend=backend, embedder=embedder,
+                                          cross_culture=cross_culture, settings=load_settings(config, status=status)))
+    if as_json:
+        out.print_json(json.dumps(rows, ensure_ascii=False))
+        return
+    for r in rows:
+        m = r["match"]
+        if m is None:
+            out.print(f"{r['query']!r}: no match in {culture} (status filter {r['status_filter']})", markup=False)
+        else:
+            lo, hi = m["interval"]
+            review = "UNREVIEWED (pending)" if m["review"] == "pending" else m["review"]
+            out.print(f"{r['query']!r} -> {m['concept']!r} [{m['culture']}] {m['kind']} {m['score']:.3f}: "
+                      f"{m['summary']}; 95% CI for {m['label']}: {lo * 100:.0f}-{hi * 100:.0f}% [{review}] "
+                      f"{' | '.join(m['rationales'])}", markup=False)
+
+
+@app.command()
 def predict(
     kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
     image: Annotated[Path | None, typer.Option(help="one image to predict")] = None,
@@ -231,6 +253,7 @@ def predict(
     parse_fallback: Annotated[bool | None, typer.Option(
         help="answers naming no label word go to the nearest label by the multilingual embedder "
              "(default: the parse_fallback setting, off)")] = None,
+    status: Annotated[str | None, typer.Option(help=_STATUS_HELP)] = None,
     config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
 ) -> None:
     """Predict the emotion a culture perceives, for one image or a file of samples (JSON lines out)."""
@@ -250,7 +273,7 @@ def predict(
         return predict_job(kb, model, samples=items, mode=mode, prompt_language=prompt_language, base_url=base_url,
                            tau=tau, backend=backend, embedder=embedder, cache_dir=cache_dir,
                            settings=load_settings(config, max_concurrency=max_concurrency,
-                                                  parse_fallback=parse_fallback))
+                                                  parse_fallback=parse_fallback, status=status))
 
     for p in _guard(run):
         out.print(json.dumps(p.model_dump(mode="json"), ensure_ascii=False), markup=False, highlight=False)

@@ -62,6 +62,7 @@ __all__ = [
     "index_kb",
     "open_augmenter",
     "lookup_concepts",
+    "kb_label_prior",
     "compare_kb",
     "ComparisonPage",
     "predict_job",
@@ -97,10 +98,12 @@ class IndexSummary(TypedDict):
 
 
 class LookupRow(TypedDict):
-    """One row of `lookup_concepts`: the query and its match (None when nothing passed tau)."""
+    """One row of `lookup_concepts`: the query, its match (None when nothing passed tau) and the status filter
+    that served it."""
 
     query: str
     match: dict[str, Any] | None
+    status_filter: str
 
 
 def load_data(
@@ -287,38 +290,71 @@ def index_kb(
 
 def open_augmenter(
     kb_dir: str | Path, backend: str | None = None, embedder: str | None = None, tau: float | None = None,
-    build_index: bool = True, *, settings: Settings | None = None, **store_kw: Any,
+    build_index: bool = True, *, settings: Settings | None = None, status: str | None = None, **store_kw: Any,
 ) -> Augmenter:
     """An Augmenter over a saved KB, its index loaded read-only (built first when missing and `build_index`).
 
-    Left out, the embedder is the one the index records, and backend and tau come from the settings (see
-    `culturekb.retrieval.open_retriever`).
+    Left out, the embedder is the one the index records, and backend, tau and the status filter (``all``,
+    ``accepted``, ``pending``) come from the settings (see `culturekb.retrieval.open_retriever`).
     """
     from culturekb.inference.augmenter import Augmenter
+    from culturekb.retrieval.filters import check_status
     from culturekb.retrieval.retriever import open_retriever
 
-    retriever = open_retriever(kb_dir, embedder, backend, build=build_index, tau=tau, settings=settings, **store_kw)
+    settings = _settings(settings)
+    chosen = check_status(status if status is not None else settings.status)
+    retriever = open_retriever(kb_dir, embedder, backend, build=build_index, tau=tau, settings=settings,
+                               status=chosen, **store_kw)
     return Augmenter(retriever)
 
 
 def lookup_concepts(
     kb_dir: str | Path, concepts: Sequence[str], culture: str, *, tau: float | None = None, k: int = 1,
     backend: str | None = None, embedder: str | None = None, cross_culture: bool = False,
-    settings: Settings | None = None,
+    settings: Settings | None = None, status: str | None = None,
 ) -> list[LookupRow]:
-    """Exact-then-semantic lookup of concepts in one culture of a saved KB, as plain dicts."""
-    retriever = open_augmenter(kb_dir, backend, embedder, tau, settings=settings).retriever
+    """Exact-then-semantic lookup of concepts in one culture of a saved KB, as plain dicts: each match with its
+    label distribution, counts, the 95% Wilson interval of its dominant share, a summary (``fear (7/10), awe
+    (2/10)``) and its review status (`culturekb.inference.evidence`). `status`: the status filter (default: the
+    ``status`` setting)."""
+    from culturekb.inference.evidence import tuple_evidence
+
+    retriever = open_augmenter(kb_dir, backend, embedder, tau, settings=settings, status=status).retriever
+    served = retriever.tuple_filter.status
     rows: list[LookupRow] = []
     for query, m in zip(concepts, retriever.lookup(list(concepts), culture, tau=tau, k=k, cross_culture=cross_culture),
                         strict=True):
         if m is None:
-            rows.append({"query": query, "match": None})
+            rows.append({"query": query, "match": None, "status_filter": served})
             continue
         t = m.tuple
-        rows.append({"query": query, "match": {"concept": t.concept, "culture": t.culture, "label": t.label,
-                                               "kind": m.kind, "score": round(float(m.score), 4),
-                                               "support": t.support, "rationales": t.rationales[:2]}})
+        evidence = tuple_evidence(t, retriever.kb.scheme).to_dict()
+        rows.append({"query": query, "status_filter": served,
+                     "match": {"concept": t.concept, "culture": t.culture, "label": t.label, "kind": m.kind,
+                               "score": round(float(m.score), 4), "support": t.support,
+                               "rationales": t.rationales[:2], **evidence}})
     return rows
+
+
+def kb_label_prior(kb_dir: str | Path, culture: str | None = None) -> dict[str, dict[str, float]]:
+    """Each culture's label prior (its training label distribution, `KnowledgeBase.label_prior`), or only that of
+    `culture` (an id or alias); an unknown culture raises ConfigError naming the KB's."""
+    from culturekb.kb.store import KnowledgeBase
+
+    kb = KnowledgeBase.load(kb_dir)
+    priors = kb.label_prior()
+    if culture is None:
+        return priors
+    found = culture if culture in priors else None
+    if found is None:
+        try:
+            found = kb.culture(culture).id
+        except ConfigError:
+            found = None
+    if found is None or found not in priors:
+        raise ConfigError(f"culture {culture!r} is not in KB {kb_dir}; its cultures are: "
+                          f"{', '.join(priors) or '(none)'}")
+    return {found: priors[found]}
 
 
 class ComparisonPage(TypedDict):
@@ -376,14 +412,14 @@ def predict_job(
     kb_dir: str | Path, model: str, *, samples: Sequence[Sample], mode: str = "know",
     prompt_language: str | None = None, base_url: str | None = None, backend: str | None = None,
     embedder: str | None = None, cache_dir: str | Path | None = None, tau: float | None = None,
-    settings: Settings | None = None,
+    settings: Settings | None = None, status: str | None = None,
 ) -> list[Prediction]:
     """Predictions for samples (an image + culture, or a file of samples) with any backend; what is left out
-    comes from the settings (`culturekb.config`) and the KB's index."""
+    (the status filter too) comes from the settings (`culturekb.config`) and the KB's index."""
     from culturekb.inference.predictors import make_predictor
 
     settings = _settings(settings)
-    augmenter = open_augmenter(kb_dir, backend, embedder, tau, settings=settings)
+    augmenter = open_augmenter(kb_dir, backend, embedder, tau, settings=settings, status=status)
     kw: dict[str, Any] = {}
     if model != "kb-prior":
         kw["cache"] = _response_cache(cache_dir, settings)
@@ -402,7 +438,8 @@ def eval_artemculture(spec: ArtECultureSpec) -> RunResult:
     settings = _settings()
     base_url = spec.base_url or settings.base_url
     assert spec.kb_dir is not None  # ArtECultureSpec requires it
-    augmenter = open_augmenter(spec.kb_dir, spec.backend, spec.embedder, spec.tau, settings=settings)
+    augmenter = open_augmenter(spec.kb_dir, spec.backend, spec.embedder, spec.tau, settings=settings,
+                               status=spec.status)
     kb = augmenter.retriever.kb
     _declare_kb_cultures(kb.culture_details.values())
     samples, _ = load_data(spec.data, data_root=spec.data_root, scheme=kb.scheme)  # the scheme the manifest embeds
@@ -525,7 +562,9 @@ def eval_cedar(spec: CedarSpec) -> RunResult:
 
 def _eval_retriever(kb_dir: Path | None, spec: RetrievalSpec) -> Retriever | None:
     """The retriever of a run's KB (None without one), its embedder and backend the index's own by default."""
-    return open_augmenter(kb_dir, spec.backend, spec.embedder, spec.tau).retriever if kb_dir is not None else None
+    if kb_dir is None:
+        return None
+    return open_augmenter(kb_dir, spec.backend, spec.embedder, spec.tau, status=spec.status).retriever
 
 
 def _image_concepts(spec: CedarSpec | RiceVLVQASpec, client: ModelClient | None) -> ConceptExtractor | None:

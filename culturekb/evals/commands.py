@@ -20,7 +20,7 @@ from culturekb.inference.base import MODES
 from culturekb.text.prompts import PROMPT_LANGUAGES, available_prompt_languages
 
 __all__ = ["artemculture_options", "cedar_options", "ricevl_vqa_options", "ricevl_grounding_options", "csv_list",
-           "csv_tuple", "prompt_language_tuple"]
+           "csv_tuple", "prompt_language_tuple", "status_option"]
 
 
 def csv_list(value: str | None) -> list[str] | None:
@@ -57,6 +57,15 @@ _LANG_HELP = f"comma list of prompt languages ({', '.join(PROMPT_LANGUAGES)})"
 _MODEL_HELP = "kb-prior | openai:MODEL | hf:PATH | any registered model client"
 _PARSE_FALLBACK_HELP = ("answers naming no label word go to the nearest label by the multilingual embedder "
                         "(default: the parse_fallback setting, off)")
+_STATUS_HELP = ("which tuples are served: all (every tuple but rejected ones; pending ones marked unreviewed), "
+                "accepted (reviewed only) or pending (default: the status setting, all)")
+
+
+def status_option(value: str | None) -> str | None:
+    """``--status``: a status filter (all, accepted, pending), checked now; None leaves it to the settings."""
+    from culturekb.retrieval.filters import check_status
+
+    return None if value is None else check_status(value.strip())
 
 
 def artemculture_options(
@@ -72,13 +81,14 @@ def artemculture_options(
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N samples")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
     parse_fallback: Annotated[bool | None, typer.Option(help=_PARSE_FALLBACK_HELP)] = None,
+    status: Annotated[str | None, typer.Option(help=_STATUS_HELP)] = None,
 ) -> ArtECultureSpec:
     """ArtECulture: accuracy per culture and mode beside the majority baseline, grids, alignment; resumable."""
     return ArtECultureSpec(
         data=tuple(data), kb_dir=kb, out=out_dir, model=model, modes=csv_tuple(modes),
         prompt_languages=prompt_language_tuple(prompt_languages, "predict_know"), base_url=base_url,
         judges=csv_tuple(judges) or (), split=split,
-        limit=limit, data_root=data_root, parse_fallback=parse_fallback)
+        limit=limit, data_root=data_root, parse_fallback=parse_fallback, status=status_option(status))
 
 
 def cedar_options(
@@ -98,13 +108,15 @@ def cedar_options(
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
     parse_fallback: Annotated[bool | None, typer.Option(help=_PARSE_FALLBACK_HELP)] = None,
+    status: Annotated[str | None, typer.Option(help=_STATUS_HELP)] = None,
 ) -> CedarSpec:
     """Cedar: accuracy per language, GEPP/LSEPP, GRQB/LSRQB, language grid; multimodal and text-only apart."""
     return CedarSpec(
         data=data, out=out_dir, kb_dir=kb, model=model, scheme=scheme, modes=csv_tuple(modes),
         prompt_languages=prompt_language_tuple(prompt_languages, "cedar_know"), languages=csv_tuple(languages),
         modalities=(modality,) if modality else None, base_url=base_url, image_concepts=image_concepts,
-        max_tokens=max_tokens, limit=limit, data_root=data_root, parse_fallback=parse_fallback)
+        max_tokens=max_tokens, limit=limit, data_root=data_root, parse_fallback=parse_fallback,
+        status=status_option(status))
 
 
 def ricevl_vqa_options(
@@ -125,13 +137,14 @@ def ricevl_vqa_options(
     max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+    status: Annotated[str | None, typer.Option(help=_STATUS_HELP)] = None,
 ) -> RiceVLVQASpec:
     """RICE-VL VQA: SEA-LAVE per setting, country, category and question format; resumable."""
     return RiceVLVQASpec(
         data=data, out=out_dir, kb_dir=kb, cue_metadata=cue_metadata, model=model, judge=judge, base_url=base_url,
         judge_base_url=judge_base_url, setting_names=csv_tuple(settings), region=region,
         region_countries=csv_tuple(region_countries), cue_scope=cue_scope, allow_unknown_countries=any_country,
-        max_tokens=max_tokens, limit=limit, data_root=data_root)
+        max_tokens=max_tokens, limit=limit, data_root=data_root, status=status_option(status))
 
 
 def ricevl_grounding_options(

@@ -71,12 +71,14 @@ class RunSpec:
 @dataclass(frozen=True, kw_only=True)
 class RetrievalSpec:
     """Where the knowledge comes from: a KB directory and how to query it (left out: the index's own embedder and
-    backend, and the configured tau)."""
+    backend, and the configured tau and status filter)."""
 
     kb_dir: Path | None = None
     backend: str | None = None
     embedder: str | None = None
     tau: float | None = None
+    status: str | None = None
+    """Which tuples are served: ``all``, ``accepted`` or ``pending`` (None: the ``status`` setting, ``all``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
