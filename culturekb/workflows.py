@@ -376,7 +376,7 @@ def compare_kb(
     from culturekb.retrieval.retriever import DEFAULT_TAU, open_retriever
 
     settings = _settings(settings)
-    chosen = check_status(status if status is not None else getattr(settings, "status", "all"))
+    chosen = check_status(status if status is not None else settings.status)
     retriever = open_retriever(kb_dir, backend=backend, settings=settings, status=chosen)
     tau_ = tau if tau is not None else settings.tau if settings.tau is not None else DEFAULT_TAU
     found = compare_cultures(retriever, cultures, min_support=min_support, tau=tau_, min_margin=min_margin)
