@@ -1,0 +1,48 @@
+"""The command line of ``culturekb eval culturaltom``: its options, returning the run spec the job takes.
+
+Kept beside the runner (the other built-in benchmarks keep theirs in `culturekb.evals.commands`, whose helpers it
+uses), so that the benchmark's files stay together.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from culturekb.evals.commands import csv_tuple, status_option
+from culturekb.evals.specs import CulturalToMSpec
+
+__all__ = ["culturaltom_options"]
+
+_STATUS_HELP = ("which tuples are served: all (every tuple but rejected ones), accepted (reviewed only) or pending "
+                "(default: the status setting, all)")
+
+
+def culturaltom_options(
+    data: Annotated[Path, typer.Argument(help="CulturalToM-VQA JSONL or TSV (id, image, question, options, answer, "
+                                              "task, level, image_source, region[, culture, context])")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
+    model: Annotated[str, typer.Option(help="positivity (the offline baseline only) | openai:MODEL | hf:PATH")
+                     ] = "positivity",
+    kb: Annotated[Path | None, typer.Option("--kb", help="KB directory of the +kb-cues settings")] = None,
+    settings: Annotated[str | None, typer.Option(
+        help="comma list of zero-shot, cot, compositional (each also +kb-cues), blind, positivity "
+             "(default: every one the model and KB allow)")] = None,
+    matrix: Annotated[Path | None, typer.Option(help="task x complexity matrix JSON (default: the packaged one)")
+                      ] = None,
+    image_concepts: Annotated[bool, typer.Option(help="also ask the model for image concepts (cue queries)")] = False,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    max_tokens: Annotated[int, typer.Option(help="new tokens of a letter-only answer")] = 32,
+    reasoning_max_tokens: Annotated[int, typer.Option(help="new tokens of reasoning answers (>= 512)")] = 1024,
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N questions")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+    status: Annotated[str | None, typer.Option(help=_STATUS_HELP)] = None,
+) -> CulturalToMSpec:
+    """CulturalToM-VQA: accuracy and macro-F1 per setting, task, level, image source and region; blind and
+    positivity diagnostics; resumable."""
+    return CulturalToMSpec(
+        data=data, out=out_dir, model=model, kb_dir=kb, setting_names=csv_tuple(settings), matrix=matrix,
+        image_concepts=image_concepts, base_url=base_url, max_tokens=max_tokens,
+        reasoning_max_tokens=reasoning_max_tokens, limit=limit, data_root=data_root, status=status_option(status))
