@@ -319,3 +319,4 @@ RUNNERS.register("artemculture", "culturekb.evals.artemculture:ArtECultureRunner
 RUNNERS.register("cedar", "culturekb.evals.cedar:CedarRunner")
 RUNNERS.register("ricevl-vqa", "culturekb.evals.ricevl:RiceVLVQARunner")
 RUNNERS.register("ricevl-grounding", "culturekb.evals.ricevl:RiceVLGroundingRunner")
+RUNNERS.register("culturaltom", "culturekb.evals.culturaltom:CulturalToMRunner")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from culturekb.evals.specs import (
         ArtECultureSpec,
         CedarSpec,
+        CulturalToMSpec,
         ParseSpec,
         RetrievalSpec,
         RiceVLGroundingSpec,
@@ -71,6 +72,7 @@ __all__ = [
     "build_ricevl_cue_kb",
     "eval_ricevl_vqa",
     "eval_ricevl_grounding",
+    "eval_culturaltom",
     "eval_names",
     "eval_command",
     "runner_tables",
@@ -567,7 +569,8 @@ def _eval_retriever(kb_dir: Path | None, spec: RetrievalSpec) -> Retriever | Non
     return open_augmenter(kb_dir, spec.backend, spec.embedder, spec.tau, status=spec.status).retriever
 
 
-def _image_concepts(spec: CedarSpec | RiceVLVQASpec, client: ModelClient | None) -> ConceptExtractor | None:
+def _image_concepts(spec: CedarSpec | RiceVLVQASpec | CulturalToMSpec, client: ModelClient | None
+                    ) -> ConceptExtractor | None:
     """The VLM concept extractor for the items' images when the spec asks for it and a model answers."""
     if not spec.image_concepts or client is None:
         return None
@@ -637,6 +640,30 @@ def eval_ricevl_grounding(spec: RiceVLGroundingSpec) -> RunResult:
     runner = RiceVLGroundingRunner(samples, client=client, scale=spec.scale, layout=spec.layout,
                                    template_dir=spec.template_dir, max_tokens=spec.max_tokens, limit=spec.limit,
                                    progress=spec.progress)
+    return runner.run(spec.out)
+
+
+def eval_culturaltom(spec: CulturalToMSpec) -> RunResult:
+    """CulturalToM-VQA: the strategies (and their +kb-cues variants with `spec.kb_dir`), the blind run and the
+    positivity baseline; with ``model="positivity"`` only the offline baseline runs."""
+    from culturekb.evals.culturaltom import CulturalToMRunner, load_culturaltom, load_matrix
+
+    matrix = load_matrix(spec.matrix)
+    with_model = spec.model != "positivity"
+    image_free = spec.setting_names is not None and set(spec.setting_names) <= {"blind", "positivity"}
+    samples = load_culturaltom(spec.data, data_root=spec.data_root, matrix=matrix,
+                               check_images=with_model and not image_free)
+    retriever = _eval_retriever(spec.kb_dir, spec)
+    client = None
+    if with_model:
+        client = _eval_client(spec.model, spec.base_url, _eval_cache(spec.model, spec.cache_dir),
+                              retriever.kb.version if retriever is not None else "")
+    runner = CulturalToMRunner(
+        samples, client=client, retriever=retriever, setting_names=spec.setting_names, matrix=matrix,
+        image_concepts=_image_concepts(spec, client), max_cues=spec.max_cues, tau=spec.tau,
+        template_dir=spec.template_dir, max_tokens=spec.max_tokens, reasoning_max_tokens=spec.reasoning_max_tokens,
+        graph_retries=spec.graph_retries, positivity_seed=spec.positivity_seed, limit=spec.limit,
+        progress=spec.progress)
     return runner.run(spec.out)
 
 
