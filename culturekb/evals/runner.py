@@ -41,6 +41,11 @@ settings are not the predictor's modes overrides `predict_chunk` only:
 - RICE-VL grounding: one setting; the raw answer (or a `Prediction` subclass with a ``box`` field) is parsed in
   `score`, where `box_iou` gives 0 for an unparseable box, which is counted.
 
+A benchmark whose items finish at different times overrides `predict_stream` instead: it gets every item still to
+predict and yields predictions as they finish, in any order, each batch checkpointed as soon as it is yielded.
+CoMMET does this: one item is a whole multi-turn story, whose model calls are sequential while stories are played
+concurrently, and each story is checkpointed when it ends.
+
 Resuming: after every chunk its predictions are appended to ``<out_dir>/predictions.jsonl`` as
 ``{"setting": key, "prediction": {...}}`` lines. A rerun into the same folder reads them back and predicts only
 the (sample_id, setting) pairs that are missing, plus failed calls (``parse_status == "error"``) unless
@@ -351,6 +356,19 @@ class Runner(ABC):
                     f"{s.id!r} was expected; predictions must come in input order"
                 )
 
+    def _check_streamed(self, preds: Sequence[Prediction], pending: set[str], setting: Setting) -> None:
+        """Each streamed prediction is the runner's record type, for an item still to predict, and comes once."""
+        for p in preds:
+            if not isinstance(p, self.record_type):
+                raise ProviderError(f"runner {self.label!r}: predict_stream yielded a {type(p).__name__} for "
+                                    f"{getattr(p, 'sample_id', '?')!r}; expected {self.record_type.__name__}")
+            if p.sample_id not in pending:
+                raise ProviderError(
+                    f"runner {self.label!r}, setting {setting.key!r}: predict_stream yielded a prediction for "
+                    f"{p.sample_id!r}, which was not asked for or came twice; yield one prediction per item"
+                )
+            pending.discard(p.sample_id)
+
     def _is_done(self, prediction: Prediction | None) -> bool:
         """A checkpointed prediction counts as done unless it is a failed call and `retry_errors` is on."""
         if prediction is None:
@@ -371,18 +389,36 @@ class Runner(ABC):
         pred_path = out_dir / PREDICTIONS_FILE if out_dir is not None else None
         bar = tqdm(total=len(samples), initial=len(samples) - len(todo), desc=f"{self.label} {setting.key}",
                    unit="sample", disable=not self.progress, leave=False)
+        pending = {s.id for s in todo}
         try:
-            for chunk in _chunks(todo, self.chunk_size):
-                preds = self.predict_chunk(chunk, setting)
-                self._check_chunk(chunk, preds, setting)
-                if pred_path is not None:
+            for preds in self.predict_stream(todo, setting):
+                self._check_streamed(preds, pending, setting)
+                if pred_path is not None and preds:
                     self._append(pred_path, setting, preds)
                 for p in preds:
                     done[(p.sample_id, setting.key)] = p
-                bar.update(len(chunk))
+                bar.update(len(preds))
         finally:
             bar.close()
+        if pending:
+            raise ProviderError(
+                f"runner {self.label!r}, setting {setting.key!r}: no prediction came for {len(pending)} items (first: "
+                f"{sorted(pending)[:5]}); predict_stream must yield one prediction per item it is given"
+            )
         return [done[(s.id, setting.key)] for s in samples]
+
+    def predict_stream(self, samples: Sequence[Sample], setting: Setting) -> Iterator[Sequence[Prediction]]:
+        """The predictions of `samples` (the items still to predict), as batches that `predict` checkpoints as
+        soon as each is yielded.
+
+        Default: `predict_chunk` on chunks of `chunk_size`, in order. A runner whose items finish at different
+        times (CoMMET: one item is a multi-turn story, stories played concurrently) overrides this to yield each
+        item's prediction when it is ready, in any order; `predict` checks that every item gets exactly one.
+        """
+        for chunk in _chunks(samples, self.chunk_size):
+            preds = self.predict_chunk(chunk, setting)
+            self._check_chunk(chunk, preds, setting)
+            yield preds
 
     def run(self, out_dir: str | Path, *, resume: bool = True) -> RunResult:
         """Load, predict every setting (resuming from `out_dir`), score, report; write ``run.json``."""

@@ -1,0 +1,216 @@
+"""CoMMET metrics (pure functions of the per-turn verdicts), the report's results, tables and plots.
+
+Story accuracy counts a story only when every question in it was answered right; question accuracy counts
+questions. A failed story (a call failed and was not replayed) counts as wrong in both, its unplayed questions
+included, and is counted; skipped stories (the blind setting's text-complete ones) are left out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from culturekb.evals.commet.judges import normalise_answer
+from culturekb.evals.commet.runner import StoryPrediction, TurnRecord
+from culturekb.evals.commet.stories import CATEGORIES, MODALITIES, OUTCOME_KEYS, Story
+from culturekb.evals.metrics import mean_by_group, mean_score
+from culturekb.evals.reports import BarPlot, Plot, Table
+
+__all__ = ["story_accuracy", "question_accuracy", "feedback_accuracy", "turn_outcomes", "score_commet",
+           "commet_tables", "commet_plots"]
+
+
+def story_accuracy(outcomes: Sequence[Sequence[bool]]) -> float:
+    """Share of stories whose every question is right (CoMMET's story accuracy); empty: NaN."""
+    return mean_score([float(bool(o) and all(o)) for o in outcomes])
+
+
+def question_accuracy(outcomes: Sequence[Sequence[bool]]) -> float:
+    """Share of questions answered right, over all stories; empty: NaN."""
+    return mean_score([float(x) for o in outcomes for x in o])
+
+
+def feedback_accuracy(turns: Sequence[Sequence[TurnRecord]]) -> dict[str, Any]:
+    """Accuracy on first turns, on turns after right feedback and after wrong feedback (with counts), and how
+    many turns followed feedback chosen by a branch (the played turns of each story)."""
+    first = [float(t.correct) for ts in turns for t in ts if t.previous_correct is None]
+    after_right = [float(t.correct) for ts in turns for t in ts if t.previous_correct is True]
+    after_wrong = [float(t.correct) for ts in turns for t in ts if t.previous_correct is False]
+    branch = [t for ts in turns for t in ts if t.feedback_key and t.feedback_key not in OUTCOME_KEYS]
+    return {"first_turn": mean_score(first), "n_first": len(first),
+            "after_right": mean_score(after_right), "n_after_right": len(after_right),
+            "after_wrong": mean_score(after_wrong), "n_after_wrong": len(after_wrong),
+            "n_branch_feedback": len(branch)}
+
+
+def turn_outcomes(story: Story, record: StoryPrediction) -> list[bool]:
+    """One verdict per question of `story`: the played turns' verdicts, unplayed ones (after a failure) wrong."""
+    got = {int(t.turn): bool(t.correct) for t in record.turns}
+    return [got.get(i + 1, False) for i in range(len(story.turns))]
+
+
+def _calls(recs: Sequence[StoryPrediction], n_questions: int) -> dict[str, Any]:
+    n = len(recs)
+    model = sum(r.model_calls + r.model_cached for r in recs)
+    judge = sum(r.judge_calls + r.judge_cached for r in recs)
+    return {"model_per_story": model / n if n else float("nan"),
+            "model_per_question": model / n_questions if n_questions else float("nan"),
+            "judge_per_story": judge / n if n else float("nan"),
+            "judge_per_question": judge / n_questions if n_questions else float("nan"),
+            "model_sent": sum(r.model_calls for r in recs), "model_cached": sum(r.model_cached for r in recs),
+            "judge_sent": sum(r.judge_calls for r in recs), "judge_cached": sum(r.judge_cached for r in recs)}
+
+
+def _setting(stories: Sequence[Story], recs: Sequence[StoryPrediction]) -> dict[str, Any]:
+    pairs = [(s, r) for s, r in zip(stories, recs, strict=True) if r.story_status != "skipped"]
+    outcomes = [turn_outcomes(s, r) for s, r in pairs]
+    story_scores = [float(all(o)) for o in outcomes]
+    flat = [float(x) for o in outcomes for x in o]
+    turn_cats = [t.category for s, _ in pairs for t in s.turns]
+    modalities: dict[str, Any] = {}
+    for mod in MODALITIES:
+        sel = [o for (s, _), o in zip(pairs, outcomes, strict=True) if s.modality == mod]
+        if sel:
+            modalities[mod] = {"story_accuracy": story_accuracy(sel), "question_accuracy": question_accuracy(sel),
+                               "n_stories": len(sel), "n_questions": sum(len(o) for o in sel)}
+    played = [r for _, r in pairs]
+    turns = [t for r in played for t in r.turns]
+    return {
+        "n_stories": len(pairs), "n_questions": len(flat),
+        "story_accuracy": story_accuracy(outcomes), "question_accuracy": question_accuracy(outcomes),
+        "story_accuracy_by_category": mean_by_group(story_scores, [s.category for s, _ in pairs]),
+        "question_accuracy_by_category": mean_by_group(flat, turn_cats),
+        "n_stories_by_category": dict(Counter(s.category for s, _ in pairs)),
+        "n_questions_by_category": dict(Counter(turn_cats)),
+        "by_modality": modalities,
+        "feedback": feedback_accuracy([r.turns for r in played]),
+        "failed_stories": sum(r.story_status == "failed" for r in played),
+        "judge_status": dict(sorted(Counter(t.judge_status for t in turns).items())),
+        "judge_methods": dict(sorted(Counter(t.judge_method for t in turns if t.judge_method).items())),
+        "calls": _calls(played, len(flat)),
+        "cue_status": dict(sorted(Counter(r.cue_status for r in played).items())),
+        "skipped_stories": len(recs) - len(pairs),
+    }
+
+
+def _paired(stories: Sequence[Story], base: Sequence[StoryPrediction], other: Sequence[StoryPrediction],
+            only_images: bool) -> dict[str, Any] | None:
+    """Story and question accuracy of the same stories in two settings, and how often the answers agree."""
+    pairs = [(s, a, b) for s, a, b in zip(stories, base, other, strict=True)
+             if a.story_status != "skipped" and b.story_status != "skipped" and (s.image_dependent or not only_images)]
+    if not pairs:
+        return None
+    one = [turn_outcomes(s, a) for s, a, _ in pairs]
+    two = [turn_outcomes(s, b) for s, _, b in pairs]
+    same, compared = 0, 0
+    for _, a, b in pairs:
+        answers = {t.turn: t.answer for t in b.turns}
+        for t in a.turns:
+            if t.answer is not None and answers.get(t.turn) is not None:
+                compared += 1
+                same += normalise_answer(t.answer) == normalise_answer(answers[t.turn] or "")
+    return {"n_stories": len(pairs), "n_questions": sum(len(o) for o in one),
+            "story_accuracy": [story_accuracy(one), story_accuracy(two)],
+            "question_accuracy": [question_accuracy(one), question_accuracy(two)],
+            "story_accuracy_change": story_accuracy(two) - story_accuracy(one),
+            "question_accuracy_change": question_accuracy(two) - question_accuracy(one),
+            "same_answer_share": same / compared if compared else float("nan")}
+
+
+def score_commet(stories: Sequence[Story], by_setting: Mapping[str, Sequence[StoryPrediction]], *, judge: str
+                 ) -> dict[str, Any]:
+    """The report's results: per setting, and the blind (orig vs blind, image-dependent stories) and cue (orig
+    vs kb-cues) diagnostics when both settings ran."""
+    settings = {k: _setting(stories, recs) for k, recs in by_setting.items()}
+    diagnostics: dict[str, Any] = {}
+    if "orig" in by_setting and "blind" in by_setting:
+        diagnostics["blind"] = _paired(stories, by_setting["orig"], by_setting["blind"], only_images=True)
+    if "orig" in by_setting and "kb-cues" in by_setting:
+        diagnostics["kb_cues"] = _paired(stories, by_setting["orig"], by_setting["kb-cues"], only_images=False)
+    turns = [t for s in stories for t in s.turns]
+    return {
+        "n_stories": len(stories), "n_questions": len(turns), "judge": judge,
+        "judge_note": ("offline judge: normalised string match, then embedding similarity to the listed answers; "
+                       "weaker than a judge model" if judge.startswith("offline") else "judge model with the "
+                       "commet_judge rubric"),
+        "n_stories_by_modality": dict(Counter(s.modality for s in stories)),
+        "n_stories_by_category": dict(Counter(s.category for s in stories)),
+        "n_questions_by_category": dict(Counter(t.category for t in turns)),
+        "settings": settings, "diagnostics": diagnostics,
+    }
+
+
+def _order(groups: Mapping[str, Any]) -> list[str]:
+    return [c for c in CATEGORIES if c in groups] + sorted(c for c in groups if c not in CATEGORIES)
+
+
+def commet_tables(results: Mapping[str, Any]) -> dict[str, Table]:
+    """Summary, calls, per category (stories and questions), per modality, feedback, blind and cue tables."""
+    settings: Mapping[str, Any] = results["settings"]
+    summary = {k: {"stories": v["n_stories"], "story accuracy": v["story_accuracy"], "questions": v["n_questions"],
+                   "question accuracy": v["question_accuracy"], "failed stories": v["failed_stories"],
+                   "judge invalid": v["judge_status"].get("invalid", 0),
+                   "with cues": v["cue_status"].get("matched", 0)} for k, v in settings.items()}
+    calls = {k: {"model / story": v["calls"]["model_per_story"], "model / question": v["calls"]["model_per_question"],
+                 "judge / story": v["calls"]["judge_per_story"], "judge / question": v["calls"]["judge_per_question"],
+                 "model sent": v["calls"]["model_sent"], "model cached": v["calls"]["model_cached"],
+                 "judge sent": v["calls"]["judge_sent"], "judge cached": v["calls"]["judge_cached"]}
+             for k, v in settings.items()}
+    tables = {
+        "summary": Table.from_nested(
+            "CoMMET: story and question accuracy per setting", summary, row_label="setting", precision=3,
+            note=f"judge {results['judge']} ({results['judge_note']}); a story counts only when every question is "
+                 "right; failed stories count as wrong"),
+        "calls": Table.from_nested(
+            "Model and judge calls per story and per question", calls, row_label="setting", precision=2,
+            note="answers received while playing (sent to the model, or served from the response cache); judge "
+                 "calls include re-asks for invalid JSON; the offline judge makes none"),
+    }
+    for level, field, counts in (("story", "story_accuracy_by_category", "n_stories_by_category"),
+                                 ("question", "question_accuracy_by_category", "n_questions_by_category")):
+        rows = {c: {**{k: v[field].get(c) for k, v in settings.items()}, "n": results[counts].get(c, 0)}
+                for c in _order(results[counts])}
+        tables[f"category_{level}"] = Table.from_nested(
+            f"{level.capitalize()} accuracy per mental-state category", rows, row_label="category", precision=3)
+    modality = {m: {**{f"{k} {unit}": v["by_modality"].get(m, {}).get(f"{unit}_accuracy")
+                       for k, v in settings.items() for unit in ("story", "question")},
+                    "n": results["n_stories_by_modality"].get(m, 0)}
+                for m in MODALITIES if m in results["n_stories_by_modality"]}
+    tables["modality"] = Table.from_nested("Accuracy on text-complete and image-dependent stories", modality,
+                                           row_label="modality", precision=3)
+    feedback = {k: {"first turn": v["feedback"]["first_turn"], "after right": v["feedback"]["after_right"],
+                    "n after right": v["feedback"]["n_after_right"], "after wrong": v["feedback"]["after_wrong"],
+                    "n after wrong": v["feedback"]["n_after_wrong"],
+                    "branch feedback": v["feedback"]["n_branch_feedback"]} for k, v in settings.items()}
+    tables["feedback"] = Table.from_nested(
+        "Feedback diagnostic: question accuracy after right and after wrong feedback", feedback, row_label="setting",
+        precision=3, note="turns 2.. grouped by the judge's verdict on the previous answer (which chose the feedback)")
+    for name, title, labels in (("blind", "Blind run: image-dependent stories with and without their images",
+                                 ("with images (orig)", "blind")),
+                                ("kb_cues", "Knowledge cues: the same stories without and with cues",
+                                 ("orig", "kb-cues"))):
+        d = results["diagnostics"].get(name)
+        if not d:
+            continue
+        rows = {label: {"story accuracy": d["story_accuracy"][i], "question accuracy": d["question_accuracy"][i],
+                        "stories": d["n_stories"], "questions": d["n_questions"]} for i, label in enumerate(labels)}
+        rows["change"] = {"story accuracy": d["story_accuracy_change"],
+                          "question accuracy": d["question_accuracy_change"], "stories": None, "questions": None}
+        tables[name] = Table.from_nested(title, rows, row_label="run", precision=3,
+                                         note=f"same answer in both runs: {d['same_answer_share']:.0%} of questions"
+                                         if d["same_answer_share"] == d["same_answer_share"] else "")
+    return tables
+
+
+def commet_plots(results: Mapping[str, Any]) -> list[Plot]:
+    """Story and question accuracy per mental-state category (one bar per setting)."""
+    settings: Mapping[str, Any] = results["settings"]
+    plots: list[Plot] = []
+    for level, field, counts in (("story", "story_accuracy_by_category", "n_stories_by_category"),
+                                 ("question", "question_accuracy_by_category", "n_questions_by_category")):
+        nested = {k: {c: v[field].get(c) for c in _order(results[counts])}
+                  for k, v in settings.items()}
+        plots.append(BarPlot.from_nested(f"category_{level}", f"{level.capitalize()} accuracy per mental-state "
+                                         "category", nested, ylabel="accuracy", ylim=(0.0, 1.0)))
+    return plots
