@@ -316,6 +316,7 @@ CONCEPT_EXTRACTORS.register("clip", "culturekb.builders.concepts:ClipConceptExtr
 RUNNERS: Registry[Any] = Registry("benchmark runner", "culturekb.runners", case_sensitive=False)
 """Benchmark runners (`culturekb.evals.Runner` subclasses); ``culturekb eval NAME`` offers one command each."""
 RUNNERS.register("artemculture", "culturekb.evals.artemculture:ArtECultureRunner")
+RUNNERS.register("knowledge", "culturekb.evals.knowledge:KnowledgeRunner")
 RUNNERS.register("cedar", "culturekb.evals.cedar:CedarRunner")
 RUNNERS.register("ricevl-vqa", "culturekb.evals.ricevl:RiceVLVQARunner")
 RUNNERS.register("ricevl-grounding", "culturekb.evals.ricevl:RiceVLGroundingRunner")

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         ArtECultureSpec,
         CedarSpec,
         CulturalToMSpec,
+        KnowledgeSpec,
         ParseSpec,
         RetrievalSpec,
         RiceVLGroundingSpec,
@@ -68,6 +69,7 @@ __all__ = [
     "ComparisonPage",
     "predict_job",
     "eval_artemculture",
+    "eval_knowledge",
     "eval_cedar",
     "build_ricevl_cue_kb",
     "eval_ricevl_vqa",
@@ -458,6 +460,25 @@ def eval_artemculture(spec: ArtECultureSpec) -> RunResult:
                                calibration=calibration,
                                prompt_languages=spec.prompt_languages, judges=judge_clients, kb_version=kb.version,
                                limit=spec.limit, progress=spec.progress)
+    return runner.run(spec.out)
+
+
+def eval_knowledge(spec: KnowledgeSpec) -> RunResult:
+    """The knowledge report of the KB in `spec.kb_dir` on the labelled split of `spec.data`, with the kb-prior
+    calibrated as `eval artemculture` calibrates it (the KB's calibration.json, else a fit on the data's valid split,
+    else the uncalibrated weights), the calibration recorded in the report."""
+    from culturekb.evals.knowledge import KnowledgeRunner
+    from culturekb.inference.predictors import make_predictor
+
+    assert spec.kb_dir is not None  # KnowledgeSpec requires it
+    augmenter = open_augmenter(spec.kb_dir, spec.backend, spec.embedder, spec.tau, status=spec.status)
+    _declare_kb_cultures(augmenter.retriever.kb.culture_details.values())
+    samples, _ = load_data(spec.data, data_root=spec.data_root, scheme=augmenter.retriever.kb.scheme)
+    kw, calibration = _kb_prior_calibration(augmenter, samples, spec.data)
+    runner = KnowledgeRunner(samples, make_predictor("kb-prior", augmenter, **kw), augmenter, split=spec.split,
+                             n_resamples=spec.n_resamples, confidence=spec.confidence, seed=spec.seed,
+                             n_bins=spec.n_bins, top_concepts=spec.top_concepts, kb_prior_calibration=calibration,
+                             limit=spec.limit, progress=spec.progress)
     return runner.run(spec.out)
 
 

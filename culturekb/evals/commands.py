@@ -15,11 +15,12 @@ from typing import Annotated
 import typer
 
 from culturekb.errors import ConfigError
-from culturekb.evals.specs import ArtECultureSpec, CedarSpec, RiceVLGroundingSpec, RiceVLVQASpec
+from culturekb.evals.specs import ArtECultureSpec, CedarSpec, KnowledgeSpec, RiceVLGroundingSpec, RiceVLVQASpec
 from culturekb.inference.base import MODES
 from culturekb.text.prompts import PROMPT_LANGUAGES, available_prompt_languages
 
-__all__ = ["artemculture_options", "cedar_options", "ricevl_vqa_options", "ricevl_grounding_options", "csv_list",
+__all__ = ["artemculture_options", "cedar_options", "ricevl_vqa_options", "ricevl_grounding_options",
+           "knowledge_options", "csv_list",
            "csv_tuple", "prompt_language_tuple", "status_option"]
 
 
@@ -163,3 +164,22 @@ def ricevl_grounding_options(
     return RiceVLGroundingSpec(
         data=data, out=out_dir, model=model, base_url=base_url, bbox_format=bbox_format, scale=scale, layout=layout,
         allow_unknown_countries=any_country, limit=limit, data_root=data_root)
+
+
+def knowledge_options(
+    data: Annotated[list[Path], typer.Argument(help="labelled data files with a split column (CSV or JSONL)")],
+    kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help=_OUT_HELP)],
+    split: Annotated[str, typer.Option(help="split to report on")] = "test",
+    resamples: Annotated[int, typer.Option(help="bootstrap resamples per interval")] = 2000,
+    seed: Annotated[int, typer.Option(help="seed of the bootstrap resamples")] = 0,
+    bins: Annotated[int, typer.Option(help="confidence bins of the reliability diagram")] = 10,
+    top: Annotated[int, typer.Option(help="concepts listed as helping and as hurting")] = 10,
+    limit: Annotated[int | None, typer.Option(help="report on the first N samples only")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+    status: Annotated[str | None, typer.Option(help=_STATUS_HELP)] = None,
+) -> KnowledgeSpec:
+    """Knowledge report: coverage, hit precision, calibration, kb-prior accuracy with intervals and paired tests."""
+    return KnowledgeSpec(
+        data=tuple(data), kb_dir=kb, out=out_dir, split=split, n_resamples=resamples, seed=seed, n_bins=bins,
+        top_concepts=top, limit=limit, data_root=data_root, status=status_option(status))
