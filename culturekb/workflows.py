@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from culturekb.evals.specs import (
         ArtECultureSpec,
         CedarSpec,
+        CommetSpec,
         CulturalToMSpec,
         KnowledgeSpec,
         ParseSpec,
@@ -74,6 +75,7 @@ __all__ = [
     "build_ricevl_cue_kb",
     "eval_ricevl_vqa",
     "eval_ricevl_grounding",
+    "eval_commet",
     "eval_culturaltom",
     "eval_names",
     "eval_command",
@@ -685,6 +687,33 @@ def eval_culturaltom(spec: CulturalToMSpec) -> RunResult:
         template_dir=spec.template_dir, max_tokens=spec.max_tokens, reasoning_max_tokens=spec.reasoning_max_tokens,
         graph_retries=spec.graph_retries, positivity_seed=spec.positivity_seed, limit=spec.limit,
         progress=spec.progress)
+    return runner.run(spec.out)
+
+
+def eval_commet(spec: CommetSpec) -> RunResult:
+    """CoMMET on a StoryTurns file: each story played as a multi-turn chat with `spec.model`, each answer judged by
+    `spec.judge` ('offline': string match, then embedding similarity; or a judge model) before the next turn's
+    feedback is chosen; settings orig, blind and, with `spec.kb_dir`, kb-cues."""
+    from culturekb.evals.commet import CommetRunner, ModelAnswerJudge, OfflineAnswerJudge, load_story_turns
+
+    stories = load_story_turns(spec.data, data_root=spec.data_root)
+    retriever = _eval_retriever(spec.kb_dir, spec)
+    cache = _response_cache(spec.cache_dir)
+    client = _eval_client(spec.model, spec.base_url, cache, retriever.kb.version if retriever is not None else "")
+    if client is None:
+        raise ConfigError(f"CoMMET needs a chat model, not {spec.model!r}; give --model openai:NAME --base-url URL")
+    judge: OfflineAnswerJudge | ModelAnswerJudge
+    if spec.judge == "offline":
+        judge = OfflineAnswerJudge(embedder_spec=spec.judge_embedder, threshold=spec.judge_threshold)
+    else:
+        judge_client = _eval_client(spec.judge, spec.judge_base_url or spec.base_url, cache)
+        if judge_client is None:
+            raise ConfigError(f"unknown CoMMET judge {spec.judge!r}; use 'offline' or a model such as 'openai:MODEL'")
+        judge = ModelAnswerJudge(judge_client, retries=spec.judge_retries, template_dir=spec.template_dir)
+    runner = CommetRunner(stories, client=client, judge=judge, retriever=retriever, setting_names=spec.setting_names,
+                          concurrency=spec.concurrency or _settings().max_concurrency, max_cues=spec.max_cues,
+                          tau=spec.tau, template_dir=spec.template_dir, max_tokens=spec.max_tokens, limit=spec.limit,
+                          progress=spec.progress)
     return runner.run(spec.out)
 
 

@@ -89,10 +89,11 @@ class AnswerJudge(Protocol):
 
 def normalise_answer(text: str) -> str:
     """An answer in comparable form: Unicode NFKC, case-folded, a leading ``Answer:`` and punctuation removed,
-    English articles dropped, whitespace collapsed."""
+    English articles dropped (unless the answer is nothing else), whitespace collapsed."""
     text = _PREFIX.sub("", unicodedata.normalize("NFKC", text)).casefold()
     words = _NON_WORD.sub(" ", text).split()
-    return " ".join(w for w in words if w not in _ARTICLES)
+    kept = [w for w in words if w not in _ARTICLES]
+    return " ".join(kept or words)
 
 
 def _contains(answer: str, listed: str) -> bool:
