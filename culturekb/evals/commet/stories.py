@@ -289,16 +289,16 @@ def _turn(raw: Any, index: int, where: str, previous: Turn | None, default_categ
 
 
 def _story(obj: dict[str, Any], where: str, image_ctx: tuple[Path | None, Path, bool]) -> Story:
-    unknown = sorted(set(obj) - set(_STORY_FIELDS))
-    if unknown:
-        raise DataError(f"{where}: unknown story fields {unknown}; a story has {list(_STORY_FIELDS)} (put anything "
-                        "else under 'metadata')")
     sid = obj.get("id")
     if isinstance(sid, int) and not isinstance(sid, bool):
         sid = str(sid)
     if not isinstance(sid, str) or not sid.strip():
         raise DataError(f"{where}: the story has no 'id'; give each story a unique id")
     where = f"{where}, story {sid!r}"
+    unknown = sorted(set(obj) - set(_STORY_FIELDS))
+    if unknown:
+        raise DataError(f"{where}: unknown story fields {unknown}; a story has {list(_STORY_FIELDS)} (put anything "
+                        "else under 'metadata')")
     turns_raw = obj.get("turns")
     if not isinstance(turns_raw, list) or not turns_raw:
         raise DataError(f"{where}: 'turns' must be a non-empty list of turns")
