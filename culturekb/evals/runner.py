@@ -53,6 +53,9 @@ the (sample_id, setting) pairs that are missing, plus failed calls (``parse_stat
 records `config()`; a rerun with a different config (another model, another KB) refuses to mix old and new
 predictions unless ``resume=False``, which starts over. A torn last line (a crash in mid-write) is discarded.
 ``<out_dir>/run.json`` records settings, counts (predicted now / resumed) and timings.
+
+(Why one module over 500 lines: the base class, its checkpoint and resume machinery and the runner registry are one
+contract that every benchmark implements; a benchmark's author reads it in one place.)
 """
 
 from __future__ import annotations
