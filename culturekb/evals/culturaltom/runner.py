@@ -116,7 +116,8 @@ class CulturalToMPrediction(Prediction):
 
     strategy: str = ""
     calls: int = 0
-    """Model requests made for this answer (re-asks included; 0 for the positivity baseline)."""
+    """Model requests made for this answer (re-asks included, answers served by the response cache too; 0 for the
+    positivity baseline)."""
     with_image: bool = False
     cue_status: str = "not-used"
     scene_graph: dict[str, Any] | None = None
