@@ -330,3 +330,9 @@ def test_cli_end_to_end_on_the_shipped_sample(tmp_path: Path, openai_server: Any
     assert srv.calls == calls  # a rerun makes zero model calls
     bad = runner.invoke(app, ["eval", "commet", str(SAMPLE), "--out", str(tmp_path / "x"), "--model", "kb-prior"])
     assert bad.exit_code == 2 and "needs a chat model" in bad.output
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"id": "b", "category": "belief", "turns": [{"question": "q"}]}\n', encoding="utf-8")
+    bad = runner.invoke(app, ["eval", "commet", str(broken), "--out", str(tmp_path / "y"), "--model", "openai:m",
+                              "--base-url", srv.base_url])
+    assert bad.exit_code == 2 and "story 'b', turn 1: no expected answer" in bad.output
+    assert not (tmp_path / "y").exists() and srv.calls == calls  # nothing written, no call made
