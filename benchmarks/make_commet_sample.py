@@ -237,11 +237,11 @@ def image_story(painting: str, rows: list[dict[str, str]], image_rel: str, numbe
 
 def resize(src: Path, dst: Path, side: int = 384) -> None:
     """A JPEG copy of `src` whose longer side is at most `side` pixels."""
-    with Image.open(src) as im:
-        im = im.convert("RGB")
-        im.thumbnail((side, side))
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        im.save(dst, "JPEG", quality=85, optimize=True)
+    with Image.open(src) as original:
+        rgb = original.convert("RGB")
+    rgb.thumbnail((side, side))
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    rgb.save(dst, "JPEG", quality=85, optimize=True)
 
 
 def main() -> None:
