@@ -164,7 +164,8 @@ def index(
 
 @app.command()
 def calibrate(
-    data: Annotated[list[Path], typer.Argument(help="labelled data files with a split column (the valid split is used)")],
+    data: Annotated[list[Path], typer.Argument(
+        help="labelled data files with a split column (the valid split and the KB's training samples are used)")],
     kb: Annotated[Path, typer.Option("--kb", help="KB directory (calibration.json is written into it)")],
     split: Annotated[str, typer.Option(help="the split to fit on (never the test split)")] = "valid",
     data_root: Annotated[Path | None, typer.Option(help="root of relative image paths")] = None,
@@ -188,6 +189,13 @@ def calibrate(
               + ("  (evidence did not help on valid: the culture prior alone)" if cal.is_prior_only else ""))
     out.print(f"  valid accuracy: prior {v.get('prior_accuracy'):.4f} -> calibrated {v.get('accuracy'):.4f}; "
               f"log-loss {v.get('prior_log_loss'):.4f} -> {v.get('log_loss'):.4f}")
+    if cal.fitted_on.get("left_out_training_samples"):
+        out.print(f"  {cal.fitted_on['left_out_training_samples']} training samples, each left out of its own "
+                  f"tuples: accuracy prior {v.get('left_out_prior_accuracy'):.4f} -> calibrated "
+                  f"{v.get('left_out_accuracy'):.4f}")
+    if cal.prior_only_cultures:
+        out.print(f"  predicted from their prior alone (evidence raised their log-loss): "
+                  f"{', '.join(cal.prior_only_cultures)}")
     for why, per in cal.dropped.get("reasons", {}).items():
         for culture, info in per.items():
             out.print(f"  hidden ({why}) in {culture}: {info['count']}, e.g. {', '.join(info['examples'][:6])}")

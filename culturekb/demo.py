@@ -199,12 +199,11 @@ def _calibrate(kb_dir: Path, samples: Sequence[Sample], data: Path, embedder: Em
     """Fit the KB prior's weights and concept filter on the valid split, write calibration.json into the KB (what
     `culturekb calibrate` does), and describe the choice."""
     from culturekb.inference.augmenter import Augmenter
-    from culturekb.kb.calibration import write_calibration
     from culturekb.retrieval.retriever import open_retriever
-    from culturekb.workflows import _fit_on_split  # the fit of `culturekb calibrate`, on the demo's loaded model
+    from culturekb.workflows import calibrate_augmenter  # the fit of `culturekb calibrate`, on the loaded model
 
     augmenter = Augmenter(open_retriever(kb_dir, embedder=embedder, calibrated=False))
-    cal = _fit_on_split(augmenter, samples, "valid", [data], kb_dir, write_calibration)
+    cal = calibrate_augmenter(augmenter, samples, "valid", [data], kb_dir)
     v = cal.valid
     lines = [
         f"`culturekb calibrate` on the {cal.fitted_on.get('samples', '?')} valid texts: "

@@ -65,9 +65,9 @@ __all__ = [
     "index_kb",
     "open_augmenter",
     "lookup_concepts",
-    "kb_label_prior",
     "compare_kb",
     "ComparisonPage",
+    "kb_label_prior",
     "predict_job",
     "eval_artemculture",
     "eval_knowledge",
@@ -492,28 +492,45 @@ def calibrate_kb(
     """Fit the KB prior's weights and concept filter on the `split` samples of `data` and (with `write`) save them
     as the KB's `calibration.json` (`culturekb.inference.calibration`). The fit sees every tuple the status filter
     serves, whatever an earlier calibration hid."""
-    from culturekb.kb.calibration import write_calibration
-
     augmenter = open_augmenter(kb_dir, backend, embedder, tau, settings=settings, status=status, calibrated=False)
     kb = augmenter.retriever.kb
     _declare_kb_cultures(kb.culture_details.values())
     samples, _ = load_data(data, data_root=data_root, scheme=kb.scheme)
-    return _fit_on_split(augmenter, samples, split, data, kb_dir if write else None, write_calibration)
+    return calibrate_augmenter(augmenter, samples, split, data, kb_dir if write else None)
 
 
-def _fit_on_split(augmenter: Augmenter, samples: Sequence[Sample], split: str, data: Sequence[str | Path],
-                  write_to: str | Path | None, write: Callable[..., Any] | None = None) -> Calibration:
+def calibrate_augmenter(augmenter: Augmenter, samples: Sequence[Sample], split: str = "valid",
+                        data: Sequence[str | Path] = (), write_to: str | Path | None = None,
+                        left_out: bool = True) -> Calibration:
+    """`culturekb calibrate` on an open augmenter (its KB, embedder and status filter): fit on the labelled `split`
+    samples and, with `left_out`, the KB's training samples each left out of the tuples it supports (when the KB
+    was built with an offline concept extractor, so the concepts the build counted can be recomputed); save into
+    `write_to` when given."""
+    from culturekb.builders.pipeline import training_concepts
     from culturekb.inference.calibration import fit_calibration
+    from culturekb.kb.calibration import write_calibration
 
     valid = [s for s in samples if s.split == split and s.label is not None]
     if not valid:
         splits = sorted({str(s.split) for s in samples})
         raise DataError(f"no labelled samples in split {split!r} to calibrate on (the data has splits {splits}); "
                         "give data with a valid split, or choose another with --split")
-    cal = fit_calibration(augmenter.retriever, valid, augmenter.concepts_for(valid),
+    kb = augmenter.retriever.kb
+    extra: list[tuple[Sample, Sequence[str], Sequence[str]]] = []
+    if left_out:
+        build_split = kb.build_config.get("split", "train")
+        cultures = set(augmenter.retriever.cultures)
+        train = [s for s in samples if s.label is not None and s.culture in cultures
+                 and (build_split is None or s.split == build_split) and s.split != split]
+        counted = training_concepts(train, kb.build_config) if train else None
+        if counted is not None:
+            extra = list(zip(train, augmenter.concepts_for(train), counted, strict=True))
+        elif train:
+            log.info("calibrate: the KB's concept extractor needs a model; fitting on the %s split only", split)
+    cal = fit_calibration(augmenter.retriever, valid, augmenter.concepts_for(valid), left_out=extra,
                           fitted_on={"split": split, "data": [Path(d).name for d in data]})
-    if write_to is not None and write is not None:
-        write(write_to, cal)
+    if write_to is not None:
+        write_calibration(write_to, cal)
     return cal
 
 
@@ -531,7 +548,7 @@ def _kb_prior_calibration(augmenter: Augmenter, samples: Sequence[Sample], data:
         log.warning("kb-prior: the KB has no calibration.json and the data no valid split; using the uncalibrated "
                     "weights (run `culturekb calibrate` on data with a valid split)")
         return {}, None
-    fitted = _fit_on_split(augmenter, samples, "valid", data, None)
+    fitted = calibrate_augmenter(augmenter, samples, "valid", data)
     return {"calibration": fitted}, {"source": "fitted on this data's valid split",
                                      **fitted.model_dump(mode="json", exclude={"grid"})}
 

@@ -33,7 +33,7 @@ from culturekb.text.concepts import BUILD_FIELDS
 from culturekb.text.context import context_concepts
 from culturekb.text.drops import Extraction, ReportsDrops, summarise_drops
 
-__all__ = ["BuildConfig", "BuildComponents", "BuildResult", "build_kb", "make_components"]
+__all__ = ["BuildConfig", "BuildComponents", "BuildResult", "build_kb", "make_components", "training_concepts"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -129,12 +129,7 @@ def make_components(config: BuildConfig, embedder: Embedder | None = None) -> Bu
             clients[spec] = make_client(spec, base_url=config.base_url, max_concurrency=config.max_concurrency)
         return clients[spec]
 
-    opts = dict(config.concept_options)
-    if config.concepts == "text":
-        # training data: the stimulus fields that test time reads too, plus the annotators' explanations (the
-        # richest text); titles weigh more inside the extractor; the scheme's own label words are never concepts
-        opts.setdefault("fields", BUILD_FIELDS)
-        opts.setdefault("scheme", scheme)
+    opts = _extractor_options(config)
     if config.concepts.startswith("vlm:"):
         extractor = make_concept_extractor("vlm", client=client(config.concepts[4:]), **opts)
     else:
@@ -158,6 +153,36 @@ def make_components(config: BuildConfig, embedder: Embedder | None = None) -> Bu
         else:  # an offline judge, or an unknown spec that make_judge reports with every valid form
             judges.append(make_judge(spec, scheme=scheme))
     return BuildComponents(extractor, generator, judges, list(clients.values()))
+
+
+def _extractor_options(config: BuildConfig) -> dict[str, Any]:
+    opts = dict(config.concept_options)
+    if config.concepts == "text":
+        # training data: the stimulus fields that test time reads too, plus the annotators' explanations (the
+        # richest text); titles weigh more inside the extractor; the scheme's own label words are never concepts
+        opts.setdefault("fields", BUILD_FIELDS)
+        opts.setdefault("scheme", get_scheme(config.scheme))
+    return opts
+
+
+OFFLINE_EXTRACTORS = ("text", "precomputed")
+"""The concept extractors `training_concepts` can rerun without a model."""
+
+
+def training_concepts(samples: Sequence[Sample], build_config: dict[str, Any]) -> list[list[str]] | None:
+    """The concepts a build with `build_config` (a KB's recorded build config) counted for each sample: its
+    extractor's output plus the context concepts, deduplicated; None when the extractor needs a model (vlm, clip).
+
+    The calibration uses it to leave each training sample out of the tuples it supports (leave-one-out)."""
+    from culturekb.builders.concepts import make_concept_extractor
+
+    known = {k: v for k, v in build_config.items() if k in BuildConfig.model_fields}
+    config = BuildConfig.model_validate(known)
+    if config.concepts not in OFFLINE_EXTRACTORS:
+        return None
+    extractor = make_concept_extractor(config.concepts, **_extractor_options(config))
+    found = extractor.extract(list(samples))
+    return [list(dict.fromkeys([*cs, *context_concepts(s)])) for s, cs in zip(samples, found, strict=True)]
 
 
 # -- the cached, chunked step runner -------------------------------------------------------------------------

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Mapping, Sequence
+import math
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,7 +40,7 @@ from culturekb.kb.distribution import informativeness
 from culturekb.kb.schema import KnowledgeTuple, Sample
 from culturekb.kb.store import KnowledgeBase
 from culturekb.retrieval.filters import TupleFilter
-from culturekb.retrieval.retriever import Match, Retriever
+from culturekb.retrieval.retriever import Retriever
 
 __all__ = ["DEFAULT_GRID", "UNCALIBRATED", "PriorModel", "fit_calibration", "smoothed_prior", "dropped_summary"]
 
@@ -129,40 +131,77 @@ def smoothed_prior(kb: KnowledgeBase) -> dict[str, FloatArray]:
 # -- the fit -------------------------------------------------------------------------------------------------------
 @dataclass
 class _ValidSet:
-    """What the fit needs of the valid split, retrieved once."""
+    """What the fit needs of its samples (the valid split, then any left-out training samples), retrieved once."""
 
     golds: npt.NDArray[np.int64]
     priors: FloatArray                      # (S, L) target-culture prior per sample
     candidates: list[list[list[tuple[int, float]]]]  # per sample, per concept: (tuple index, score) best first
     tuples: list[KnowledgeTuple]
     cultures: list[str]
+    is_valid: npt.NDArray[np.bool_]          # (S,) True for valid samples, False for left-out training samples
+
+
+def _leave_out(t: KnowledgeTuple, label: str) -> KnowledgeTuple | None:
+    """The tuple as a build without one sample labelled `label` would have made it (None: it would not exist)."""
+    counts = {lab: p * t.support for lab, p in t.distribution.items()}
+    counts[label] = max(0.0, counts.get(label, 0.0) - 1.0)
+    n = t.support - 1
+    if n < 1:
+        return None
+    dist = {lab: c / n for lab, c in counts.items()}
+    return t.model_copy(update={"support": n, "distribution": dist, "label": max(dist, key=dist.__getitem__)})
 
 
 def _valid_set(retriever: Retriever, concepts: Sequence[Sequence[str]], samples: Sequence[Sample],
-               priors: Mapping[str, FloatArray]) -> _ValidSet:
+               priors: Mapping[str, FloatArray], members: Sequence[Collection[str] | None],
+               prior_counts: Mapping[str, Mapping[str, float]], build_min_support: int) -> _ValidSet:
+    """Retrieve for every sample; a training sample (its `members`: the concepts the build counted for it) sees
+    each tuple it supports with itself left out, and its culture's prior without its own label."""
     labels = list(retriever.kb.scheme.labels)
     index: dict[str, int] = {}
     tuples: list[KnowledgeTuple] = []
+    hidden = KnowledgeTuple(concept="(left out)", culture="", label=labels[0], distribution={labels[0]: 1.0},
+                            support=1, status="rejected")  # stands for a tuple the left-out build would not have
+
+    def slot(key: str, t: KnowledgeTuple) -> int:
+        if key not in index:
+            index[key] = len(tuples)
+            tuples.append(t)
+        return index[key]
+
     rows = retriever.lookup_many([(list(cs), s.culture) for s, cs in zip(samples, concepts, strict=True)],
                                  k=_ALTERNATIVES, on_invalid="skip")
     candidates: list[list[list[tuple[int, float]]]] = []
-    for row in rows:
+    prior_rows = []
+    for s, row, own in zip(samples, rows, members, strict=True):
+        culture = retriever.resolve_culture(s.culture)
         per_sample: list[list[tuple[int, float]]] = []
         for m in row:
             if m is None:
                 continue
-            chain: list[Match] = [m, *m.alternatives]
             cands = []
-            for x in chain:
-                if x.tuple.id not in index:
-                    index[x.tuple.id] = len(tuples)
-                    tuples.append(x.tuple)
-                cands.append((index[x.tuple.id], float(x.score)))
+            for x in (m, *m.alternatives):
+                t = x.tuple
+                if own is not None and t.culture == culture and t.concept in own:
+                    left = _leave_out(t, str(s.label))
+                    key = f"{t.id}::without::{s.label}"
+                    i = slot(key, left if left is not None and left.support >= build_min_support else hidden)
+                else:
+                    i = slot(t.id, t)
+                cands.append((i, float(x.score)))
             per_sample.append(cands)
         candidates.append(per_sample)
+        counts = prior_counts.get(culture)
+        if own is not None and counts:
+            raw = np.array([float(counts.get(lab, 0)) for lab in labels])
+            raw[labels.index(str(s.label))] -= 1.0
+            raw = np.maximum(raw, 0.0) + 0.5
+            prior_rows.append(raw / raw.sum())
+        else:
+            prior_rows.append(priors[culture])
     golds = np.array([labels.index(str(s.label)) for s in samples], dtype=np.int64)
-    prior_rows = np.vstack([priors[retriever.resolve_culture(s.culture)] for s in samples])
-    return _ValidSet(golds, prior_rows, candidates, tuples, [s.culture for s in samples])
+    return _ValidSet(golds, np.vstack(prior_rows), candidates, tuples, [s.culture for s in samples],
+                     np.array([own is None for own in members], dtype=bool))
 
 
 def _select(cands: Sequence[Sequence[tuple[int, float]]], visible: npt.NDArray[np.bool_]) -> list[tuple[int, float]]:
@@ -190,27 +229,42 @@ def _scores(vs: _ValidSet, logq: FloatArray) -> tuple[float, float]:
     return acc, float(_sample_losses(vs, logq).mean())
 
 
+def _accuracy(vs: _ValidSet, logq: FloatArray, mask: npt.NDArray[np.bool_]) -> float:
+    return float((logq[mask].argmax(axis=1) == vs.golds[mask]).mean()) if mask.any() else math.nan
+
+
 def fit_calibration(
     retriever: Retriever,
     samples: Sequence[Sample],
     concepts: Sequence[Sequence[str]],
     *,
+    left_out: Sequence[tuple[Sample, Sequence[str], Collection[str]]] = (),
     grid: Mapping[str, Sequence[Any]] | None = None,
     fitted_on: Mapping[str, Any] | None = None,
 ) -> Calibration:
-    """Choose the concept filter and the KB-prior weights on labelled valid `samples` (with their test-time
-    `concepts`): the lowest valid log-loss among the settings at least as accurate as the prior alone."""
+    """Choose the concept filter and the KB-prior weights (see the module docstring).
+
+    `samples`: the labelled valid split, with their test-time `concepts`. `left_out`: labelled training samples as
+    (sample, test-time concepts, the concepts the build counted for it); each is scored against the KB with itself
+    left out of every tuple it supports and of its culture's prior (exact leave-one-out of Eq. 1), which adds
+    honest held-out samples to a small valid split. The rule: the lowest log-loss over all these samples among the
+    settings at least as accurate as the prior on the valid split and on all samples."""
     kb = retriever.kb
     labels = list(kb.scheme.labels)
-    labelled = [(s, cs) for s, cs in zip(samples, concepts, strict=True) if s.label is not None]
+    labelled = [(s, cs, None) for s, cs in zip(samples, concepts, strict=True) if s.label is not None]
     if not labelled:
         raise DataError("no labelled valid samples to calibrate on; the data needs a 'valid' split with labels")
-    unknown = sorted({str(s.label) for s, _ in labelled if s.label not in labels})
+    extra = [(s, cs, frozenset(own)) for s, cs, own in left_out if s.label is not None]
+    everything: list[tuple[Sample, Sequence[str], Collection[str] | None]] = [*labelled, *extra]
+    unknown = sorted({str(s.label) for s, _, _ in everything if s.label not in labels})
     if unknown:
-        raise DataError(f"valid labels {unknown} are not in the KB's scheme {kb.scheme.name!r}: {labels}")
+        raise DataError(f"labels {unknown} are not in the KB's scheme {kb.scheme.name!r}: {labels}")
     g = {**DEFAULT_GRID, **(grid or {})}
     priors = smoothed_prior(kb)
-    vs = _valid_set(retriever, [cs for _, cs in labelled], [s for s, _ in labelled], priors)
+    recorded = kb.extra_counts.get("label_prior")
+    vs = _valid_set(retriever, [cs for _, cs, _ in everything], [s for s, _, _ in everything], priors,
+                    [own for _, _, own in everything], recorded if isinstance(recorded, dict) else {},
+                    int(kb.build_config.get("min_support", 1) or 1))
     n_t = len(vs.tuples)
     raw_prior = kb.label_prior()
     support = np.array([t.support for t in vs.tuples], dtype=np.int64)
@@ -218,14 +272,17 @@ def fit_calibration(
                      for t in vs.tuples], dtype=np.float64)
     allowed = np.array([retriever.tuple_filter.reason(t) is None for t in vs.tuples], dtype=bool)
     log_prior = np.log(vs.priors)
-    base_acc, base_loss = _scores(vs, log_prior)
+    everyone = np.ones(len(vs.golds), dtype=bool)
+    base_valid, base_all = _accuracy(vs, log_prior, vs.is_valid), _accuracy(vs, log_prior, everyone)
+    _, base_loss = _scores(vs, log_prior)
     ratio_cache: dict[float, FloatArray] = {}
+    zero = np.zeros(len(labels))
 
     def ratios(alpha: float) -> FloatArray:
         if alpha not in ratio_cache:
             m = PriorModel(alpha=alpha)
-            ratio_cache[alpha] = (np.vstack([m.log_ratio(t, priors[t.culture], labels) for t in vs.tuples])
-                                  if n_t else np.zeros((0, len(labels))))
+            ratio_cache[alpha] = (np.vstack([m.log_ratio(t, priors[t.culture], labels) if t.culture in priors
+                                             else zero for t in vs.tuples]) if n_t else np.zeros((0, len(labels))))
         return ratio_cache[alpha]
 
     def evidence(ms: int, mi: float, alpha: float, gamma: float, pool: str) -> tuple[FloatArray, float]:
@@ -241,19 +298,25 @@ def fit_calibration(
                 ev[k] = e / max(float(w.sum()), 1e-12) if pool == "mean" else e
         return ev, sum(bool(c) for c in chosen) / len(chosen)
 
+    def admissible(logq: FloatArray) -> bool:  # never less accurate than the prior, on valid and on everything
+        return (_accuracy(vs, logq, vs.is_valid) + 1e-12 >= base_valid
+                and _accuracy(vs, logq, everyone) + 1e-12 >= base_all)
+
     tried: list[dict[str, Any]] = []
     best: tuple[tuple[float, float, int], dict[str, Any]] | None = None
     for ms, mi, alpha, gamma, pool in itertools.product(g["min_support"], g["min_informativeness"], g["alpha"],
                                                         g["gamma"], g["pool"]):
         ev, covered = evidence(ms, mi, alpha, gamma, pool)
         for beta in g["beta"]:
-            acc, loss = _scores(vs, log_prior + beta * ev)
+            logq = log_prior + beta * ev
+            acc, loss = _scores(vs, logq)
             setting = {"min_support": ms, "min_informativeness": mi, "alpha": alpha, "beta": beta,
-                       "gamma": gamma, "pool": pool, "accuracy": round(acc, 6), "log_loss": round(loss, 6),
+                       "gamma": gamma, "pool": pool, "accuracy": round(acc, 6),
+                       "valid_accuracy": round(_accuracy(vs, logq, vs.is_valid), 6), "log_loss": round(loss, 6),
                        "coverage": round(covered, 6)}
             tried.append(setting)
-            if acc + 1e-12 < base_acc:
-                continue  # never worse than the prior on valid
+            if not admissible(logq):
+                continue
             # lowest log-loss; then higher accuracy; then the simpler (prior-only) setting
             key = (round(loss, 9), -acc, 0 if beta == 0 else 1)
             if best is None or key < best[0]:
@@ -261,25 +324,26 @@ def fit_calibration(
     assert best is not None  # beta 0 always qualifies
     chosen_setting = best[1]
     prior_only: list[str] = []
+    logq = log_prior
     if chosen_setting["beta"] == 0:
         chosen_setting = {**chosen_setting, "min_support": 1, "min_informativeness": 0.0}
     else:
-        # per culture: where the evidence made the valid log-loss worse than the culture's own prior, keep the prior
+        # per culture: where the evidence made the log-loss worse than the culture's own prior, keep the prior
         ev, _ = evidence(*(chosen_setting[k] for k in ("min_support", "min_informativeness", "alpha", "gamma",
                                                         "pool")))
-        loss = _sample_losses(vs, log_prior + chosen_setting["beta"] * ev)
-        loss_prior = _sample_losses(vs, log_prior)
+        logq = log_prior + chosen_setting["beta"] * ev
+        losses = _sample_losses(vs, logq)
+        losses_prior = _sample_losses(vs, log_prior)
         cultures = np.array(vs.cultures)
         prior_only = sorted(c for c in set(vs.cultures)
-                            if loss[cultures == c].mean() > loss_prior[cultures == c].mean())
-        if prior_only:
-            logq = log_prior + chosen_setting["beta"] * ev * ~np.isin(cultures, prior_only)[:, None]
-            acc, mean_loss = _scores(vs, logq)
-            if acc + 1e-12 < base_acc:  # the overall guarantee comes first
-                prior_only = []
-            else:
-                chosen_setting = {**chosen_setting, "accuracy": round(acc, 6), "log_loss": round(mean_loss, 6)}
-    per_culture = {c: {"samples": int((np.array(vs.cultures) == c).sum())} for c in sorted(set(vs.cultures))}
+                            if losses[cultures == c].mean() > losses_prior[cultures == c].mean())
+        fallback = log_prior + chosen_setting["beta"] * ev * ~np.isin(cultures, prior_only)[:, None]
+        if prior_only and admissible(fallback):
+            logq = fallback
+        else:
+            prior_only = []
+    acc, mean_loss = _scores(vs, logq)
+    cultures_of = Counter(vs.cultures[i] for i in np.flatnonzero(vs.is_valid))
     cal = Calibration(
         kb_version=kb.version,
         min_support=int(chosen_setting["min_support"]),
@@ -287,13 +351,17 @@ def fit_calibration(
         alpha=float(chosen_setting["alpha"]), beta=float(chosen_setting["beta"]),
         gamma=float(chosen_setting["gamma"]), pool=chosen_setting["pool"],
         prior_only_cultures=prior_only,
-        fitted_on={"split": "valid", "samples": len(labelled),
-                   "per_culture": {c: v["samples"] for c, v in per_culture.items()},
-                   "status": retriever.tuple_filter.status, **(fitted_on or {})},
-        valid={"prior_accuracy": round(base_acc, 6), "prior_log_loss": round(base_loss, 6),
-               "accuracy": chosen_setting["accuracy"], "log_loss": chosen_setting["log_loss"],
-               "coverage": chosen_setting["coverage"], "settings_tried": len(tried),
-               "fell_back_to_prior": chosen_setting["beta"] == 0},
+        fitted_on={"split": "valid", "samples": len(labelled), "per_culture": dict(sorted(cultures_of.items())),
+                   "left_out_training_samples": len(extra), "status": retriever.tuple_filter.status,
+                   **(fitted_on or {})},
+        valid={"prior_accuracy": round(base_valid, 6), "accuracy": round(_accuracy(vs, logq, vs.is_valid), 6),
+               "left_out_prior_accuracy": round(_accuracy(vs, log_prior, ~vs.is_valid), 6) if extra else None,
+               "left_out_accuracy": round(_accuracy(vs, logq, ~vs.is_valid), 6) if extra else None,
+               "prior_log_loss": round(float(_sample_losses(vs, log_prior)[vs.is_valid].mean()), 6),
+               "log_loss": round(float(_sample_losses(vs, logq)[vs.is_valid].mean()), 6),
+               "fit_prior_log_loss": round(base_loss, 6), "fit_log_loss": round(mean_loss, 6),
+               "fit_accuracy": round(acc, 6), "coverage": chosen_setting["coverage"],
+               "settings_tried": len(tried), "fell_back_to_prior": chosen_setting["beta"] == 0},
         grid=tried,
     )
     tf = TupleFilter(retriever.tuple_filter.status, cal.min_support, cal.min_informativeness)

@@ -135,6 +135,9 @@ class ModelPredictor:
         self.seed = seed
         self.parse_fallback = embedding_fallback(parse_fallback)
         self.id = f"{client.id}|kb:{augmenter.kb_version}"
+        served = augmenter.retriever.tuple_filter
+        if not served.is_open:  # another status or concept filter serves other knowledge: never reuse answers
+            self.id += f"|{served.describe().replace(' ', '')}"
         if self.parse_fallback is not None:
             self.id += f"|parse:{self.parse_fallback.id}"
 

@@ -43,8 +43,9 @@ def _valid(pairs):
 
 
 def test_evidence_that_helps_is_weighted_and_filters_chosen(retriever):
-    valid = _valid([(["storm"], "fear")] * 6 + [(["thing"], "contentment")] * 6 + [(["nothing at all"], "contentment")] * 3)
-    cal = fit_calibration(retriever, valid, [s.concepts for s in valid])
+    valid = _valid([(["storm"], "fear")] * 6 + [(["thing"], "contentment")] * 6
+                   + [(["nothing at all"], "contentment")] * 3)
+    cal = fit_calibration(retriever, valid, [s.concepts or [] for s in valid])
     assert cal.beta > 0 and not cal.is_prior_only
     assert cal.valid["accuracy"] == 1.0 > cal.valid["prior_accuracy"] == pytest.approx(9 / 15)
     assert cal.valid["log_loss"] < cal.valid["prior_log_loss"]
@@ -58,7 +59,7 @@ def test_evidence_that_helps_is_weighted_and_filters_chosen(retriever):
 def test_evidence_that_misleads_falls_back_to_the_prior(retriever):
     # on valid, storm's samples are contentment: following the KB loses; the prior (contentment) is kept
     valid = _valid([(["storm"], "contentment")] * 5 + [(["thing"], "contentment")] * 3 + [(["storm"], "fear")])
-    cal = fit_calibration(retriever, valid, [s.concepts for s in valid])
+    cal = fit_calibration(retriever, valid, [s.concepts or [] for s in valid])
     assert cal.is_prior_only and cal.valid["fell_back_to_prior"]
     assert (cal.min_support, cal.min_informativeness) == (1, 0.0)  # the filter is left open
     assert cal.valid["accuracy"] == cal.valid["prior_accuracy"]
@@ -72,7 +73,7 @@ def test_the_fit_is_never_below_the_prior_on_valid(retriever):
     for _ in range(5):
         valid = _valid([([concepts[i]], ["fear", "contentment"][j])
                         for i, j in zip(rng.integers(0, 4, 12), rng.integers(0, 2, 12), strict=True)])
-        cal = fit_calibration(retriever, valid, [s.concepts for s in valid])
+        cal = fit_calibration(retriever, valid, [s.concepts or [] for s in valid])
         assert cal.valid["accuracy"] >= cal.valid["prior_accuracy"]
 
 
@@ -159,9 +160,40 @@ def test_a_culture_whose_evidence_misleads_falls_back_alone(default_embedder):
              for c in ("en", "zh") for i in range(8)]
     valid += [Sample(id=f"x{c}{i}", culture=c, concepts=["nothing at all"], split="valid", label="contentment")
               for c in ("en", "zh") for i in range(4)]
-    cal = fit_calibration(retriever, valid, [s.concepts for s in valid])
+    cal = fit_calibration(retriever, valid, [s.concepts or [] for s in valid])
     assert cal.beta > 0 and cal.prior_only_cultures == ["zh"]
     assert cal.valid["accuracy"] >= cal.valid["prior_accuracy"]
     out = KBPriorPredictor(Augmenter(retriever), calibration=cal).predict(
         [Sample(id="a", culture="en", concepts=["storm"]), Sample(id="b", culture="zh", concepts=["storm"])])
     assert [p.label for p in out] == ["fear", "contentment"]
+
+
+def test_leave_one_out_removes_the_sample_from_its_own_tuples():
+    from culturekb.inference.calibration import _leave_out
+
+    t = _t("storm", {"fear": 0.9, "contentment": 0.1}, 20)
+    left = _leave_out(t, "fear")
+    assert left is not None and left.support == 19
+    assert left.distribution["fear"] == pytest.approx(17 / 19)
+    assert left.distribution["contentment"] == pytest.approx(2 / 19)
+    flipped = _leave_out(_t("pair", {"fear": 0.5, "contentment": 0.5}, 2), "fear")
+    assert flipped is not None and flipped.label == "contentment" and flipped.support == 1
+    assert _leave_out(_t("once", {"fear": 1.0}, 1), "fear") is None
+
+
+def test_left_out_training_samples_join_the_fit(default_embedder):
+    # 'rare' rests on two training images; each of them, left out, sees it at support 1 (< the build's min_support
+    # 2): it is not there, so those samples fall back to the prior, as a build without them would
+    kb = KnowledgeBase([_t("storm", {"fear": 0.9, "contentment": 0.1}, 20), _t("rare", {"fear": 1.0}, 2)],
+                       build_config={"min_support": 2},
+                       extra_counts={"label_prior": {"en": {"contentment": 60, "fear": 40}}})
+    retriever = open_retriever(kb, default_embedder, backend="numpy")
+    valid = _valid([(["storm"], "fear")] * 2 + [(["nothing at all"], "contentment")] * 2)
+    train = [Sample(id=f"t{i}", culture="en", label="fear", split="train") for i in range(2)]
+    left_out = [(s, ["rare"], {"rare"}) for s in train] + [
+        (Sample(id=f"s{i}", culture="en", label="fear", split="train"), ["storm"], {"storm"}) for i in range(4)]
+    cal = fit_calibration(retriever, valid, [s.concepts or [] for s in valid], left_out=left_out)
+    assert cal.fitted_on["left_out_training_samples"] == 6 and cal.fitted_on["samples"] == 4
+    # storm's left-out samples are still fear (17/19); rare's fall back to the prior (contentment): 4 of 6
+    assert cal.beta > 0 and cal.valid["left_out_accuracy"] == pytest.approx(4 / 6)
+    assert cal.valid["left_out_prior_accuracy"] == 0.0
