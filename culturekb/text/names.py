@@ -8,14 +8,15 @@ Three rules, each conservative (a word they miss stays a concept; a word they ta
 2. **Particles and titles**: a name particle of the language (van, von, de, da ... in `[name_particles]`) directly
    followed by a capitalised word makes both a name (``van Gogh``, ``da Vinci``); a capitalised word after a
    title (Mr, Mrs, Dr, Señora ... in `[name_titles]`) is a name (``Mr. Smith``).
-3. **Capitalisation** (languages whose files set ``names_by_case``; not German, whose nouns are all capitalised):
+3. **Capitalisation** (languages whose files set ``names_by_case``; not German, whose nouns are all capitalised, nor
+   Russian, whose social-media text capitalises too freely to tell):
    a capitalised word that does not start a sentence (after . ! ? : ; quotes, brackets, a line break or an emoji),
    does not follow an article or determiner ("the City") and is not a known word of the language (its word
    lists, the caller's known words, or a word the same sample also writes in lower case) is a name, and so is an
    unknown capitalised word right next to a name (``Vincent`` in ``Vincent van Gogh``). With ``names_by_case =
-   pairs`` (languages whose word lists are too small to know their common nouns: es fr pt sw ru) only two or more
-   such words in a row count (``Álvaro Uribe``), never one alone. A text written mostly in capitals (Title Case,
-   ALL CAPS) is left to rules 1 and 2.
+   pairs`` (Latin-script languages whose word lists are too small to know their common nouns: es fr pt sw) only
+   two or more such words in a row count (``Álvaro Uribe``), never one alone. A text written mostly in capitals
+   (Title Case, ALL CAPS) is left to rules 1 and 2.
 
 Words in `[proper_concepts]` (God, Christ, Buddha, nationalities ...) are concepts, never names.
 """
