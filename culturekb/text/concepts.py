@@ -325,8 +325,10 @@ class TextConceptExtractor:
     adjacent ones form a phrase kept when it occurs at least `min_phrase_count` times or in the title. Chinese
     and Japanese: the word candidates of `culturekb.text.cjk` (Chinese pieces confirmed by a word list).
 
-    `scheme`: the build's label scheme; when it labels emotions, its label words in every language are dropped
-    too (a user scheme's `neutral`), on top of those of the packaged emotion schemes.
+    `scheme`: the KB's label scheme; when it labels emotions, its label words in every language are dropped
+    too (a user scheme's `neutral`), on top of those of the packaged emotion schemes. People's names are dropped
+    unless the scheme labels categories (ricevl14 has "notable figures": there a name is the knowledge);
+    `names` True or False overrides that.
 
     Title words count `title_weight` times. Candidates are normalised (`normalise_concept`), ranked by count
     (phrases x `phrase_weight`), ties by first position; the top `max_concepts` are returned.
@@ -350,6 +352,7 @@ class TextConceptExtractor:
         title_weight: float = 2.0,
         phrase_weight: float = 1.5,
         scheme: str | EmotionScheme | None = None,
+        names: bool | None = None,
     ) -> None:
         bad = [f for f in fields if f not in self._FIELDS]
         if bad or not fields:
@@ -367,6 +370,7 @@ class TextConceptExtractor:
         self._words = _word_lists()
         self.scheme: EmotionScheme | None = None
         scheme_part = ""
+        category_scheme = False
         if scheme is not None:
             from culturekb.kb.schemes import get_scheme
 
@@ -374,7 +378,10 @@ class TextConceptExtractor:
             if is_emotion_scheme(self.scheme):
                 scheme_part = f":s{stable_hash(self.scheme.to_dict())[:8]}"
             else:
-                self.scheme = None
+                self.scheme, category_scheme = None, True
+        self.names = not category_scheme if names is None else bool(names)
+        if not self.names:
+            scheme_part += ":keepnames"
         self._scheme_words: dict[str, EmotionWords] = {}
         sha = sha256_text(self._words.sha + words_sha(None if language == "auto" else [language]))
         self.id = (
@@ -456,8 +463,9 @@ class TextConceptExtractor:
                     if tuple(low[k : k + n]) == phrase and not any(clause[k + j] in out for j in range(n)):
                         out.update((clause[k + j], "function") for j in range(n))
                         acc.drop("function", " ".join(phrase))
-        for i in name_positions(text, tokens, rules, self._known(rules, ctx), ctx.artist):
-            out.setdefault(i, "name")
+        if self.names:
+            for i in name_positions(text, tokens, rules, self._known(rules, ctx), ctx.artist):
+                out.setdefault(i, "name")
         return out
 
     # -- English --------------------------------------------------------------------------------------------

@@ -29,7 +29,8 @@ SAMPLE_DIR = Path(str(resources.files("culturekb.data").joinpath("demo", "bright
 SAMPLE = SAMPLE_DIR / "brighter_sample.jsonl"
 SCHEME = SAMPLE_DIR / "brighter_scheme.json"
 CULTURES = SAMPLE_DIR / "brighter_cultures.json"
-MIN_COVERAGE = 0.80
+MIN_COVERAGE = 0.60  # 0.80 while function words (mal, schon, मुझे, 可能 ...) were concepts and matched nearly every
+# text; without them 158/240 (66%) of the test texts get knowledge (benchmarks/results/concept_quality.md)
 runner = CliRunner()
 
 

@@ -82,6 +82,15 @@ def test_spanish_takes_only_two_capitalised_words_in_a_row_as_a_name(extractor: 
     assert "juanito" in out.concepts  # one capitalised word alone: the Spanish word lists are too small to judge
 
 
+def test_a_category_schemes_kb_keeps_names_as_concepts() -> None:
+    # ricevl14 has "notable figures": a person's name is the knowledge there (the RICE-VL cue runner passes it)
+    text = 'Which tradition does "Bahram Chubina Slays the Lion-Ape" belong to?'
+    assert "bahram" not in TextConceptExtractor().extract([Sample(id="q", culture="en", question=text)])[0]
+    kept = TextConceptExtractor(scheme="ricevl14").extract([Sample(id="q", culture="en", question=text)])[0]
+    assert {"bahram", "chubina"} <= set(kept)
+    assert TextConceptExtractor(scheme="ricevl14", names=True).id != TextConceptExtractor(scheme="ricevl14").id
+
+
 # -- instruction words ------------------------------------------------------------------------------------------
 def test_instruction_words_are_never_concepts_at_test_time() -> None:
     ex = TextConceptExtractor(fields=STIMULUS_FIELDS)  # what the augmenter, the adapters and the cue blocks read

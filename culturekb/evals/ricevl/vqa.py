@@ -157,7 +157,8 @@ class RiceVLVQARunner(Runner):
         self.retriever = retriever
         self.judge = judge if judge is not None else ReferenceJudge()
         self.region = region or region_from_samples(self.samples)
-        self.concept_extractor = concept_extractor or TextConceptExtractor(fields=STIMULUS_FIELDS)
+        self.concept_extractor = concept_extractor or TextConceptExtractor(  # the KB's scheme: names are cues here
+            fields=STIMULUS_FIELDS, scheme=None if retriever is None else retriever.kb.scheme)
         self.image_concepts = image_concepts
         self.max_cues = max_cues
         self.fallback_cues = fallback_cues
