@@ -22,15 +22,25 @@ import logging
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from typing import Literal, Protocol, runtime_checkable
 
 from culturekb._io import sha256_text, stable_hash
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme
+from culturekb.text._candidates import (
+    ADJ_SUFFIXES,
+    CLAUSE_SPLIT,
+    CLAUSE_SPLIT_ANY,
+    INTERJECTION,
+    VERB_SUFFIXES,
+    Context,
+    Scores,
+    english_word_lists,
+    split_clauses,
+    title_text,
+    tokens_of,
+)
 from culturekb.text.cjk import segment_cjk_detailed
 from culturekb.text.drops import DROP_REASONS, Extraction, ReportsDrops
 from culturekb.text.languages import (
@@ -48,8 +58,6 @@ from culturekb.text.languages import (
     script_of,
     supported_languages,
     warn_unsupported,
-    word_list_sections,
-    word_spans,
     word_tokens,
     words_sha,
 )
@@ -153,159 +161,10 @@ BUILD_FIELDS: tuple[str, ...] = ("title", *TRAINING_FIELDS, "text", "question")
 order only breaks ties between equally frequent concepts)."""
 
 
-@dataclass(frozen=True)
-class _WordLists:
-    stop: frozenset[str]
-    non_concepts: frozenset[str]
-    emotion: frozenset[str]
-    modifiers: frozenset[str]
-    colours: frozenset[str]
-    nouns: frozenset[str]
-    placeholders: frozenset[str]
-    known: frozenset[str]
-    sha: str
-
-
-_EMOTION_SCHEMES = ("artemis9", "cedar14", "plutchik8")
-
-
-@lru_cache(maxsize=1)
-def _word_lists() -> _WordLists:
-    """The packaged English word lists (text_concepts_en.txt, stopwords_en.txt), every emotion-scheme surface form,
-    and the English words the name rules treat as known (the lists plus the packaged English emotion lexicon)."""
-    import json
-
-    from culturekb.kb.schemes import get_scheme
-
-    text = resources.files("culturekb.data").joinpath(_ENGLISH_FILE).read_text("utf-8")
-    sections = {k: frozenset(v) for k, v in word_list_sections(_ENGLISH_FILE).items()}
-    emotion: set[str] = set(sections.get("emotion_words", frozenset()))
-    for name in _EMOTION_SCHEMES:  # emotion label sets only; a category scheme (ricevl14) names real concepts
-        for form in get_scheme(name).surface_forms("en"):
-            emotion.update(form.split())
-    stop = english_stopwords()
-    lexicon = json.loads(resources.files("culturekb.data").joinpath("lexicons/emoatlas_english.json")
-                         .read_text("utf-8"))
-    known = set(stop).union(*sections.values(), emotion, instruction_words("en"), lexicon)
-    return _WordLists(
-        stop=stop,
-        non_concepts=sections.get("non_concepts", frozenset()),
-        emotion=frozenset(emotion),
-        modifiers=sections.get("modifiers", frozenset()),
-        colours=sections.get("colours", frozenset()),
-        nouns=sections.get("nouns", frozenset()),
-        placeholders=sections.get("placeholders", frozenset()),
-        known=frozenset(known),
-        sha=sha256_text(text + "\n".join(sorted(stop)) + "\n".join(sorted(emotion))),
-    )
-
-
-_ENGLISH_FILE = "text_concepts_en.txt"
-_CLAUSE_SPLIT = re.compile(r"[.,;:!?()\[\]{}\"“”‘’…\n\t/|&]+|\s-\s|--")
-# the same marks plus those of other scripts: Devanagari danda, Arabic comma and question mark, CJK punctuation
-_CLAUSE_SPLIT_ANY = re.compile(
-    r"[.,;:!?()\[\]{}\"“”‘’«»…\n\t/|&।॥،؛؟。，、；：！？（）「」『』【】《》〈〉・¿¡]+|\s-\s|--"
-)
-_TOKEN = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
-_YEAR = re.compile(r"^\d+$")
-_ADJ_SUFFIXES = (
-    ("ous", 4), ("ful", 6), ("ive", 7), ("able", 7), ("ible", 7), ("less", 6), ("ish", 6), ("est", 6), ("ness", 6)
-)
-_VERB_SUFFIXES = (("ing", 5), ("ed", 5), ("ly", 5))
-# laughter and drawn-out interjections: haha, jajaja, jeje, хаха, ахах, aaa, ммм
-_INTERJECTION = re.compile(r"^(?:([jh][aeiou])\1+[jh]?|(х[аеи]|ах)\2+х?|(.)\3{2,})$")
-
 _Kind = Literal["stop", "head", "colour", "modifier"]
 _Verdict = tuple[_Kind, str | None]
 LanguageChoice = str
 """A language code ("en", "zh" ...) or "auto": each text in the language of its script and of its sample's culture."""
-
-
-def _title_text(title: str) -> str:
-    """Readable title words: an ArtEmis/WikiArt slug `artist-name_title-words-1920` becomes `title words`."""
-    t = title.strip()
-    if t and not any(ch.isspace() for ch in t) and "_" in t:
-        t = t.split("_", 1)[1]
-    words = [w for w in re.split(r"[-_\s]+", t) if w and not _YEAR.match(w)]
-    return " ".join(words)
-
-
-class _Scores:
-    """Candidate concepts of one sample: weighted counts, first positions, two-word phrases and their evidence,
-    and the words dropped per reason."""
-
-    def __init__(self) -> None:
-        self.score: dict[str, float] = {}
-        self.first: dict[str, int] = {}
-        self.phrase_count: dict[str, int] = {}
-        self.phrase_ok: dict[str, bool] = {}
-        self.dropped: dict[str, dict[str, None]] = {}
-        self.pos = 0
-
-    def add(self, concept: str | None, weight: float) -> None:
-        if concept is None:
-            return
-        self.score[concept] = self.score.get(concept, 0.0) + weight
-        self.first.setdefault(concept, self.pos)
-
-    def drop(self, reason: str | None, word: str | None) -> None:
-        if reason is not None and word:
-            self.dropped.setdefault(reason, {})[word] = None
-
-    def phrase(self, phrase: str | None, weight: float, ok: bool) -> None:
-        if phrase is None:
-            return
-        self.phrase_count[phrase] = self.phrase_count.get(phrase, 0) + 1
-        if ok:
-            self.phrase_ok[phrase] = True
-        self.phrase_ok.setdefault(phrase, False)
-        self.add(phrase, weight)
-
-    def ranked(self, min_phrase_count: int, limit: int) -> list[str]:
-        for phrase, ok in self.phrase_ok.items():
-            if not ok and self.phrase_count[phrase] < min_phrase_count:
-                del self.score[phrase]
-        return sorted(self.score, key=lambda c: (-self.score[c], self.first[c], c))[:limit]
-
-    def extraction(self, min_phrase_count: int, limit: int) -> Extraction:
-        concepts = self.ranked(min_phrase_count, limit)
-        kept = set(concepts)
-        return Extraction(concepts, {r: [w for w in ws if w not in kept] for r, ws in self.dropped.items()
-                                     if any(w not in kept for w in ws)})
-
-
-@dataclass
-class _Context:
-    """What the rules need to know about the sample a text belongs to."""
-
-    artist: frozenset[str]
-    lowercase: frozenset[str]
-
-
-def _tokens(text: str, english: bool) -> list[Token]:
-    """The words of `text` (NFKC-normalised) in their own case; English drops a possessive 's and apostrophes."""
-    if not english:
-        return [Token(a, b, w, w.lower()) for a, b, w in word_spans(text)]
-    out = []
-    for m in _TOKEN.finditer(text):
-        word = m.group()
-        word = word[:-2] if word.lower().endswith("'s") else word
-        out.append(Token(m.start(), m.start() + len(word), word, word.lower().replace("'", "")))
-    return out
-
-
-def _clauses(text: str, tokens: list[Token], split: re.Pattern[str]) -> list[list[int]]:
-    """The token indices of each clause of `text` (clauses end at the marks of `split`)."""
-    ends = [m.start() for m in split.finditer(text)]
-    out: list[list[int]] = [[]]
-    k = 0
-    for i, tok in enumerate(tokens):
-        while k < len(ends) and ends[k] < tok.start:
-            k += 1
-            if out[-1]:
-                out.append([])
-        out[-1].append(i)
-    return [c for c in out if c]
 
 
 class TextConceptExtractor:
@@ -367,7 +226,7 @@ class TextConceptExtractor:
         self.min_phrase_count = min_phrase_count
         self.title_weight = float(title_weight)
         self.phrase_weight = float(phrase_weight)
-        self._words = _word_lists()
+        self._words = english_word_lists()
         self.scheme: EmotionScheme | None = None
         scheme_part = ""
         category_scheme = False
@@ -402,7 +261,7 @@ class TextConceptExtractor:
         """The reason a word that passed the stopword list is still no concept (None: it may be one)."""
         if tok in instruction_words(rules.code):
             return "instruction"
-        if tok in rules.function_words or tok in self._words.placeholders or _INTERJECTION.match(tok):
+        if tok in rules.function_words or tok in self._words.placeholders or INTERJECTION.match(tok):
             return "function"
         if self._emotion(tok, rules.code) or (rules.code == "en" and tok in self._words.emotion):
             return "emotion"
@@ -423,7 +282,7 @@ class TextConceptExtractor:
             return "head", None
         if tok in w.modifiers:
             return "modifier", None
-        for suffix, min_len in (*_VERB_SUFFIXES, *_ADJ_SUFFIXES):
+        for suffix, min_len in (*VERB_SUFFIXES, *ADJ_SUFFIXES):
             if tok.endswith(suffix) and len(tok) >= min_len:
                 return "stop", None
         singular = normalise_concept(tok, "en")
@@ -438,7 +297,7 @@ class TextConceptExtractor:
         reason = self._dropped(tok, rules)
         return reason is None, reason
 
-    def _known(self, rules: LanguageRules, ctx: _Context) -> Callable[[str], bool]:
+    def _known(self, rules: LanguageRules, ctx: Context) -> Callable[[str], bool]:
         """Whether a lowercased word is a known word of the language (so a capitalised one is no name)."""
         def known(word: str) -> bool:
             if word in ctx.lowercase or word in rules.stopwords or word in rules.proper_concepts:
@@ -452,7 +311,7 @@ class TextConceptExtractor:
 
     # -- function expressions and names ---------------------------------------------------------------------
     def _pre_drops(self, text: str, tokens: list[Token], clauses: list[list[int]], rules: LanguageRules,
-                   ctx: _Context, acc: _Scores) -> dict[int, str]:
+                   ctx: Context, acc: Scores) -> dict[int, str]:
         """Token index -> reason for the words of function expressions ("no matter") and of people's names."""
         out: dict[int, str] = {}
         for clause in clauses:
@@ -469,10 +328,10 @@ class TextConceptExtractor:
         return out
 
     # -- English --------------------------------------------------------------------------------------------
-    def _english(self, text: str, weight: float, is_title: bool, acc: _Scores, ctx: _Context) -> None:
+    def _english(self, text: str, weight: float, is_title: bool, acc: Scores, ctx: Context) -> None:
         text = unicodedata.normalize("NFKC", text).replace("’", "'")
-        tokens = _tokens(text, english=True)
-        clauses = _clauses(text, tokens, _CLAUSE_SPLIT)
+        tokens = tokens_of(text, english=True)
+        clauses = split_clauses(text, tokens, CLAUSE_SPLIT)
         pre = self._pre_drops(text, tokens, clauses, language_rules("en"), ctx, acc)
         for clause in clauses:
             toks = [tokens[i].lower for i in clause]
@@ -494,8 +353,8 @@ class TextConceptExtractor:
                     acc.phrase(normalise_concept(f"{toks[i - 1]} {tok}", "en"), weight * self.phrase_weight, ok)
 
     # -- other languages ------------------------------------------------------------------------------------
-    def _cjk(self, text: str, weight: float, acc: _Scores, rules: LanguageRules) -> None:
-        for clause in _CLAUSE_SPLIT_ANY.split(text.lower()):
+    def _cjk(self, text: str, weight: float, acc: Scores, rules: LanguageRules) -> None:
+        for clause in CLAUSE_SPLIT_ANY.split(text.lower()):
             seg = segment_cjk_detailed(clause, rules.code)
             for cut in seg.cut_at:
                 if cut not in rules.stopwords and cut not in rules.function_chars:
@@ -509,14 +368,14 @@ class TextConceptExtractor:
                     continue
                 acc.add(normalise_concept(word, rules.code), weight)
 
-    def _other(self, text: str, weight: float, is_title: bool, acc: _Scores, rules: LanguageRules,
-               ctx: _Context) -> None:
+    def _other(self, text: str, weight: float, is_title: bool, acc: Scores, rules: LanguageRules,
+               ctx: Context) -> None:
         text = unicodedata.normalize("NFKC", text).replace("’", "'")
         if not rules.spaced:
             self._cjk(text, weight, acc, rules)
             return
-        tokens = _tokens(text, english=False)
-        clauses = _clauses(text, tokens, _CLAUSE_SPLIT_ANY)
+        tokens = tokens_of(text, english=False)
+        clauses = split_clauses(text, tokens, CLAUSE_SPLIT_ANY)
         pre = self._pre_drops(text, tokens, clauses, rules, ctx, acc)
         for clause in clauses:
             toks = [tokens[i].lower for i in clause]
@@ -549,7 +408,7 @@ class TextConceptExtractor:
         for f in self.fields:
             if f == "title":
                 if sample.title:
-                    out.append((_title_text(sample.title), self.title_weight, True))
+                    out.append((title_text(sample.title), self.title_weight, True))
             elif f == "explanations":
                 out.extend((e, 1.0, False) for e in sample.explanations if e)
             else:
@@ -559,11 +418,11 @@ class TextConceptExtractor:
         return out
 
     def _extraction(self, sample: Sample) -> Extraction:
-        acc = _Scores()
+        acc = Scores()
         texts = self._texts(sample)
-        lowercase = frozenset(t.lower for text, _, _ in texts for t in _tokens(text, english=False)
+        lowercase = frozenset(t.lower for text, _, _ in texts for t in tokens_of(text, english=False)
                               if t.text[:1].islower())
-        ctx = _Context(artist_tokens(sample), lowercase)
+        ctx = Context(artist_tokens(sample), lowercase)
         for text, weight, is_title in texts:
             lang = self.text_language(text, sample.culture)
             if lang == "en":
