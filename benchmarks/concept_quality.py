@@ -65,8 +65,8 @@ def main() -> None:
             lines.append(f"- **{culture}, {when}** ({n_bad}/{len(top)} junk): {shown}")
     print("| culture | build | tuples | junk in top | share |")  # noqa: T201
     print("|---|---|---:|---:|---:|")  # noqa: T201
-    for culture, when, n, bad, k in sorted(rows, key=lambda r: (r[0], r[1] != "before")):
-        print(f"| {culture} | {when} | {n} | {bad}/{k} | {bad / max(k, 1):.0%} |")  # noqa: T201
+    for culture, when, n, n_junk, k in sorted(rows, key=lambda r: (r[0], r[1] != "before")):
+        print(f"| {culture} | {when} | {n} | {n_junk}/{k} | {n_junk / max(k, 1):.0%} |")  # noqa: T201
     print()  # noqa: T201
     print("\n".join(lines))  # noqa: T201
     report = json.loads((args.after / "build_report.json").read_text("utf-8")).get("dropped_concepts")
@@ -74,8 +74,8 @@ def main() -> None:
         print("\n| culture | reason | count | distinct | most frequent |\n|---|---|---:|---:|---|")  # noqa: T201
         for culture, reasons in report["per_culture"].items():
             for reason, row in reasons.items():
-                top = ", ".join(f"{w} ({n})" for w, n in row["top"])
-                print(f"| {culture} | {reason} | {row['count']} | {row['distinct']} | {top} |")  # noqa: T201
+                words = ", ".join(f"{w} ({n})" for w, n in row["top"])
+                print(f"| {culture} | {reason} | {row['count']} | {row['distinct']} | {words} |")  # noqa: T201
 
 
 if __name__ == "__main__":
