@@ -138,7 +138,8 @@ class Augmenter:
         """The offline text concepts of the samples' stimulus fields (`STIMULUS_FIELDS`), each text read in its
         own language: what the build's text extractor reads, less the training explanations."""
         if self._text_extractor is None:
-            self._text_extractor = TextConceptExtractor(fields=STIMULUS_FIELDS)
+            # the KB's scheme decides, as in the build, which label words and whether people's names are concepts
+            self._text_extractor = TextConceptExtractor(fields=STIMULUS_FIELDS, scheme=self.retriever.kb.scheme)
         return self._text_extractor.extract(samples)
 
     def concepts_for(self, samples: Sequence[Sample]) -> list[list[str]]:

@@ -564,7 +564,7 @@ def cues(
     if isinstance(text_or_concepts, str):
         from culturekb.text.concepts import TextConceptExtractor
 
-        ext = extractor or TextConceptExtractor(fields=("text",))
+        ext = extractor or TextConceptExtractor(fields=("text",), scheme=retriever.kb.scheme)
         concepts = (ext.extract([Sample(id="cue-query", culture=target, text=text_or_concepts)])[0]
                     if text_or_concepts.strip() else [])
     else:
