@@ -27,6 +27,7 @@ import numpy as np
 
 from culturekb.errors import ConfigError, CultureKBError, ModelOutputError
 from culturekb.evals._calls import CallTally, CountingClient
+from culturekb.evals._judge_model import RubricJudgeModel
 from culturekb.evals.commet.stories import Branch
 from culturekb.evals.loaders import normalise_truth
 from culturekb.models.base import Embedder, Message, ModelClient
@@ -216,16 +217,13 @@ def _listed(items: Sequence[str]) -> str:
     return "; ".join(items) if items else "(none listed)"
 
 
-class ModelAnswerJudge:
+class ModelAnswerJudge(RubricJudgeModel):
     """A judge model with the CoMMET rubric; JSON validated and re-asked up to `retries` times."""
 
     def __init__(self, client: ModelClient, *, retries: int = 2, template_dir: str | Path | None = None,
                  temperature: float = 0.0, max_tokens: int = 256) -> None:
-        if retries < 0:
-            raise ConfigError(f"judge retries must be >= 0, got {retries}")
-        self.client = client
-        self.retries = retries
-        self.params = {"temperature": temperature, "max_tokens": max_tokens}
+        super().__init__(client, retries=retries, template_dir=template_dir, temperature=temperature,
+                         max_tokens=max_tokens)
         self.template = load_prompt("commet_judge", "en",
                                     required=("question", "expected", "answer"),
                                     allowed=("story", "wrong_answers", "branches"), override_dir=template_dir)

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from culturekb._io import stable_hash
 from culturekb.errors import ConfigError, DataError
+from culturekb.evals._judge_model import RubricJudgeModel
 from culturekb.evals.loaders import normalise_truth
 from culturekb.evals.metrics import sea_lave
 from culturekb.evals.ricevl.common import FORMATS, Region, culture_terms, load_template, mentions
@@ -160,17 +161,13 @@ class ReferenceJudge:
         return out
 
 
-class SeaLaveJudge:
+class SeaLaveJudge(RubricJudgeModel):
     """A judge model scoring TU/CU/CI with the rubric of each question format, JSON validated with re-asks."""
 
     def __init__(self, client: ModelClient, *, retries: int = 2, template_dir: str | Path | None = None,
                  temperature: float = 0.0, max_tokens: int = 256) -> None:
-        if retries < 0:
-            raise ConfigError(f"judge retries must be >= 0, got {retries}")
-        self.client = client
-        self.retries = retries
-        self.template_dir = template_dir
-        self.params = {"temperature": temperature, "max_tokens": max_tokens}
+        super().__init__(client, retries=retries, template_dir=template_dir, temperature=temperature,
+                         max_tokens=max_tokens)
         self.templates = {fmt: self._template(fmt) for fmt in FORMATS}
         self.id = f"sealave:{client.id}:{stable_hash([t.sha for t in self.templates.values()])[:10]}:r{retries}"
 
