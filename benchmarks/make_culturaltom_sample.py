@@ -131,8 +131,8 @@ def artelingo_items(shared: Path, out: Path) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     for painting, (style, region) in PAINTINGS.items():
         src = shared / "wikiart_pd_images" / style / f"{painting}.jpg"
-        with Image.open(src) as img:
-            img = img.convert("RGB")
+        with Image.open(src) as opened:
+            img = opened.convert("RGB")
             img.thumbnail((MAX_SIDE, MAX_SIDE))
             img.save(out / "images" / f"{painting}.jpg", quality=85)
         for language, (code, name) in LANGUAGES.items():
