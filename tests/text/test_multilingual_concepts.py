@@ -4,6 +4,7 @@ every Cedar language, the one stimulus-field definition on both sides, and norma
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 
 import pytest
 
@@ -174,9 +175,10 @@ def test_text_stimulus_yields_test_time_concepts_on_every_path() -> None:
     sample = Sample(id="n", culture="zh", text="中秋节的晚上，我们在院子里看着天上的月亮。", question="他们感觉如何？",
                     explanations=["团圆的快乐"])
     build = TextConceptExtractor(fields=BUILD_FIELDS).extract([sample.model_copy(update={"explanations": []})])[0]
-    augmenter = Augmenter.__new__(Augmenter)  # the concept path needs no retriever
+    augmenter = Augmenter.__new__(Augmenter)  # the concept path needs no index: only the KB's scheme (none here)
     augmenter.concept_extractor = None
     augmenter._text_extractor = None
+    augmenter.retriever = SimpleNamespace(kb=SimpleNamespace(scheme=None))  # type: ignore[assignment]
     assert augmenter.concepts_for([sample])[0] == build
     assert augmenter.text_concepts([sample])[0] == build
     assert item_concepts([sample])[0] == build
