@@ -26,6 +26,7 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -123,7 +124,8 @@ class KBHolder:
 
     `embedder` (an Embedder or a spec), `backend`, `tau` and `status` (the default status filter) fix what every
     KB is opened with; left out, each KB's index decides the embedder, and `settings` (default `load_settings()`)
-    the backend, tau and status filter.
+    the backend, tau and status filter. `wrap` wraps every embedder the holder serves (the server's micro-batcher
+    and LRU, `culturekb.api._batching`).
     """
 
     def __init__(
@@ -135,8 +137,11 @@ class KBHolder:
         sync: ReloadSync | None = None,
         settings: Settings | None = None,
         status: str | None = None,
+        wrap: Callable[[Embedder], Embedder] | None = None,
     ) -> None:
-        self.embedder = embedder
+        self.wrap = wrap
+        self.embedder = wrap(embedder) if wrap is not None and embedder is not None and not isinstance(
+            embedder, str) else embedder
         self.backend = backend
         self.tau = tau
         self.build_index = build_index
@@ -154,7 +159,8 @@ class KBHolder:
             return current
         from culturekb.models.factory import make_embedder
 
-        return make_embedder(spec)
+        made = make_embedder(spec)
+        return self.wrap(made) if self.wrap is not None else made
 
     def load(
         self, kb_dir: str | Path, *, build_index: bool | None = None, kb: KnowledgeBase | None = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from culturekb._version import __version__
+from culturekb.api._batching import BatchingEmbedder, ServerBusyError
 from culturekb.api._state import KBHolder, ReloadSync, set_torch_threads
 from culturekb.api.auth import ApiKeys
 from culturekb.api.limits import BodySizeLimit, InvalidRequestError, limits_in_openapi, validation_error_handler
@@ -72,7 +74,8 @@ def create_app(
     set_torch_threads(settings.torch_threads)
     sync = ReloadSync(settings.sync_file) if settings.sync_file is not None else None
     holder = KBHolder(embedder or settings.embedder, settings.backend, settings.tau, build_index=settings.build_index,
-                      sync=sync, settings=library_settings, status=settings.status)
+                      sync=sync, settings=library_settings, status=settings.status,
+                      wrap=functools.partial(_batching_embedder, settings))
     holder.start(settings.kb_dir, kb=kb)
 
     @contextlib.asynccontextmanager
@@ -98,6 +101,7 @@ def create_app(
 
     app.add_exception_handler(RequestValidationError, validation_error_handler)
     app.add_exception_handler(InvalidRequestError, validation_error_handler)
+    app.add_exception_handler(ServerBusyError, _busy_error)
     app.add_exception_handler(CultureKBError, _culturekb_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
@@ -124,6 +128,20 @@ async def _http_error(request: Request, exc: Exception) -> Response:
         return JSONResponse({"detail": "the request body could not be decoded; send UTF-8 encoded JSON with "
                                        "Content-Type: application/json"}, status_code=400)
     return await http_exception_handler(request, exc)
+
+
+def _batching_embedder(settings: ApiSettings, embedder: Embedder) -> Embedder:
+    """The served embedder behind the micro-batcher and LRU of `settings` (`culturekb.api._batching`)."""
+    if isinstance(embedder, BatchingEmbedder):
+        return embedder
+    return BatchingEmbedder(embedder, batching=settings.batching, max_batch=settings.batch_max_size,
+                            max_wait_ms=settings.batch_max_wait_ms, max_queue=settings.batch_queue,
+                            cache_size=settings.embed_cache_size)
+
+
+async def _busy_error(request: Request, exc: Exception) -> JSONResponse:
+    """The embedding queue is full: 503 with Retry-After, so that clients back off instead of piling up."""
+    return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "1"})
 
 
 async def _culturekb_error(request: Request, exc: Exception) -> JSONResponse:

@@ -37,6 +37,9 @@ def serve_command(
     build_index: Annotated[bool, typer.Option(help="build the index first when it is missing")] = True,
     max_batch: Annotated[int | None, typer.Option(help="most concepts per request (default 256)")] = None,
     max_body_bytes: Annotated[int | None, typer.Option(help="largest request body (default 1 MiB)")] = None,
+    batching: Annotated[bool | None, typer.Option(
+        "--batching/--no-batching", help="gather the query embeddings of concurrent requests into one encode call "
+        "(default on; CULTUREKB_API_BATCHING)")] = None,
     log_level: Annotated[str, typer.Option(help="uvicorn log level")] = "info",
 ) -> None:
     """Serve the HTTP retrieval API (FastAPI + uvicorn): lookups, knowledge blocks, KB stats, metrics."""
@@ -44,7 +47,7 @@ def serve_command(
 
     _guard(lambda: serve(kb, host, port, workers, backend=backend, embedder=embedder, tau=tau, config=config,
                          api_keys_file=api_keys_file, build_index=build_index, log_level=log_level,
-                         max_batch=max_batch, max_body_bytes=max_body_bytes, status=status))
+                         max_batch=max_batch, max_body_bytes=max_body_bytes, status=status, batching=batching))
 
 
 def _guard(fn: Callable[[], Any]) -> Any:

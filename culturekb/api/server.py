@@ -119,9 +119,11 @@ def serve(
                                  api_keys_file=api_keys_file, build_index=build_index,
                                  status=status if status is not None else library_settings.status, **limits)
     settings.keys()  # a broken keys file fails now, not in every worker
-    # Requests run concurrently in the threadpool, so each encode call gets one torch thread: intra-op threads on
-    # top of concurrent requests oversubscribe the cores (measured: 10x slower single lookups on a busy machine).
-    threads = settings.torch_threads or 1
+    # Without micro-batching requests encode concurrently in the threadpool, so each encode call gets one torch
+    # thread: intra-op threads on top of concurrent requests oversubscribe the cores (measured: 10x slower single
+    # lookups on a busy machine).
+    # With micro-batching a worker runs one encode call at a time, so it may use its share of the cores.
+    threads = settings.torch_threads or (max(1, (os.cpu_count() or 1) // workers) if settings.batching else 1)
     if workers == 1:
         from culturekb.api.app import create_app
 

@@ -56,6 +56,20 @@ class ApiSettings(BaseSettings):
     )
     sync_interval_s: float = Field(0.5, gt=0, description="how often a worker checks the sync file")
     torch_threads: int | None = Field(None, ge=1, description="torch threads per worker (set by `serve`)")
+    batching: bool = Field(
+        True, description="gather the query embeddings of concurrent /v1/lookup and /v1/augment requests into one "
+        "encode call (dynamic micro-batching); false: each request encodes on its own"
+    )
+    batch_max_size: int = Field(128, ge=1, description="most texts in one gathered encode call")
+    batch_max_wait_ms: float = Field(
+        2.0, ge=0, le=1000, description="how long the first request of a batch waits for others (milliseconds)"
+    )
+    batch_queue: int = Field(
+        256, ge=1, description="most requests waiting for the encoder; beyond, 503 with Retry-After (overloaded)"
+    )
+    embed_cache_size: int = Field(
+        10_000, ge=0, description="query embeddings kept in memory per worker (LRU by embedder id and text; 0: none)"
+    )
 
     @field_validator("read_keys", "admin_keys", mode="before")
     @classmethod

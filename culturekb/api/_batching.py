@@ -1,0 +1,246 @@
+"""Dynamic micro-batching of query embeddings for the API, with an in-memory LRU of vectors.
+
+`BatchingEmbedder` wraps the served `Embedder`. The Retriever calls `encode` once per request with the request's
+non-exact normalised concepts (exact hits never reach it); the route runs in the threadpool, so `encode` blocks
+that thread, not the event loop. Texts found in the LRU (keyed by embedder id + normalised text) are answered at
+once; the rest become one job on a bounded queue. One worker thread takes the first job, gathers more for at
+most `max_wait_ms` or until `max_batch` texts, encodes them all (duplicates once) in **one** `encode` call of the
+wrapped embedder, and hands each job its rows. When that call fails, each job of the batch is encoded alone, so a
+bad input fails only its own request. A full queue raises `ServerBusyError` (HTTP 503 with Retry-After).
+
+Embedding servers (text-embeddings-inference, Triton's dynamic batcher) do the same: under load a batch forms
+while the previous one is being encoded, so the encoder's per-call cost is paid once per batch, not per request.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+import unicodedata
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from culturekb.errors import ProviderError
+from culturekb.models.base import Embedder
+
+__all__ = ["BatchingEmbedder", "EmbeddingLRU", "ServerBusyError", "BatchStats"]
+
+log = logging.getLogger(__name__)
+
+_IDLE_EXIT_S = 30.0
+"""The worker thread exits after this long without a job (a new one starts with the next job)."""
+
+
+class ServerBusyError(ProviderError):
+    """The embedding queue is full: the server is overloaded (HTTP 503 with Retry-After)."""
+
+
+def cache_key(embedder_id: str, text: str) -> tuple[str, str]:
+    """The LRU key of `text`: the embedder id and the text in NFC with its whitespace collapsed."""
+    return embedder_id, " ".join(unicodedata.normalize("NFC", text).split())
+
+
+class EmbeddingLRU:
+    """A thread-safe least-recently-used map from `cache_key` to one float32 vector; `size` 0 keeps nothing."""
+
+    def __init__(self, size: int) -> None:
+        self.size = max(0, int(size))
+        self._data: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def get(self, key: tuple[str, str]) -> np.ndarray | None:
+        """The vector of `key` (marked as recently used), or None."""
+        with self._lock:
+            vec = self._data.get(key)
+            if vec is None:
+                self.misses += 1
+                return None
+            self._data.move_to_end(key)
+            self.hits += 1
+            return vec
+
+    def put(self, key: tuple[str, str], vector: np.ndarray) -> None:
+        """Store `vector` (read-only) under `key`, dropping the least recently used entries beyond `size`."""
+        if self.size == 0:
+            return
+        vector = np.array(vector, dtype=np.float32, copy=True)
+        vector.flags.writeable = False
+        with self._lock:
+            self._data[key] = vector
+            self._data.move_to_end(key)
+            while len(self._data) > self.size:
+                self._data.popitem(last=False)
+
+
+@dataclass
+class BatchStats:
+    """What the batcher did so far: encode calls of the wrapped embedder, texts and jobs they served."""
+
+    encode_calls: int = 0
+    texts: int = 0
+    jobs: int = 0
+    largest_batch: int = 0
+    rejected: int = 0
+    fallbacks: int = 0
+    batch_sizes: list[int] = field(default_factory=list, repr=False)
+
+
+@dataclass(eq=False)
+class _Job:
+    texts: list[str]
+    future: Future[np.ndarray] = field(default_factory=Future)
+
+
+class BatchingEmbedder:
+    """An `Embedder` that gathers concurrent `encode` calls into one call of `inner` (see the module doc).
+
+    `batching=False` calls `inner` directly in the caller's thread (the LRU still applies), which is how the
+    server behaved before micro-batching (benchmarks/bench_api.py compares both). `max_batch`: most texts per
+    gathered call (one job larger than that runs alone); `max_wait_ms`: how long the first job of a batch waits
+    for others; `max_queue`: most jobs waiting (ServerBusyError beyond); `cache_size`: LRU entries (0: none).
+    """
+
+    def __init__(
+        self,
+        inner: Embedder,
+        *,
+        batching: bool = True,
+        max_batch: int = 128,
+        max_wait_ms: float = 2.0,
+        max_queue: int = 256,
+        cache_size: int = 10_000,
+    ) -> None:
+        if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
+            raise ValueError("max_batch and max_queue must be >= 1 and max_wait_ms >= 0")
+        self.inner = inner
+        # the Embedder protocol: the wrapped model's identity, and the spec `make_embedder` rebuilds it from
+        self.id: str = str(inner.id)
+        self.dim: int = int(inner.dim)
+        spec = getattr(inner, "spec", None)
+        self.spec: str | None = spec if isinstance(spec, str) else None
+        self.batching = batching
+        self.max_batch = max_batch
+        self.max_wait_s = max_wait_ms / 1000.0
+        self.max_queue = max_queue
+        self.cache = EmbeddingLRU(cache_size)
+        self.stats = BatchStats()
+        self._queue: queue.Queue[_Job] = queue.Queue(maxsize=max_queue)
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+
+    def __getattr__(self, name: str) -> Any:
+        # anything else an embedder offers (device, batch_size ...) is the wrapped one's
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        """Rows for `texts` (unit norm, float32): from the LRU, else from one gathered call of the wrapped model."""
+        texts = list(texts)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        keys = [cache_key(self.id, t) for t in texts]
+        missing: dict[tuple[str, str], list[int]] = {}
+        for i, key in enumerate(keys):
+            vec = self.cache.get(key) if key not in missing else None
+            if vec is None:
+                missing.setdefault(key, []).append(i)
+            else:
+                out[i] = vec
+        if missing:
+            todo = [texts[rows[0]] for rows in missing.values()]
+            vectors = self._submit(todo) if self.batching else self._encode_inner(todo)
+            for (key, rows), vec in zip(missing.items(), vectors, strict=True):
+                out[rows] = vec
+                self.cache.put(key, vec)
+        return out
+
+    def _encode_inner(self, texts: list[str]) -> np.ndarray:
+        vectors = np.asarray(self.inner.encode(texts, batch_size=max(1, len(texts))), dtype=np.float32)
+        if vectors.shape != (len(texts), self.dim):
+            raise ProviderError(f"embedder {self.id} returned shape {vectors.shape} for {len(texts)} texts; "
+                                f"expected ({len(texts)}, {self.dim})")
+        return vectors
+
+    # -- the batcher ------------------------------------------------------------------------------------------
+    def _submit(self, texts: list[str]) -> np.ndarray:
+        job = _Job(texts)
+        with self._lock:  # put and thread start under one lock: the idle worker exits only on an empty queue
+            try:
+                self._queue.put_nowait(job)
+            except queue.Full:
+                self.stats.rejected += 1
+                raise ServerBusyError(
+                    f"the server is overloaded: {self.max_queue} embedding jobs are already waiting; retry in a "
+                    "moment, or raise CULTUREKB_API_BATCH_QUEUE / add workers (`culturekb serve --workers N`)"
+                ) from None
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._worker, name="culturekb-embed-batcher", daemon=True)
+                self._thread.start()
+        return job.future.result()
+
+    def _worker(self) -> None:
+        while True:
+            try:
+                first = self._queue.get(timeout=_IDLE_EXIT_S)
+            except queue.Empty:
+                with self._lock:
+                    if self._queue.empty():
+                        self._thread = None
+                        return
+                continue
+            batch = [first]
+            n = len(first.texts)
+            deadline = time.monotonic() + self.max_wait_s
+            while n < self.max_batch:
+                remaining = deadline - time.monotonic()
+                try:
+                    job = self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                batch.append(job)
+                n += len(job.texts)
+            self._run(batch)
+
+    def _run(self, batch: list[_Job]) -> None:
+        texts = list(dict.fromkeys(t for job in batch for t in job.texts))
+        stats = self.stats
+        stats.encode_calls += 1
+        stats.texts += len(texts)
+        stats.jobs += len(batch)
+        stats.largest_batch = max(stats.largest_batch, len(texts))
+        if len(stats.batch_sizes) < 10_000:
+            stats.batch_sizes.append(len(texts))
+        try:
+            vectors = self._encode_inner(texts)
+        except Exception as exc:  # noqa: BLE001 - routed to the requests, never kills the worker
+            if len(batch) == 1:
+                batch[0].future.set_exception(exc)
+                return
+            log.warning("a batched encode call of %d texts failed (%s); encoding its %d requests one by one",
+                        len(texts), exc, len(batch))
+            stats.fallbacks += 1
+            for job in batch:
+                stats.encode_calls += 1
+                try:
+                    job.future.set_result(self._encode_inner(job.texts))
+                except Exception as one:  # noqa: BLE001 - this request's own error
+                    job.future.set_exception(one)
+            return
+        row = {t: i for i, t in enumerate(texts)}
+        for job in batch:
+            job.future.set_result(vectors[[row[t] for t in job.texts]])

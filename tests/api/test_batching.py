@@ -1,0 +1,197 @@
+"""Micro-batching of query embeddings in the API: concurrent requests share one encode call, each gets its own
+rows, a failing item fails only its request, exact hits never wait for the encoder, the LRU, and the 503 when the
+queue is full. Requests go through the ASGI stack (httpx over the app), so routes run in the threadpool as under
+uvicorn."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+from culturekb.api import create_app
+from culturekb.api._batching import BatchingEmbedder, EmbeddingLRU, cache_key
+from culturekb.errors import ProviderError
+from culturekb.text.normalise import normalise_concept
+
+SEMANTIC = ["ocean waves", "thunder and lightning", "bamboo forest", "a bright moon at night", "the open sea",
+            "heavy rain storm", "white crane bird", "human skeleton"]
+
+
+class CountingEmbedder:
+    """The test embedder, counted: records every encode call; `release` cleared holds calls; 'boom' fails."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.id = inner.id
+        self.dim = inner.dim
+        self.spec = getattr(inner, "spec", None)
+        self.calls: list[list[str]] = []
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.release.set()
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        texts = list(texts)
+        self.calls.append(texts)
+        self.entered.set()
+        assert self.release.wait(30)
+        if any("boom" in t for t in texts):
+            raise ProviderError("the embedding model refused a text containing 'boom'; remove it")
+        return np.asarray(self.inner.encode(texts, batch_size=batch_size), dtype=np.float32)
+
+
+@pytest.fixture()
+def counting(default_embedder) -> CountingEmbedder:
+    return CountingEmbedder(default_embedder)
+
+
+def _norm(q: str) -> str:
+    """What the Retriever hands the embedder: the normalised concept."""
+    return normalise_concept(q, "en") or q
+
+
+def _app(kb_dirs, embedder: Any, **settings: Any) -> Any:
+    return create_app(kb_dirs["main"], embedder=embedder, **settings)
+
+
+def _batcher(app: Any) -> BatchingEmbedder:
+    emb = app.state.holder.current.retriever.embedder
+    assert isinstance(emb, BatchingEmbedder)
+    return emb
+
+
+async def _post_many(app: Any, bodies: list[dict[str, Any]], path: str = "/v1/lookup") -> list[httpx.Response]:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        return list(await asyncio.gather(*(client.post(path, json=b) for b in bodies)))
+
+
+def test_concurrent_lookups_share_one_encode_call_and_get_their_own_rows(kb_dirs, counting, default_embedder):
+    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=len(SEMANTIC))
+    bodies = [{"concepts": [q], "culture": "en", "tau": 0.0} for q in SEMANTIC]
+    responses = asyncio.run(_post_many(app, bodies))
+    assert [r.status_code for r in responses] == [200] * len(SEMANTIC)
+    assert len(counting.calls) == 1 and sorted(counting.calls[0]) == sorted(_norm(q) for q in SEMANTIC)
+    assert _batcher(app).stats.encode_calls == 1 and _batcher(app).stats.jobs == len(SEMANTIC)
+
+    # each answer is the one a server without batching gives for that request alone
+    plain = _app(kb_dirs, default_embedder, batching=False)
+    alone = [asyncio.run(_post_many(plain, [b]))[0].json()["results"][0] for b in bodies]
+    for r, q, solo in zip(responses, SEMANTIC, alone, strict=True):
+        item = r.json()["results"][0]
+        assert item["query"] == q and item["match"]["kind"] == "semantic"
+        assert item["match"]["tuple"]["id"] == solo["match"]["tuple"]["id"]
+        assert item["match"]["score"] == pytest.approx(solo["match"]["score"], abs=1e-4)
+
+
+def test_augment_requests_are_batched_with_lookups(kb_dirs, counting):
+    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=4)
+
+    async def go() -> list[httpx.Response]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            return list(await asyncio.gather(
+                client.post("/v1/augment", json={"concepts": ["ocean waves"], "culture": "en", "mode": "know"}),
+                client.post("/v1/augment", json={"concepts": ["heavy rain storm"], "culture": "en", "mode": "know"}),
+                client.post("/v1/lookup", json={"concepts": ["bamboo forest"], "culture": "zh"}),
+                client.post("/v1/lookup", json={"concepts": ["human skeleton"], "culture": "zh"}),
+            ))
+
+    responses = asyncio.run(go())
+    assert [r.status_code for r in responses] == [200] * 4
+    assert len(counting.calls) == 1 and len(counting.calls[0]) == 4
+
+
+def test_an_error_in_one_item_fails_only_its_request(kb_dirs, counting):
+    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=5)
+    bodies = [{"concepts": [q], "culture": "en"} for q in SEMANTIC[:4]]
+    bodies.insert(2, {"concepts": ["boom box"], "culture": "en"})
+    responses = asyncio.run(_post_many(app, bodies))
+    codes = [r.status_code for r in responses]
+    assert codes == [200, 200, 503, 200, 200]
+    assert "boom" in responses[2].json()["detail"]
+    assert len(counting.calls[0]) == 5  # the gathered call failed, then each request was encoded alone
+    assert len(counting.calls) == 1 + 5 and _batcher(app).stats.fallbacks == 1
+    for r, body in zip([*responses[:2], *responses[3:]], [*bodies[:2], *bodies[3:]], strict=True):
+        assert r.json()["results"][0]["query"] == body["concepts"][0]
+
+
+def test_exact_hits_never_wait_for_the_encoder(kb_dirs, counting):
+    app = _app(kb_dirs, counting, batch_max_wait_ms=0)
+    counting.release.clear()  # the encoder hangs until released
+
+    async def go() -> tuple[httpx.Response, httpx.Response, float]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            slow = asyncio.create_task(client.post("/v1/lookup", json={"concepts": ["ocean waves"], "culture": "en"}))
+            while not counting.entered.is_set():
+                await asyncio.sleep(0.01)
+            t0 = time.perf_counter()
+            exact = await asyncio.wait_for(
+                client.post("/v1/lookup", json={"concepts": ["Storms", "full moon"], "culture": "en"}), 10)
+            waited = time.perf_counter() - t0
+            assert not slow.done()  # the semantic request is still held in the encoder
+            counting.release.set()
+            return exact, await slow, waited
+
+    exact, slow, waited = asyncio.run(go())
+    assert exact.status_code == 200 and [i["match"]["kind"] for i in exact.json()["results"]] == ["exact", "exact"]
+    assert slow.status_code == 200 and slow.json()["results"][0]["query"] == "ocean waves"
+    assert counting.calls == [[_norm("ocean waves")]] and waited < 5
+
+
+def test_repeated_queries_come_from_the_lru(kb_dirs, counting):
+    app = _app(kb_dirs, counting, batch_max_wait_ms=0, embed_cache_size=2)
+    for q in ("ocean waves", "ocean waves", "Ocean  Waves", "heavy rain storm", "ocean waves"):
+        r = asyncio.run(_post_many(app, [{"concepts": [q], "culture": "en"}]))[0]
+        assert r.status_code == 200
+    # normalised the same ("Ocean  Waves" -> "ocean waves"): encoded once
+    assert counting.calls == [[_norm("ocean waves")], [_norm("heavy rain storm")]]
+    assert _batcher(app).cache.hits == 3
+
+    off = _app(kb_dirs, counting, batch_max_wait_ms=0, embed_cache_size=0)
+    counting.calls.clear()
+    for _ in range(2):
+        asyncio.run(_post_many(off, [{"concepts": ["ocean waves"], "culture": "en"}]))
+    assert counting.calls == [[_norm("ocean waves")]] * 2
+
+
+def test_lru_evicts_the_least_recently_used():
+    lru = EmbeddingLRU(2)
+    a, b, c = (cache_key("m", t) for t in ("a", "b", "c"))
+    for key in (a, b):
+        lru.put(key, np.ones(3, dtype=np.float32))
+    assert lru.get(a) is not None  # a is now the most recent
+    lru.put(c, np.zeros(3, dtype=np.float32))
+    assert lru.get(b) is None and lru.get(a) is not None and lru.get(c) is not None
+    assert cache_key("m", " e\u0301  y ") == cache_key("m", "\u00e9 y")  # NFC, whitespace collapsed
+    assert cache_key("m", "x") != cache_key("other", "x")
+
+
+def test_a_full_queue_answers_503_with_retry_after(kb_dirs, counting):
+    app = _app(kb_dirs, counting, batch_max_wait_ms=0, batch_max_size=1, batch_queue=1)
+    counting.release.clear()
+
+    async def go() -> list[httpx.Response]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            def post(q: str) -> asyncio.Task[httpx.Response]:
+                return asyncio.create_task(client.post("/v1/lookup", json={"concepts": [q], "culture": "en"}))
+
+            first = post("ocean waves")  # taken by the worker, held in the encoder
+            while not counting.entered.is_set():
+                await asyncio.sleep(0.01)
+            second = post("heavy rain storm")  # waits in the queue (size 1)
+            while _batcher(app)._queue.qsize() < 1:
+                await asyncio.sleep(0.01)
+            third = await asyncio.wait_for(post("white crane bird"), 10)  # no room
+            counting.release.set()
+            return [await first, await second, third]
+
+    first, second, third = asyncio.run(go())
+    assert (first.status_code, second.status_code, third.status_code) == (200, 200, 503)
+    assert third.headers["retry-after"] == "1" and "overloaded" in third.json()["detail"]
+    assert _batcher(app).stats.rejected == 1
