@@ -23,14 +23,14 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from culturekb.errors import ProviderError
 from culturekb.models.base import Embedder
 
-__all__ = ["BatchingEmbedder", "EmbeddingLRU", "ServerBusyError", "BatchStats"]
+__all__ = ["BatchingEmbedder", "BatchObserver", "EmbeddingLRU", "ServerBusyError", "BatchStats"]
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,22 @@ class EmbeddingLRU:
                 self._data.popitem(last=False)
 
 
+class BatchObserver(Protocol):
+    """What a `BatchingEmbedder` reports as it goes (the API's metrics implement it)."""
+
+    def batch(self, texts: int) -> None:
+        """One encode call of the wrapped embedder with `texts` texts."""
+        ...
+
+    def cache(self, hits: int, misses: int) -> None:
+        """One `encode` call: `hits` texts answered by the LRU, `misses` sent to the encoder."""
+        ...
+
+    def rejected(self) -> None:
+        """One request refused because the queue was full."""
+        ...
+
+
 @dataclass
 class BatchStats:
     """What the batcher did so far: encode calls of the wrapped embedder, texts and jobs they served."""
@@ -109,7 +125,8 @@ class BatchingEmbedder:
     `batching=False` calls `inner` directly in the caller's thread (the LRU still applies), which is how the
     server behaved before micro-batching (benchmarks/bench_api.py compares both). `max_batch`: most texts per
     gathered call (one job larger than that runs alone); `max_wait_ms`: how long the first job of a batch waits
-    for others; `max_queue`: most jobs waiting (ServerBusyError beyond); `cache_size`: LRU entries (0: none).
+    for others; `max_queue`: most jobs waiting (ServerBusyError beyond); `cache_size`: LRU entries (0: none);
+    `observer`: told of each encode call, LRU use and refusal (the server's Prometheus metrics).
     """
 
     def __init__(
@@ -121,6 +138,7 @@ class BatchingEmbedder:
         max_wait_ms: float = 2.0,
         max_queue: int = 256,
         cache_size: int = 10_000,
+        observer: BatchObserver | None = None,
     ) -> None:
         if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
             raise ValueError("max_batch and max_queue must be >= 1 and max_wait_ms >= 0")
@@ -136,6 +154,7 @@ class BatchingEmbedder:
         self.max_queue = max_queue
         self.cache = EmbeddingLRU(cache_size)
         self.stats = BatchStats()
+        self.observer = observer
         self._queue: queue.Queue[_Job] = queue.Queue(maxsize=max_queue)
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
@@ -161,6 +180,8 @@ class BatchingEmbedder:
                 missing.setdefault(key, []).append(i)
             else:
                 out[i] = vec
+        if self.observer is not None:
+            self.observer.cache(hits=len(texts) - sum(map(len, missing.values())), misses=len(missing))
         if missing:
             todo = [texts[rows[0]] for rows in missing.values()]
             vectors = self._submit(todo) if self.batching else self._encode_inner(todo)
@@ -184,6 +205,8 @@ class BatchingEmbedder:
                 self._queue.put_nowait(job)
             except queue.Full:
                 self.stats.rejected += 1
+                if self.observer is not None:
+                    self.observer.rejected()
                 raise ServerBusyError(
                     f"the server is overloaded: {self.max_queue} embedding jobs are already waiting; retry in a "
                     "moment, or raise CULTUREKB_API_BATCH_QUEUE / add workers (`culturekb serve --workers N`)"
@@ -225,6 +248,8 @@ class BatchingEmbedder:
         stats.largest_batch = max(stats.largest_batch, len(texts))
         if len(stats.batch_sizes) < 10_000:
             stats.batch_sizes.append(len(texts))
+        if self.observer is not None:
+            self.observer.batch(len(texts))
         try:
             vectors = self._encode_inner(texts)
         except Exception as exc:  # noqa: BLE001 - routed to the requests, never kills the worker

@@ -73,9 +73,10 @@ def create_app(
     read, admin = settings.keys()
     set_torch_threads(settings.torch_threads)
     sync = ReloadSync(settings.sync_file) if settings.sync_file is not None else None
+    metrics = ApiMetrics()
     holder = KBHolder(embedder or settings.embedder, settings.backend, settings.tau, build_index=settings.build_index,
                       sync=sync, settings=library_settings, status=settings.status,
-                      wrap=functools.partial(_batching_embedder, settings))
+                      wrap=functools.partial(_batching_embedder, settings, metrics))
     holder.start(settings.kb_dir, kb=kb)
 
     @contextlib.asynccontextmanager
@@ -94,7 +95,6 @@ def create_app(
     app.state.settings = settings
     app.state.holder = holder
     app.state.api_keys = ApiKeys(read, admin)
-    metrics = ApiMetrics()
     app.state.metrics = metrics
     for router in (health_router, metrics_router, v1_router, admin_router):
         app.include_router(router)
@@ -130,13 +130,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return await http_exception_handler(request, exc)
 
 
-def _batching_embedder(settings: ApiSettings, embedder: Embedder) -> Embedder:
+def _batching_embedder(settings: ApiSettings, metrics: ApiMetrics, embedder: Embedder) -> Embedder:
     """The served embedder behind the micro-batcher and LRU of `settings` (`culturekb.api._batching`)."""
     if isinstance(embedder, BatchingEmbedder):
         return embedder
     return BatchingEmbedder(embedder, batching=settings.batching, max_batch=settings.batch_max_size,
                             max_wait_ms=settings.batch_max_wait_ms, max_queue=settings.batch_queue,
-                            cache_size=settings.embed_cache_size)
+                            cache_size=settings.embed_cache_size, observer=metrics)
 
 
 async def _busy_error(request: Request, exc: Exception) -> JSONResponse:

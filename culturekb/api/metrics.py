@@ -35,6 +35,12 @@ class ApiMetrics:
                                 ["endpoint"], registry=self.registry)
         self.reloads = Counter("culturekb_reloads", "admin reloads by outcome (ok, failed)", ["outcome"],
                                registry=self.registry)
+        self.encode_batch = Histogram("culturekb_encode_batch_texts", "texts per encode call of the micro-batcher",
+                                      buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256, 512), registry=self.registry)
+        self.embed_cache = Counter("culturekb_query_embedding_cache", "query embeddings by source: lru or encoder",
+                                   ["source"], registry=self.registry)
+        self.busy = Counter("culturekb_embedding_queue_full", "requests refused with 503: embedding queue full",
+                            registry=self.registry)
 
     def count_hits(self, culture: str, kinds: Iterable[str | None]) -> None:
         """Count one lookup's outcomes in `culture`: each kind is 'exact', 'semantic' or None (no match)."""
@@ -44,6 +50,21 @@ class ApiMetrics:
             counts[key] = counts.get(key, 0) + 1
         for kind, n in counts.items():
             self.hits.labels(culture=culture, kind=kind).inc(n)
+
+    def batch(self, texts: int) -> None:
+        """One encode call of the micro-batcher (`culturekb.api._batching.BatchObserver`)."""
+        self.encode_batch.observe(texts)
+
+    def cache(self, hits: int, misses: int) -> None:
+        """Query embeddings of one request: `hits` from the LRU, `misses` from the encoder."""
+        if hits:
+            self.embed_cache.labels(source="lru").inc(hits)
+        if misses:
+            self.embed_cache.labels(source="encoder").inc(misses)
+
+    def rejected(self) -> None:
+        """One request refused with 503 (embedding queue full)."""
+        self.busy.inc()
 
     def render(self) -> bytes:
         """The metrics in Prometheus text format, summed over all workers when several serve the app."""

@@ -4,6 +4,18 @@ read-only (memory-mapped) and share admin reloads and metrics.
 Each process reads the KB once: with one worker, the app is built (KB loaded, index built when missing and
 allowed) before uvicorn starts; with N workers, the parent checks the KB and builds a missing index once
 (`prepare_kb`), then each worker loads it once.
+
+What N workers share and what each holds (uvicorn starts them as separate processes, not forks):
+
+- shared, through the OS page cache: the index files. Each worker opens them read-only and memory-mapped
+  (`open_retriever(..., mmap=True)`): FAISS flat/HNSW partitions with ``IO_FLAG_MMAP_IFC``, IVF with
+  ``IO_FLAG_MMAP`` (`culturekb.retrieval.stores.faiss_store`), ``vectors.npy`` with ``np.load(mmap_mode="r")``;
+  N workers map the same pages, so the vectors are in memory once, not N times. At start-up each worker reads
+  the files once to check their sha256 (a read, not a copy).
+- per worker: the parsed KB tuples and the exact-match tables, the embedding model (its weights are loaded by
+  each process), the micro-batcher (`culturekb.api._batching`: one encode call at a time per worker) and its
+  LRU of query embeddings (`embed_cache_size` entries each); so each worker gets `cpu_count // workers` torch
+  threads when batching is on. Reloads travel through a sync file, metrics through PROMETHEUS_MULTIPROC_DIR.
 """
 
 from __future__ import annotations

@@ -72,6 +72,11 @@ async def _post_many(app: Any, bodies: list[dict[str, Any]], path: str = "/v1/lo
         return list(await asyncio.gather(*(client.post(path, json=b) for b in bodies)))
 
 
+async def _get(app: Any, path: str) -> httpx.Response:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        return await client.get(path)
+
+
 def test_concurrent_lookups_share_one_encode_call_and_get_their_own_rows(kb_dirs, counting, default_embedder):
     app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=len(SEMANTIC))
     bodies = [{"concepts": [q], "culture": "en", "tau": 0.0} for q in SEMANTIC]
@@ -152,6 +157,10 @@ def test_repeated_queries_come_from_the_lru(kb_dirs, counting):
     # normalised the same ("Ocean  Waves" -> "ocean waves"): encoded once
     assert counting.calls == [[_norm("ocean waves")], [_norm("heavy rain storm")]]
     assert _batcher(app).cache.hits == 3
+    text = asyncio.run(_get(app, "/metrics")).text
+    assert 'culturekb_query_embedding_cache_total{source="lru"} 3.0' in text
+    assert 'culturekb_query_embedding_cache_total{source="encoder"} 2.0' in text
+    assert "culturekb_encode_batch_texts_count 2.0" in text
 
     off = _app(kb_dirs, counting, batch_max_wait_ms=0, embed_cache_size=0)
     counting.calls.clear()
@@ -195,3 +204,4 @@ def test_a_full_queue_answers_503_with_retry_after(kb_dirs, counting):
     assert (first.status_code, second.status_code, third.status_code) == (200, 200, 503)
     assert third.headers["retry-after"] == "1" and "overloaded" in third.json()["detail"]
     assert _batcher(app).stats.rejected == 1
+    assert "culturekb_embedding_queue_full_total 1.0" in asyncio.run(_get(app, "/metrics")).text
