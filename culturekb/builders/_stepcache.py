@@ -1,7 +1,13 @@
-"""A persistent key-value cache for build steps: an interrupted build resumes, a rebuild redoes only what changed."""
+"""A persistent key-value cache for build steps: an interrupted build resumes, a rebuild redoes only what changed.
+
+The same SQLite file holds the build's text vectors (`StepCache.get_vectors` / `put_vectors`, keyed by embedder
+id + text hash), and `CachedEmbedder` puts any `Embedder` in front of them: each distinct text of a build is
+embedded once, in canonical batches, and never again by a later build with the same embedder.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -9,11 +15,24 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["StepCache"]
+import numpy as np
+
+from culturekb.errors import DataError
+from culturekb.models.base import Embedder
+
+__all__ = ["StepCache", "CachedEmbedder", "text_key"]
+
+_CHUNK = 500
+
+
+def text_key(text: str) -> str:
+    """The cache key of one text: SHA-256 of its UTF-8 bytes (hex)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 class StepCache:
-    """SQLite table (step, key) -> JSON value. Each `put_many` is one committed transaction."""
+    """SQLite tables (step, key) -> JSON value and (embedder, key) -> float32 vector. Each `put_many` and
+    `put_vectors` is one committed transaction, so a build interrupted in between keeps what it committed."""
 
     def __init__(self, path: str | Path | None) -> None:
         self.path = Path(path) if path is not None else None
@@ -27,13 +46,18 @@ class StepCache:
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS steps (step TEXT, key TEXT, value TEXT, PRIMARY KEY (step, key))"
         )
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS vectors (embedder TEXT, key TEXT, dim INTEGER, vector BLOB, "
+            "PRIMARY KEY (embedder, key))"
+        )
         self._conn.commit()
 
     def get_many(self, step: str, keys: Sequence[str]) -> dict[str, Any]:
+        """The stored values of `keys` under `step` (missing keys are absent from the result)."""
         out: dict[str, Any] = {}
         with self._lock:
-            for i in range(0, len(keys), 500):
-                chunk = list(keys[i : i + 500])
+            for i in range(0, len(keys), _CHUNK):
+                chunk = list(keys[i : i + _CHUNK])
                 marks = ",".join("?" * len(chunk))
                 rows = self._conn.execute(
                     f"SELECT key, value FROM steps WHERE step = ? AND key IN ({marks})",  # noqa: S608 - placeholders only
@@ -43,17 +67,117 @@ class StepCache:
         return out
 
     def put_many(self, step: str, items: Iterable[tuple[str, Any]]) -> None:
+        """Store (key, JSON value) pairs under `step` in one transaction."""
         rows = [(step, k, json.dumps(v, ensure_ascii=False)) for k, v in items]
         with self._lock:
             self._conn.executemany("INSERT OR REPLACE INTO steps VALUES (?, ?, ?)", rows)
             self._conn.commit()
 
+    def get_vectors(self, embedder: str, keys: Sequence[str], dim: int) -> dict[str, np.ndarray]:
+        """The stored float32 vectors of `keys` (see `text_key`) made by `embedder`; a stored vector of another
+        dimension is a DataError (the cache file was written by a different model under the same id)."""
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for i in range(0, len(keys), _CHUNK):
+                chunk = list(keys[i : i + _CHUNK])
+                marks = ",".join("?" * len(chunk))
+                rows = self._conn.execute(
+                    f"SELECT key, dim, vector FROM vectors WHERE embedder = ? AND key IN ({marks})",  # noqa: S608
+                    [embedder, *chunk],
+                ).fetchall()
+                for k, d, blob in rows:
+                    if d != dim or len(blob) != 4 * dim:
+                        raise DataError(
+                            f"step cache {self.path or ':memory:'}: vector of embedder {embedder!r} has dimension "
+                            f"{d}, expected {dim}; delete the cache directory to rebuild it"
+                        )
+                    out[k] = np.frombuffer(blob, dtype=np.float32).copy()
+        return out
+
+    def put_vectors(self, embedder: str, items: Iterable[tuple[str, np.ndarray]]) -> None:
+        """Store (key, vector) pairs made by `embedder` in one transaction."""
+        rows = []
+        for k, v in items:
+            arr = np.ascontiguousarray(v, dtype=np.float32)
+            rows.append((embedder, k, int(arr.shape[0]), arr.tobytes()))
+        with self._lock:
+            self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)", rows)
+            self._conn.commit()
+
     def count(self, step: str | None = None) -> int:
+        """Stored step values (of `step`, or of every step)."""
         with self._lock:
             if step is None:
                 return int(self._conn.execute("SELECT COUNT(*) FROM steps").fetchone()[0])
             return int(self._conn.execute("SELECT COUNT(*) FROM steps WHERE step = ?", [step]).fetchone()[0])
 
+    def count_vectors(self, embedder: str | None = None) -> int:
+        """Stored vectors (of `embedder`, or of every embedder)."""
+        with self._lock:
+            if embedder is None:
+                return int(self._conn.execute("SELECT COUNT(*) FROM vectors").fetchone()[0])
+            return int(self._conn.execute("SELECT COUNT(*) FROM vectors WHERE embedder = ?", [embedder]).fetchone()[0])
+
     def close(self) -> None:
+        """Close the database connection."""
         with self._lock:
             self._conn.close()
+
+
+class CachedEmbedder:
+    """An `Embedder` in front of the build's vector cache: memory first, then the step cache file, then `inner`.
+
+    Texts not found are deduplicated and embedded in one canonical order (by length, then text) in batches of
+    `batch_size`, each batch committed to the cache as it is done (an interrupted build keeps its vectors). So a
+    text is embedded once per build whatever the chunking of the steps that ask for it, and never again by a later
+    build over the same cache with the same embedder id; the vectors of a cold build depend on the set of texts it
+    embeds, not on the order or the chunks in which the steps ask for them.
+
+    `encoded` counts the texts sent to `inner`, `calls` its `encode` calls (for tests and the build report).
+    """
+
+    def __init__(self, inner: Embedder, cache: StepCache, batch_size: int = 64) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.batch_size = int(batch_size)
+        self.id = inner.id
+        self.dim = inner.dim
+        spec = getattr(inner, "spec", None)
+        if spec is not None:
+            self.spec = spec
+        self._memo: dict[str, np.ndarray] = {}
+        self.encoded = 0
+        self.calls = 0
+        self.from_cache = 0
+
+    def encode(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+        """Shape (len(texts), dim), float32, unit rows, as `inner.encode` gives them."""
+        if isinstance(texts, str):
+            raise TypeError(f"{self.id}: encode() takes a sequence of strings, not one string; wrap it in a list")
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        wanted = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if wanted:
+            keys = {t: text_key(t) for t in wanted}
+            stored = self.cache.get_vectors(self.id, list(keys.values()), self.dim)
+            for t, k in keys.items():
+                if k in stored:
+                    self._memo[t] = stored[k]
+                    self.from_cache += 1
+            missing = sorted((t for t in wanted if t not in self._memo), key=lambda t: (len(t), t))
+            step = max(1, self.batch_size)
+            for i in range(0, len(missing), step):
+                batch = missing[i : i + step]
+                vectors = np.asarray(self.inner.encode(batch, batch_size=step), dtype=np.float32)
+                if vectors.shape != (len(batch), self.dim):
+                    raise DataError(f"{self.id}: expected vectors of shape {(len(batch), self.dim)}, got "
+                                    f"{vectors.shape}")
+                self.calls += 1
+                self.encoded += len(batch)
+                self.cache.put_vectors(self.id, [(keys[t], v) for t, v in zip(batch, vectors, strict=True)])
+                self._memo.update(zip(batch, vectors, strict=True))
+        return np.stack([self._memo[t] for t in texts]).astype(np.float32, copy=False)
+
+    def __repr__(self) -> str:
+        return f"CachedEmbedder({self.inner!r})"

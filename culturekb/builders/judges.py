@@ -14,6 +14,7 @@ tuples a judge contradicted.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import re
@@ -411,6 +412,21 @@ class PrototypeJudge:
             protos /= np.maximum(np.linalg.norm(protos, axis=1, keepdims=True), 1e-12)
             self._prototypes[key] = protos
         return self._prototypes[key]
+
+    def embedding_texts(self, items: Sequence[JudgeInput]) -> list[str]:
+        """The distinct rationale texts `judge(items)` embeds, first-seen order (a build embeds them in one pass)."""
+        return list(dict.fromkeys(r for it in items for r in it.rationales if r.strip()))
+
+    def with_embedder(self, embedder: Embedder) -> PrototypeJudge:
+        """The same judge (same scheme, languages and id) embedding through `embedder`, e.g. a build's vector
+        cache in front of this judge's embedder; `embedder.id` must be this one's."""
+        if embedder.id != self.embedder.id:
+            raise ConfigError(f"PrototypeJudge.with_embedder: embedder {embedder.id!r} is not {self.embedder.id!r}; "
+                              "the judge's id names its embedder")
+        clone = copy.copy(self)
+        clone.embedder = embedder
+        clone._prototypes = {}
+        return clone
 
     def judge(self, items: Sequence[JudgeInput]) -> list[JudgeVerdict]:
         """Per tuple, the label whose prototype is nearest to the mean embedding of its rationales (one encode call)."""

@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 
 from culturekb import registry
 from culturekb._io import stable_hash
-from culturekb.builders._stepcache import StepCache
+from culturekb.builders._stepcache import CachedEmbedder, StepCache
 from culturekb.builders.base import ConceptExtractor, Judge, JudgeInput, RationaleGenerator, RationaleRequest
 from culturekb.builders.validation import POLICIES, apply_verdicts, judge_inputs
 from culturekb.config import DEFAULT_EMBEDDER
@@ -202,11 +202,14 @@ def _run_cached(
     chunk_size: int,
     stats: _StepStats,
     progress: bool,
+    prepare: Callable[[list[T]], Any] | None = None,
 ) -> list[Any]:
     t0 = time.perf_counter()
     found = cache.get_many(step, keys)
     todo = [i for i, k in enumerate(keys) if k not in found]
     stats.cached += len(keys) - len(todo)
+    if prepare is not None and todo:  # e.g. embed every distinct text of the step in one pass
+        prepare([items[i] for i in todo])
     bar = tqdm(total=len(todo), desc=step, unit="item", disable=not progress or not todo, leave=False)
     try:
         for start in range(0, len(todo), chunk_size):
@@ -222,6 +225,34 @@ def _run_cached(
         bar.close()
     stats.seconds += time.perf_counter() - t0
     return [found[k] for k in keys]
+
+
+def _through_vector_cache(cache: StepCache, generator: RationaleGenerator, judges: Sequence[Judge]
+                          ) -> tuple[RationaleGenerator, list[Judge], list[CachedEmbedder]]:
+    """The generator and judges that embed (they have `embedder` and `with_embedder`) rewired through one
+    `CachedEmbedder` per embedder over the build's vector cache; the others as they are."""
+    wrapped: dict[int, CachedEmbedder] = {}
+
+    def wrap(component: Any) -> Any:
+        emb = getattr(component, "embedder", None)
+        rewire = getattr(component, "with_embedder", None)
+        if emb is None or rewire is None or isinstance(emb, CachedEmbedder):
+            return component
+        if id(emb) not in wrapped:
+            wrapped[id(emb)] = CachedEmbedder(emb, cache)
+        return rewire(wrapped[id(emb)])
+
+    return wrap(generator), [wrap(j) for j in judges], list(wrapped.values())
+
+
+def _prefetch(component: Any) -> Callable[[list[Any]], Any] | None:
+    """For a component embedding through a `CachedEmbedder` and naming its texts (`embedding_texts`): embed all
+    the texts of a step's pending items in one pass, before the step runs chunk by chunk."""
+    texts = getattr(component, "embedding_texts", None)
+    emb = getattr(component, "embedder", None)
+    if texts is None or not isinstance(emb, CachedEmbedder):
+        return None
+    return lambda items: emb.encode(texts(items))
 
 
 def _verdicts_as_json(judge: Judge) -> Callable[[list[JudgeInput]], list[Any]]:
@@ -286,10 +317,14 @@ def build_kb(
     components: BuildComponents | None = None,
     progress: bool = True,
     extra_report: dict[str, Any] | None = None,
+    vector_cache: bool = True,
 ) -> BuildResult:
     """Build a KB from labelled samples (the training split of `config.split`); save it to `out` if given.
 
-    Nothing is written to `out` unless the whole build succeeds.
+    Nothing is written to `out` unless the whole build succeeds. `vector_cache`: embed each distinct text of
+    the build once, in one pass, through the step cache's vector table (reused by later builds over the same
+    `cache_dir`); False embeds through the components' embedders chunk by chunk (the old path, kept for the
+    build benchmark).
     """
     from culturekb.builders.association import associate
 
@@ -319,6 +354,10 @@ def build_kb(
     calls_before = components.model_calls()
     cache = StepCache(Path(cache_dir) / "steps.sqlite" if cache_dir else None)
     stats: dict[str, _StepStats] = defaultdict(_StepStats)
+    gen, judges = components.generator, list(components.judges)
+    vector_embedders: list[CachedEmbedder] = []
+    if vector_cache:
+        gen, judges, vector_embedders = _through_vector_cache(cache, gen, judges)
     try:
         # 1. concept extraction
         ex = components.extractor
@@ -341,11 +380,10 @@ def build_kb(
             RationaleRequest(a.concept, a.culture, a.label, dict(a.distribution), a.support, tuple(ev))
             for a, (ev, _) in zip(associations, evidence, strict=True)
         ]
-        gen = components.generator
         rationales: list[list[str]] = _run_cached(
             cache, "rationales", requests,
             [stable_hash([gen.id, r.concept, r.culture, r.label, r.distribution, r.evidence]) for r in requests],
-            lambda batch: gen.generate(batch), config.chunk_size, stats["rationales"], progress,
+            lambda batch: gen.generate(batch), config.chunk_size, stats["rationales"], progress, _prefetch(gen),
         )
         build_id = stable_hash([config.model_dump(mode="json"), ex.id, gen.id, [j.id for j in components.judges]])[:12]
         tuples = [
@@ -361,11 +399,11 @@ def build_kb(
         # 4. dual-judge reverse validation
         per_judge: list[list[JudgeVerdict]] = []
         inputs = judge_inputs(tuples)
-        for j in components.judges:
+        for j in judges:
             raw = _run_cached(
                 cache, f"judge:{j.id}", inputs,
                 [stable_hash([j.id, i.concept, i.culture, list(i.rationales), i.label]) for i in inputs],
-                _verdicts_as_json(j), config.chunk_size, stats["judges"], progress,
+                _verdicts_as_json(j), config.chunk_size, stats["judges"], progress, _prefetch(j),
             )
             per_judge.append([JudgeVerdict.model_validate(v) for v in raw])
         verdicts = [[pj[i] for pj in per_judge] for i in range(len(tuples))]
@@ -391,6 +429,10 @@ def build_kb(
                      time.perf_counter() - t_start, extra_report or {})
     if extractions is not None:
         report["dropped_concepts"] = summarise_drops(labelled, extractions)
+    if vector_embedders:
+        report["embeddings"] = {"embedded": sum(e.encoded for e in vector_embedders),
+                                "from_vector_cache": sum(e.from_cache for e in vector_embedders),
+                                "encode_calls": sum(e.calls for e in vector_embedders)}
     if out is not None:
         from culturekb.builders.report import render_report_markdown
 

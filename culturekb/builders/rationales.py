@@ -12,6 +12,7 @@ the concept, so the rationales come from the stimulus texts themselves.
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from collections.abc import Callable, Sequence
@@ -165,6 +166,21 @@ class ExtractiveRationaleGenerator:
         if _CJK.search(concept):
             return concept in sentence
         return re.search(rf"\b{re.escape(concept)}", sentence, flags=re.IGNORECASE) is not None
+
+    def embedding_texts(self, requests: Sequence[RationaleRequest]) -> list[str]:
+        """The distinct sentences `generate(requests)` embeds, first-seen order: a build embeds them in one pass
+        (`culturekb.builders._stepcache.CachedEmbedder`) before it asks for the rationales chunk by chunk."""
+        return list(dict.fromkeys(s for r in requests for s in self.candidates(r)))
+
+    def with_embedder(self, embedder: Embedder) -> ExtractiveRationaleGenerator:
+        """The same generator (same settings, same id) embedding through `embedder`, e.g. a build's vector cache
+        in front of this generator's embedder; `embedder.id` must be this one's."""
+        if embedder.id != self.embedder.id:
+            raise ConfigError(f"ExtractiveRationaleGenerator.with_embedder: embedder {embedder.id!r} is not "
+                              f"{self.embedder.id!r}; the generator's id names its embedder")
+        clone = copy.copy(self)
+        clone.embedder = embedder
+        return clone
 
     def generate(self, requests: Sequence[RationaleRequest]) -> list[list[str]]:
         """Per request, its most central candidate explanations (concept mentions favoured, near-duplicates skipped)."""

@@ -1,0 +1,149 @@
+"""Builder speed (issue 13): each distinct text of a build is embedded once, in one pass, and its vector is kept
+in the step cache for later builds; the KB is the same with or without the vector cache; a rebuild embeds
+nothing."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from culturekb.builders._stepcache import CachedEmbedder, StepCache, text_key
+from culturekb.builders.concepts import TextConceptExtractor
+from culturekb.builders.judges import LexiconJudge, PrototypeJudge
+from culturekb.builders.pipeline import BuildComponents, BuildConfig, build_kb
+from culturekb.builders.rationales import ExtractiveRationaleGenerator
+from culturekb.errors import DataError
+from culturekb.kb import get_scheme
+from culturekb.workflows import demo_data_files, load_data
+
+SCHEME = get_scheme("artemis9")
+
+
+class CountingHashEmbedder:
+    """Deterministic unit vectors seeded by each text's hash; records every text it is asked to embed."""
+
+    id = "counting-hash"
+    spec = "counting-hash"
+    dim = 16
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.calls = 0
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        self.calls += 1
+        self.texts.extend(texts)
+        rows = []
+        for t in texts:
+            seed = int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)
+            v = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
+            rows.append(v / np.linalg.norm(v))
+        return np.stack(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+
+def _components(emb: CountingHashEmbedder, max_rationales: int = 4) -> BuildComponents:
+    return BuildComponents(
+        extractor=TextConceptExtractor(),
+        generator=ExtractiveRationaleGenerator(emb, max_rationales=max_rationales),
+        judges=[LexiconJudge(SCHEME), PrototypeJudge(emb, SCHEME)],
+    )
+
+
+@pytest.fixture(scope="module")
+def samples():
+    found, _ = load_data(demo_data_files())
+    return found
+
+
+@pytest.fixture(scope="module")
+def cold(samples, tmp_path_factory):
+    """One cold build with the vector cache, small chunks (many generate calls)."""
+    emb = CountingHashEmbedder()
+    cache_dir = tmp_path_factory.mktemp("cold-cache")
+    res = build_kb(samples, BuildConfig(chunk_size=3), cache_dir=cache_dir, components=_components(emb),
+                   progress=False)
+    return res, emb, cache_dir
+
+
+def test_each_distinct_text_is_embedded_once_per_build(cold):
+    res, emb, _ = cold
+    counts = Counter(emb.texts)
+    assert counts and max(counts.values()) == 1
+    report = res.report["embeddings"]
+    assert report["embedded"] == len(counts)
+    assert report["from_vector_cache"] == 0
+    # the rationale candidates go in one pass of batches of 64, not one encode call per chunk of 3 tuples
+    assert emb.calls <= len(counts) // 64 + 3
+    assert res.report["steps"]["rationales"]["computed"] > 10 * 3
+
+
+def test_the_old_path_embeds_per_chunk_and_gives_the_same_kb(samples, cold):
+    res, emb, _ = cold
+    old = CountingHashEmbedder()
+    plain = build_kb(samples, BuildConfig(chunk_size=3), components=_components(old), progress=False,
+                     vector_cache=False)
+    assert plain.kb.version == res.kb.version
+    assert "embeddings" not in plain.report
+    assert max(Counter(old.texts).values()) > 1  # one encode per chunk: shared explanations embedded again
+    assert old.calls > emb.calls
+
+
+def test_vectors_are_reused_across_builds_and_a_rebuild_embeds_nothing(samples, cold, tmp_path):
+    res, emb, cache_dir = cold
+    # an unchanged rebuild: every step cached, the embedder never called
+    again_emb = CountingHashEmbedder()
+    again = build_kb(samples, BuildConfig(chunk_size=3), cache_dir=cache_dir, components=_components(again_emb),
+                     progress=False)
+    assert again_emb.calls == 0 and again.report["embeddings"]["embedded"] == 0
+    assert again.kb.version == res.kb.version
+    assert again.report["model_calls"] == 0
+    # a changed rationale step (fewer rationales) recomputes rationales and verdicts from cached vectors only
+    changed_emb = CountingHashEmbedder()
+    changed = build_kb(samples, BuildConfig(chunk_size=3, max_rationales=2), cache_dir=cache_dir,
+                       components=_components(changed_emb, max_rationales=2), progress=False)
+    assert changed.report["steps"]["rationales"]["computed"] == res.report["steps"]["rationales"]["computed"]
+    assert changed_emb.calls == 0
+    assert changed.report["embeddings"]["from_vector_cache"] > 0
+    # the same build cold elsewhere gives the same KB as the one that read its vectors from the cache
+    fresh = build_kb(samples, BuildConfig(chunk_size=3, max_rationales=2), cache_dir=tmp_path / "fresh",
+                     components=_components(CountingHashEmbedder(), max_rationales=2), progress=False)
+    assert fresh.kb.version == changed.kb.version
+
+
+def test_the_vector_cache_is_keyed_by_embedder_id_and_text(tmp_path):
+    cache = StepCache(tmp_path / "steps.sqlite")
+    inner = CountingHashEmbedder()
+    first = CachedEmbedder(inner, cache).encode(["b text", "a", "b text", "a"])
+    assert inner.texts == ["a", "b text"]  # deduplicated, canonical order (length, then text)
+    cache.close()
+    reopened = StepCache(tmp_path / "steps.sqlite")
+    assert reopened.count_vectors("counting-hash") == 2
+    other = CountingHashEmbedder()
+    again = CachedEmbedder(other, reopened).encode(["a", "b text", "c"])
+    assert other.texts == ["c"]
+    assert np.array_equal(again[:2], first[[1, 0]])
+    other.id = "another-model"
+    CachedEmbedder(other, reopened).encode(["a"])
+    assert other.texts == ["c", "a"]  # a different embedder id never reads these vectors
+    with pytest.raises(DataError, match="dimension"):
+        reopened.get_vectors("counting-hash", [text_key("a")], dim=8)
+    reopened.close()
+
+
+def test_with_embedder_keeps_the_component_id():
+    emb = CountingHashEmbedder()
+    cache = StepCache(None)
+    gen = ExtractiveRationaleGenerator(emb)
+    judge = PrototypeJudge(emb, SCHEME)
+    wrapped = CachedEmbedder(emb, cache)
+    assert gen.with_embedder(wrapped).id == gen.id
+    assert judge.with_embedder(wrapped).id == judge.id
+    other = CountingHashEmbedder()
+    other.id = "else"
+    with pytest.raises(Exception, match="else"):
+        gen.with_embedder(other)
+    cache.close()
