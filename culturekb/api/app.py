@@ -71,13 +71,13 @@ def create_app(
         raise ConfigError("no KB to serve; pass kb_dir (or set CULTUREKB_API_KB_DIR) to a directory built with "
                           "`culturekb build`")
     read, admin = settings.keys()
-    set_torch_threads(settings.torch_threads)
     sync = ReloadSync(settings.sync_file) if settings.sync_file is not None else None
     metrics = ApiMetrics()
     holder = KBHolder(embedder or settings.embedder, settings.backend, settings.tau, build_index=settings.build_index,
                       sync=sync, settings=library_settings, status=settings.status,
                       wrap=functools.partial(_batching_embedder, settings, metrics))
     holder.start(settings.kb_dir, kb=kb)
+    set_torch_threads(settings.torch_threads)  # after the start: loading the embedder is what imports torch
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
