@@ -7,6 +7,7 @@ from culturekb.models.base import Embedder, Message, ModelClient, ModelResponse
 from culturekb.models.cache import CacheEntry, ResponseCache
 from culturekb.models.chat import OpenAICompatClient
 from culturekb.models.embedders import (
+    MiniLMEmbedder,
     OpenAIEmbedder,
     SentenceTransformerEmbedder,
     USEEmbedder,
@@ -31,6 +32,7 @@ __all__ = [
     "OpenAICompatClient",
     "ResponseCache",
     "CacheEntry",
+    "MiniLMEmbedder",
     "SentenceTransformerEmbedder",
     "USEEmbedder",
     "OpenAIEmbedder",

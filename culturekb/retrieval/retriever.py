@@ -394,6 +394,7 @@ def open_retriever(
     embedder_factory: EmbedderFactory | None = None,
     status: StatusFilter = "all",
     calibrated: bool = True,
+    query_cache: bool = True,
     **store_kw: Any,
 ) -> Retriever:
     """A Retriever over a KB (a `KnowledgeBase` or its directory), its index opened read-only.
@@ -406,6 +407,10 @@ def open_retriever(
     defaults to `load_settings()`; `embedder_factory` (default `make_embedder`) turns specs into embedders.
     `status` filters tuples by review status; with `calibrated`, the concept filter of the KB's
     `calibration.json` (when it has one) hides the tuples it dropped.
+
+    With the default factory, an embedder rebuilt from the index is made on its first encode (a lookup answered by
+    exact matches loads no model), and with `query_cache` a local embedder's query vectors are kept on disk under
+    the settings' cache dir (`culturekb.models.embedding_cache`), so a repeated query is not encoded again.
     """
     settings = settings if settings is not None else load_settings()
     if not isinstance(kb, KnowledgeBase):
@@ -427,13 +432,21 @@ def open_retriever(
         emb = given or make(spec)
         index = build_index(kb, emb, name, mmap=mmap, embedder_spec=None if given else spec, **store_kw)
         return Retriever(kb, index, emb, tau, colour_guard=colour_guard, tuple_filter=tuple_filter)
+    cache = query_cache and embedder_factory is None
     if given is not None:
         emb = given
     elif isinstance(embedder, str):
-        emb = make(embedder)
+        emb = _with_query_cache(make(embedder), embedder, settings) if cache else make(embedder)
     else:
         meta = read_index_meta(folder, hint=f"rebuild it with `culturekb index --kb {kb.path}`")
-        emb = make(meta.require_spec(folder))
+        spec = meta.require_spec(folder)
+        if embedder_factory is None:
+            from culturekb.models.embedding_cache import LazyEmbedder
+
+            emb = LazyEmbedder(spec, meta.embedder, meta.dim, make)
+            emb = _with_query_cache(emb, spec, settings) if cache else emb
+        else:
+            emb = make(spec)
     index = load_index(
         kb,
         emb,
@@ -442,6 +455,25 @@ def open_retriever(
         **{k: v for k, v in store_kw.items() if k in ("url", "api_key", "timeout", "ef_search", "nprobe")},
     )
     return Retriever(kb, index, emb, tau, colour_guard=colour_guard, tuple_filter=tuple_filter)
+
+
+_LOCAL_EMBEDDERS = ("minilm", "use", "st:")
+QUERY_CACHE_FILE = "query_embeddings.sqlite"
+"""The query-embedding cache's file name under the settings' cache dir."""
+
+
+def _with_query_cache(emb: Embedder, spec: str, settings: Settings) -> Embedder:
+    """`emb` behind the on-disk query-embedding cache, for local models (a remote endpoint's vectors are keyed by
+    its URL, which a test or a redeployed server may reuse for another model, so those are not cached)."""
+    if not spec.startswith(_LOCAL_EMBEDDERS):
+        return emb
+    from culturekb.models.embedding_cache import CachedEmbedder, EmbeddingCache
+
+    try:
+        return CachedEmbedder(emb, EmbeddingCache(Path(settings.cache_dir) / QUERY_CACHE_FILE))
+    except ConfigError as exc:
+        log.warning("query embeddings are not cached: %s", exc)
+        return emb
 
 
 def _kb_filter(kb: KnowledgeBase, status: StatusFilter, calibrated: bool) -> TupleFilter:
