@@ -147,3 +147,22 @@ def test_with_embedder_keeps_the_component_id():
     with pytest.raises(Exception, match="else"):
         gen.with_embedder(other)
     cache.close()
+
+
+
+def test_default_embedder_vectors_do_not_depend_on_the_other_texts_of_the_batch(samples):
+    """Batches of one token count (no padding): a text's vector is the same whichever texts were embedded with it,
+    so vectors read from the cache equal the ones a cold build computes (one padded batch of these texts moved
+    them by ~2e-7 on the numpy runtime when this test was written)."""
+    from culturekb.builders.rationales import split_sentences
+    from culturekb.config import DEFAULT_EMBEDDER
+    from culturekb.models.factory import make_embedder
+
+    texts = list(dict.fromkeys(x for s in samples for e in s.explanations for x in split_sentences(e)))[:96]
+    whole = CachedEmbedder(make_embedder(DEFAULT_EMBEDDER), StepCache(None))  # fresh memos, one loaded model
+    assert whole.lengths is not None  # the packaged MiniLM's tokenizer is found
+    counts = dict(zip(texts, whole.lengths(texts), strict=True))
+    assert all(len({counts[t] for t in b}) == 1 for b in whole._batches(texts, 64))
+    all_vectors = whole.encode(texts)
+    part = CachedEmbedder(make_embedder(DEFAULT_EMBEDDER), StepCache(None)).encode(texts[::3])
+    assert np.array_equal(part, all_vectors[::3])
