@@ -3,10 +3,12 @@
 `BatchingEmbedder` wraps the served `Embedder`. The Retriever calls `encode` once per request with the request's
 non-exact normalised concepts (exact hits never reach it); the route runs in the threadpool, so `encode` blocks
 that thread, not the event loop. Texts found in the LRU (keyed by embedder id + normalised text) are answered at
-once; the rest become one job on a bounded queue. One worker thread takes the first job, gathers more for at
+once; the rest become one job on a bounded queue. An encoder thread takes the first job, gathers more for at
 most `max_wait_ms` or until `max_batch` texts, encodes them all (duplicates once) in **one** `encode` call of the
-wrapped embedder, and hands each job its rows. When that call fails, each job of the batch is encoded alone, so a
-bad input fails only its own request. A full queue raises `ServerBusyError` (HTTP 503 with Retry-After).
+wrapped embedder, and hands each job its rows. `encoders` such threads serve the queue (one per core the worker
+may use, each with one torch thread), so that large requests still use every core while small ones are gathered.
+When an encode call fails, each job of its batch is encoded alone, so a bad input fails only its own request.
+A full queue raises `ServerBusyError` (HTTP 503 with Retry-After).
 
 Embedding servers (text-embeddings-inference, Triton's dynamic batcher) do the same: under load a batch forms
 while the previous one is being encoded, so the encoder's per-call cost is paid once per batch, not per request.
@@ -126,7 +128,8 @@ class BatchingEmbedder:
     server behaved before micro-batching (benchmarks/bench_api.py compares both). `max_batch`: most texts per
     gathered call (one job larger than that runs alone); `max_wait_ms`: how long the first job of a batch waits
     for others; `max_queue`: most jobs waiting (ServerBusyError beyond); `cache_size`: LRU entries (0: none);
-    `observer`: told of each encode call, LRU use and refusal (the server's Prometheus metrics).
+    `observer`: told of each encode call, LRU use and refusal (the server's Prometheus metrics); `encoders`:
+    threads that encode batches at the same time.
     """
 
     def __init__(
@@ -139,9 +142,11 @@ class BatchingEmbedder:
         max_queue: int = 256,
         cache_size: int = 10_000,
         observer: BatchObserver | None = None,
+        encoders: int = 1,
     ) -> None:
-        if max_batch < 1 or max_queue < 1 or max_wait_ms < 0:
-            raise ValueError("max_batch and max_queue must be >= 1 and max_wait_ms >= 0")
+        if max_batch < 1 or max_queue < 1 or max_wait_ms < 0 or encoders < 1:
+            raise ValueError("max_batch, max_queue and encoders must be >= 1 and max_wait_ms >= 0")
+        self.encoders = encoders
         self.inner = inner
         # the Embedder protocol: the wrapped model's identity, and the spec `make_embedder` rebuilds it from
         self.id: str = str(inner.id)
@@ -157,7 +162,7 @@ class BatchingEmbedder:
         self.observer = observer
         self._queue: queue.Queue[_Job] = queue.Queue(maxsize=max_queue)
         self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._alive = 0  # encoder threads running (guarded by _lock)
 
 
     def __getattr__(self, name: str) -> Any:
@@ -211,9 +216,9 @@ class BatchingEmbedder:
                     f"the server is overloaded: {self.max_queue} embedding jobs are already waiting; retry in a "
                     "moment, or raise CULTUREKB_API_BATCH_QUEUE / add workers (`culturekb serve --workers N`)"
                 ) from None
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._worker, name="culturekb-embed-batcher", daemon=True)
-                self._thread.start()
+            while self._alive < self.encoders:
+                threading.Thread(target=self._worker, name="culturekb-embed-batcher", daemon=True).start()
+                self._alive += 1
         return job.future.result()
 
     def _worker(self) -> None:
@@ -223,7 +228,7 @@ class BatchingEmbedder:
             except queue.Empty:
                 with self._lock:
                     if self._queue.empty():
-                        self._thread = None
+                        self._alive -= 1
                         return
                 continue
             batch = [first]

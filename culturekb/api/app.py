@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -136,7 +137,8 @@ def _batching_embedder(settings: ApiSettings, metrics: ApiMetrics, embedder: Emb
         return embedder
     return BatchingEmbedder(embedder, batching=settings.batching, max_batch=settings.batch_max_size,
                             max_wait_ms=settings.batch_max_wait_ms, max_queue=settings.batch_queue,
-                            cache_size=settings.embed_cache_size, observer=metrics)
+                            cache_size=settings.embed_cache_size, observer=metrics,
+                            encoders=settings.batch_encoders or max(1, os.cpu_count() or 1))
 
 
 async def _busy_error(request: Request, exc: Exception) -> JSONResponse:

@@ -14,8 +14,8 @@ What N workers share and what each holds (uvicorn starts them as separate proces
   the files once to check their sha256 (a read, not a copy).
 - per worker: the parsed KB tuples and the exact-match tables, the embedding model (its weights are loaded by
   each process), the micro-batcher (`culturekb.api._batching`: one encode call at a time per worker) and its
-  LRU of query embeddings (`embed_cache_size` entries each); so each worker gets `cpu_count // workers` torch
-  threads when batching is on. Reloads travel through a sync file, metrics through PROMETHEUS_MULTIPROC_DIR.
+  LRU of query embeddings (`embed_cache_size` entries each). Reloads travel through a sync file, metrics
+  through PROMETHEUS_MULTIPROC_DIR.
 """
 
 from __future__ import annotations
@@ -131,15 +131,17 @@ def serve(
                                  api_keys_file=api_keys_file, build_index=build_index,
                                  status=status if status is not None else library_settings.status, **limits)
     settings.keys()  # a broken keys file fails now, not in every worker
-    # Without micro-batching requests encode concurrently in the threadpool, so each encode call gets one torch
-    # thread: intra-op threads on top of concurrent requests oversubscribe the cores (measured: 10x slower single
-    # lookups on a busy machine).
-    # With micro-batching a worker runs one encode call at a time, so it may use its share of the cores.
-    threads = settings.torch_threads or (max(1, (os.cpu_count() or 1) // workers) if settings.batching else 1)
+    # One torch thread per worker: without micro-batching requests encode concurrently in the threadpool, and
+    # intra-op threads on top of them oversubscribe the cores (measured: 10x slower single lookups on a busy
+    # machine); with it, 2 intra-op threads for the one batcher thread were 4x slower than 1 on a busy 2-core
+    # machine (benchmarks/bench_api.py, minilm:st).
+    threads = settings.torch_threads or 1
+    # each worker's micro-batcher encodes on its share of the cores: one encoder thread per core
+    encoders = settings.batch_encoders or max(1, (os.cpu_count() or 1) // workers)
     if workers == 1:
         from culturekb.api.app import create_app
 
-        app = create_app(settings=settings.model_copy(update={"torch_threads": threads}),
+        app = create_app(settings=settings.model_copy(update={"torch_threads": threads, "batch_encoders": encoders}),
                          library_settings=library_settings)
         state = app.state.holder.current
         log.info("serving KB %s (%d tuples, %s index) on http://%s:%d with 1 worker", state.kb_version,
@@ -154,7 +156,7 @@ def serve(
     saved = dict(os.environ)
     try:
         worker_settings = settings.model_copy(update={"build_index": False, "sync_file": runtime / "reload.json",
-                                                      "torch_threads": threads})
+                                                      "torch_threads": threads, "batch_encoders": encoders})
         env = settings_to_env(worker_settings)
         config_path = config_file(config)
         if config_path is not None:  # the workers read the same settings file as this process

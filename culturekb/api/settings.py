@@ -67,6 +67,10 @@ class ApiSettings(BaseSettings):
     batch_queue: int = Field(
         256, ge=1, description="most requests waiting for the encoder; beyond, 503 with Retry-After (overloaded)"
     )
+    batch_encoders: int | None = Field(
+        None, ge=1, description="threads encoding batches at the same time, one torch thread each (None: the CPU "
+        "cores, divided among the workers by `serve`)"
+    )
     embed_cache_size: int = Field(
         10_000, ge=0, description="query embeddings kept in memory per worker (LRU by embedder id and text; 0: none)"
     )

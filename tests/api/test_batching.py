@@ -78,7 +78,7 @@ async def _get(app: Any, path: str) -> httpx.Response:
 
 
 def test_concurrent_lookups_share_one_encode_call_and_get_their_own_rows(kb_dirs, counting, default_embedder):
-    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=len(SEMANTIC))
+    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=len(SEMANTIC), batch_encoders=1)
     bodies = [{"concepts": [q], "culture": "en", "tau": 0.0} for q in SEMANTIC]
     responses = asyncio.run(_post_many(app, bodies))
     assert [r.status_code for r in responses] == [200] * len(SEMANTIC)
@@ -96,7 +96,7 @@ def test_concurrent_lookups_share_one_encode_call_and_get_their_own_rows(kb_dirs
 
 
 def test_augment_requests_are_batched_with_lookups(kb_dirs, counting):
-    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=4)
+    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=4, batch_encoders=1)
 
     async def go() -> list[httpx.Response]:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
@@ -113,7 +113,7 @@ def test_augment_requests_are_batched_with_lookups(kb_dirs, counting):
 
 
 def test_an_error_in_one_item_fails_only_its_request(kb_dirs, counting):
-    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=5)
+    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=5, batch_encoders=1)
     bodies = [{"concepts": [q], "culture": "en"} for q in SEMANTIC[:4]]
     bodies.insert(2, {"concepts": ["boom box"], "culture": "en"})
     responses = asyncio.run(_post_many(app, bodies))
@@ -182,7 +182,7 @@ def test_lru_evicts_the_least_recently_used():
 
 
 def test_a_full_queue_answers_503_with_retry_after(kb_dirs, counting):
-    app = _app(kb_dirs, counting, batch_max_wait_ms=0, batch_max_size=1, batch_queue=1)
+    app = _app(kb_dirs, counting, batch_max_wait_ms=0, batch_max_size=1, batch_queue=1, batch_encoders=1)
     counting.release.clear()
 
     async def go() -> list[httpx.Response]:
@@ -205,3 +205,23 @@ def test_a_full_queue_answers_503_with_retry_after(kb_dirs, counting):
     assert third.headers["retry-after"] == "1" and "overloaded" in third.json()["detail"]
     assert _batcher(app).stats.rejected == 1
     assert "culturekb_embedding_queue_full_total 1.0" in asyncio.run(_get(app, "/metrics")).text
+
+
+def test_several_encoders_encode_batches_at_the_same_time(kb_dirs, counting):
+    app = _app(kb_dirs, counting, batch_max_wait_ms=0, batch_max_size=1, batch_encoders=2)
+    counting.release.clear()  # every encode call is held until released
+
+    async def go() -> list[httpx.Response]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            tasks = [asyncio.create_task(client.post("/v1/lookup", json={"concepts": [q], "culture": "en"}))
+                     for q in SEMANTIC[:2]]
+            deadline = time.monotonic() + 10
+            while len(counting.calls) < 2 and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            both_held = len(counting.calls) == 2  # the second call started while the first is still held
+            counting.release.set()
+            responses = list(await asyncio.gather(*tasks))
+            assert both_held
+            return responses
+
+    assert [r.status_code for r in asyncio.run(go())] == [200, 200]
