@@ -263,7 +263,7 @@ def main(duration_s: float = 8.0, configs: tuple[str, ...] = tuple(CONFIGS)) -> 
         "concurrency": CONCURRENCY,
         "kb": str(kb_dir.relative_to(ROOT)) if kb_dir.is_relative_to(ROOT) else str(kb_dir),
         "tuples": len(_kb_tuples(kb_dir)),
-        "embedder": "minilm (all-MiniLM-L6-v2, CPU)",
+        "embedder": "all-MiniLM-L6-v2 on CPU: minilm (the default runtime) and minilm:st (sentence-transformers)",
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "loadavg_start": [round(x, 2) for x in load_start] if load_start else None},
         "configs": {},
