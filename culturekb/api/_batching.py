@@ -189,14 +189,16 @@ class BatchingEmbedder:
             self.observer.cache(hits=len(texts) - sum(map(len, missing.values())), misses=len(missing))
         if missing:
             todo = [texts[rows[0]] for rows in missing.values()]
-            vectors = self._submit(todo) if self.batching else self._encode_inner(todo)
+            vectors = self._submit(todo) if self.batching else self._encode_inner(todo, batch_size)
             for (key, rows), vec in zip(missing.items(), vectors, strict=True):
                 out[rows] = vec
                 self.cache.put(key, vec)
         return out
 
-    def _encode_inner(self, texts: list[str]) -> np.ndarray:
-        vectors = np.asarray(self.inner.encode(texts, batch_size=max(1, len(texts))), dtype=np.float32)
+    def _encode_inner(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        # one model batch per gathered call, at most max_batch texts (an index build through here is chunked)
+        size = batch_size if batch_size is not None else min(len(texts), self.max_batch)
+        vectors = np.asarray(self.inner.encode(texts, batch_size=max(1, size)), dtype=np.float32)
         if vectors.shape != (len(texts), self.dim):
             raise ProviderError(f"embedder {self.id} returned shape {vectors.shape} for {len(texts)} texts; "
                                 f"expected ({len(texts)}, {self.dim})")
