@@ -10,7 +10,11 @@ Layout of `<kb.path>/index/<backend>/` (written atomically: a crash leaves the o
 - ``vectors.npy``: float32 (count, dim) unit vectors of each tuple's concept, in the order of ``ids``. Each
   distinct concept string is encoded once (a concept shared by three cultures costs one encode), and a build
   for a second backend reuses the vectors of an existing index of the same KB version and embedder.
-- ``store/``: the backend's own files (see `culturekb.retrieval.stores`).
+- ``store/``: the backend's own files (see `culturekb.retrieval.stores`). The default backend ``faiss`` picks
+  each culture's index and its parameters by that culture's size: exact flat up to 100,000 vectors, then IVF
+  with nlist and nprobe from `culturekb.retrieval.stores.faiss_store.TUNED` (recall@1 >= 0.99 on real held-out
+  concept queries at 10^4, 10^5 and 10^6 tuples, benchmarks/results/bench_stores.md); ``faiss:hnsw`` takes M,
+  efConstruction and efSearch from the same table. The choice is recorded in ``store/store.json``.
 
 `load_index` refuses an index built for another KB version or another embedder, and detects missing,
 truncated or altered files, always with the command that fixes it. `index_backend` says which of a KB's

@@ -85,6 +85,8 @@ class QdrantStore:
         search_batch: int = 256,
         drop_previous: bool = False,
         on_disk: bool = False,
+        shard_number: int | None = None,
+        replication_factor: int | None = None,
     ) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ConfigError(f"store dimension must be a positive integer; got {dim!r}")
@@ -103,6 +105,12 @@ class QdrantStore:
         self.search_batch = int(search_batch)
         self.drop_previous = drop_previous
         self.on_disk = on_disk
+        for name, value in (("shard_number", shard_number), ("replication_factor", replication_factor)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ConfigError(f"{name} must be a positive integer; got {value!r}")
+        # cluster layout of a new collection on a server (docs/scaling.md); None: the server's default
+        self.shard_number = shard_number
+        self.replication_factor = replication_factor
         self.read_only = False
         self.source: Path | None = None
         self._models = _qdrant().models
@@ -201,6 +209,8 @@ class QdrantStore:
             self.client.create_collection(
                 self.collection,
                 vectors_config=m.VectorParams(size=self.dim, distance=m.Distance.COSINE, on_disk=self.on_disk or None),
+                shard_number=self.shard_number if self.mode == "url" else None,
+                replication_factor=self.replication_factor if self.mode == "url" else None,
             )
             if self.mode == "url":
                 self.client.create_payload_index(self.collection, "culture", field_schema=m.PayloadSchemaType.KEYWORD)
