@@ -53,8 +53,10 @@ KINDS = ("auto", "flat", "hnsw", "ivf")
 # - IVF, n = 33,333 (nlist 365): nprobe 64 -> 0.985, 128 -> 0.999 (flat is faster here: 700 vs 280 queries/s).
 # - IVF, n = 333,333: nlist 1,155 (2 sqrt n) needs nprobe 96 for 0.990, only 2.0x flat's queries/s; nlist 2,310
 #   (4 sqrt n) gives 0.989 at nprobe 96 and 0.993 at 128 (3.5x flat), so above 150,000 vectors nlist is 4 sqrt n.
+#   In the recorded run (results/bench_stores.md) the by-size choice gave 0.991 at 3.66x flat (443 vs 121 q/s).
 # - HNSW, n = 3,333: M 16, efConstruction 64: efSearch 64 -> 0.990. n = 33,333: M 16 / efC 64 reaches only
-#   0.986 at efSearch 256, hence M 32 / efC 128 above 20,000 vectors (build cost about 2x).
+#   0.986 at efSearch 256, hence M 32 / efC 128 above 20,000 vectors: efSearch 128 -> 0.991 (2.05x flat,
+#   49 s to build 10^5 on 2 cores); the table keeps efSearch 256 for margin.
 TUNED: dict[str, list[dict[str, int]]] = {
     "ivf": [
         {"max_n": 20_000, "lists_per_sqrt_n": 2, "nprobe": 32},
