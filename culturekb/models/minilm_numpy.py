@@ -9,6 +9,11 @@ normalisation. `tests/models/test_minilm_numpy.py` checks it against sentence-tr
 real multilingual concept strings.
 
 The loaded weights are shared per process (`load_bert`), so every embedder over the same folder uses one copy.
+
+BLAS threads: the forward pass runs with one BLAS thread (`threadpoolctl`, when installed). Its matrices are small
+(a batch of short concepts is a few hundred tokens), and OpenBLAS's worker threads spin-wait: measured on this
+2-core machine with the other core busy, 16 concepts took 525 ms with OpenBLAS's 2 threads and 58 ms with one (ST's
+torch runtime: 73 ms). Parallelism comes from callers instead (the API's encoder threads, one per core).
 """
 
 from __future__ import annotations
@@ -22,6 +27,11 @@ from typing import Any
 import numpy as np
 
 from culturekb.errors import ConfigError, require
+
+try:  # optional: without it, BLAS keeps its own thread count
+    from threadpoolctl import ThreadpoolController
+except ImportError:  # pragma: no cover - threadpoolctl comes with the retrieval extra
+    ThreadpoolController = None
 
 __all__ = ["BertWeights", "NumpyBert", "load_bert", "loaded_models", "supports_numpy_runtime"]
 
@@ -123,6 +133,11 @@ class NumpyBert:
         order = np.argsort([-len(i) for i in ids], kind="stable")
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         step = max(1, int(batch_size))
+        with _one_blas_thread():
+            self._run(ids, order, step, out)
+        return out
+
+    def _run(self, ids: list[np.ndarray], order: np.ndarray, step: int, out: np.ndarray) -> None:
         for start in range(0, len(order), step):
             chunk = order[start : start + step]
             width = max(len(ids[i]) for i in chunk)
@@ -132,7 +147,6 @@ class NumpyBert:
                 batch[row, : len(ids[i])] = ids[i]
                 mask[row, : len(ids[i])] = 1.0
             out[chunk] = self._forward(batch, mask)
-        return out
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w = self.weights
@@ -159,6 +173,23 @@ class NumpyBert:
         pooled = np.einsum("nld,nl->nd", x, mask) / counts
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, np.float32(1e-12))).astype(np.float32, copy=False)
+
+
+_CONTROLLER: Any = None
+_CONTROLLER_LOCK = threading.Lock()
+
+
+def _one_blas_thread() -> Any:
+    """A context in which BLAS runs one thread (a no-op context without threadpoolctl)."""
+    global _CONTROLLER
+    if ThreadpoolController is None:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    with _CONTROLLER_LOCK:
+        if _CONTROLLER is None:
+            _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1, user_api="blas")
 
 
 def _weights(raw: dict[str, np.ndarray], config: dict[str, Any]) -> BertWeights:
