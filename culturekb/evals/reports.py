@@ -307,13 +307,18 @@ def _check_plot_name(name: str) -> None:
         raise ConfigError(f"plot name {name!r} is not a safe file stem; use letters, digits, '-', '_' or '.'")
 
 
+def _grouped(n_categories: int, n_series: int) -> tuple[float, list[list[float]]]:
+    """Bar width and, per series, the x position of each category's bar in a grouped bar chart."""
+    width = 0.8 / n_series
+    return width, [[x - 0.4 + width * (k + 0.5) for x in range(n_categories)] for k in range(n_series)]
+
+
 def _draw_bars(fig: Any, plot: BarPlot) -> None:
     ax = fig.add_subplot(1, 1, 1)
     n_series = len(plot.series)
-    width = 0.8 / n_series
-    xs = list(range(len(plot.categories)))
+    width, positions = _grouped(len(plot.categories), n_series)
     for k, (label, vals) in enumerate(plot.series.items()):
-        offsets = [x - 0.4 + width * (k + 0.5) for x in xs]
+        offsets = positions[k]
         heights = [0.0 if math.isnan(v) else v for v in vals]
         if plot.diverging:
             colours = ["#c0392b" if v < 0 else "#2e86c1" for v in heights]
@@ -370,10 +375,9 @@ def _draw_heatmap(fig: Any, plot: HeatmapPlot) -> None:
 def _draw_intervals(fig: Any, plot: IntervalPlot) -> None:
     ax = fig.add_subplot(1, 1, 1)
     n_series = len(plot.series)
-    width = 0.8 / n_series
-    xs = list(range(len(plot.categories)))
+    width, positions = _grouped(len(plot.categories), n_series)
     for k, (label, vals) in enumerate(plot.series.items()):
-        offsets = [x - 0.4 + width * (k + 0.5) for x in xs]
+        offsets = positions[k]
         lows, highs = plot.low[label], plot.high[label]
         shown = [i for i, v in enumerate(vals) if not math.isnan(v)]
         ys = [vals[i] for i in shown]
