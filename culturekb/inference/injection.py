@@ -432,17 +432,20 @@ class KnowledgeService:
         found: list[list[Match]] = [[] for _ in requests]
         groups: dict[Any, list[int]] = {}
         single_culture = len(retriever.cultures) < 2
+        unanswerable = 0
         for i, (r, target) in enumerate(zip(requests, targets, strict=True)):
             if target is None or not r.concepts or r.mode in _NO_KNOWLEDGE_MODES:
                 continue
             if r.mode == "cross-culture-know":
                 if single_culture:
-                    log.warning("cross-culture-know: the KB has one culture only (%s); no tuples to give",
-                                retriever.cultures)
+                    unanswerable += 1
                     continue
                 groups.setdefault(True, []).append(i)
             else:
                 groups.setdefault(r.scope if r.scope is not None else False, []).append(i)
+        if unanswerable:  # one line per batch, not one per request
+            log.warning("cross-culture-know: the KB has one culture only (%s); no tuples to give to %d request(s)",
+                        retriever.cultures, unanswerable)
         for spec, idx in groups.items():
             cross: bool | list[str] = list(spec) if isinstance(spec, tuple) else spec
             rows = retriever.lookup_many([(list(requests[i].concepts), targets[i] or "") for i in idx],

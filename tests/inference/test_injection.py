@@ -433,3 +433,16 @@ def test_each_adapter_takes_a_status(kb_dir: Path, retriever: Retriever, adapter
     assert [t["review"] for t in as_dict[0]["tuples"]] == ["accepted", "pending"]
     assert "lantern" not in reviewed and "- full moon" in reviewed and as_dict[1]["status_filter"] == "accepted"
     assert [t["id"] for t in as_dict[1]["tuples"]] == ["zh::full moon"]
+
+
+def test_cross_culture_on_a_one_culture_kb_warns_once_per_batch(default_embedder: Any,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    kb = KnowledgeBase([KnowledgeTuple(concept="storm", culture="en", label="fear", distribution={"fear": 1.0},
+                                       support=3)])
+    service = KnowledgeService(open_retriever(kb, default_embedder, backend="numpy"))
+    requests = [KnowledgeRequest(["storm"], "en", "cross-culture-know", None, f"s{i}") for i in range(3)]
+    with caplog.at_level("WARNING", logger="culturekb.inference.injection"):
+        blocks = service.inject_many(requests)
+    assert all(not b.tuples for b in blocks)
+    warned = [r for r in caplog.records if "one culture only" in r.getMessage()]
+    assert len(warned) == 1 and "3 request(s)" in warned[0].getMessage()
