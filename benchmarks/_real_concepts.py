@@ -55,12 +55,16 @@ def real_concepts() -> dict[str, str]:
             section = line
         elif line and section in WORD_SECTIONS:
             add(line, "en")
-    for name in ("tau_pairs.jsonl", "cross_language_pairs.jsonl"):
-        for line in (DATA / name).read_text("utf-8").splitlines():
-            row = json.loads(line)
-            add(row["query"], row.get("language", "en"))
-            add(row["concept"], "en")
+    for row in pair_rows():
+        add(row["query"], row.get("language", "en"))
+        add(row["concept"], "en")
     return found
+
+
+def pair_rows() -> list[dict[str, str]]:
+    """The rows of the packaged evaluation pair files (`tau_pairs.jsonl`, `cross_language_pairs.jsonl`)."""
+    return [json.loads(line) for name in ("tau_pairs.jsonl", "cross_language_pairs.jsonl")
+            for line in (DATA / name).read_text("utf-8").splitlines() if line.strip()]
 
 
 def embedded_concepts(spec: str = "minilm") -> tuple[list[str], list[str], np.ndarray]:

@@ -26,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -69,13 +68,9 @@ def _run(args: list[str], cache_dir: Path) -> float:
 
 
 def _real_texts() -> list[str]:
-    texts: list[str] = []
-    for name in ("tau_pairs.jsonl", "cross_language_pairs.jsonl"):
-        for line in resources.files("culturekb.data").joinpath(name).read_text("utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                texts += [row["query"], row["concept"]]
-    return list(dict.fromkeys(texts))
+    from _real_concepts import pair_rows  # benchmarks/ is on sys.path when a script of it runs
+
+    return list(dict.fromkeys(t for row in pair_rows() for t in (row["query"], row["concept"])))
 
 
 def throughput(texts: list[str], repeats: int = 3) -> dict[str, Any]:
