@@ -542,15 +542,15 @@ def _kb_prior_calibration(augmenter: Augmenter, samples: Sequence[Sample], data:
 
     kb = augmenter.retriever.kb
     found = read_calibration(kb.path, kb.version) if kb.path is not None else None
-    if found is not None:
-        return {}, {"source": "kb", **found.model_dump(mode="json", exclude={"grid"})}
-    if not any(s.split == "valid" and s.label is not None for s in samples):
-        log.warning("kb-prior: the KB has no calibration.json and the data no valid split; using the uncalibrated "
-                    "weights (run `culturekb calibrate` on data with a valid split)")
-        return {}, None
-    fitted = calibrate_augmenter(augmenter, samples, "valid", data)
-    return {"calibration": fitted}, {"source": "fitted on this data's valid split",
-                                     **fitted.model_dump(mode="json", exclude={"grid"})}
+    source = "kb"
+    if found is None:
+        if not any(s.split == "valid" and s.label is not None for s in samples):
+            log.warning("kb-prior: the KB has no calibration.json and the data no valid split; using the "
+                        "uncalibrated weights (run `culturekb calibrate` on data with a valid split)")
+            return {}, None
+        found, source = calibrate_augmenter(augmenter, samples, "valid", data), "fitted on this data's valid split"
+    # the predictor is handed the calibration read or fitted here, so it does not read calibration.json again
+    return {"calibration": found}, {"source": source, **found.model_dump(mode="json", exclude={"grid"})}
 
 
 def _parse_fallback(spec: ParseSpec, settings: Settings | None = None) -> bool:
