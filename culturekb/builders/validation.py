@@ -74,19 +74,19 @@ def judge_inputs(tuples: Sequence[KnowledgeTuple]) -> list[JudgeInput]:
 def cohen_kappa(a: Sequence[str | None], b: Sequence[str | None]) -> float | None:
     """Cohen's kappa of two raters over the same items; None (no verdict) is a category of its own.
 
-    Returns None for no items; 1.0 when both raters always give the one same category (no chance to disagree).
+    Returns None for no items; 1.0 when both raters always give the one same category (no chance to disagree;
+    scikit-learn's `cohen_kappa_score` answers NaN there). Otherwise `sklearn.metrics.cohen_kappa_score`.
     """
     if len(a) != len(b):
         raise ValueError(f"kappa needs paired ratings, got {len(a)} and {len(b)}")
-    n = len(a)
-    if n == 0:
+    if not a:
         return None
-    cats = sorted({str(x) for x in a} | {str(x) for x in b})
-    p_o = sum(str(x) == str(y) for x, y in zip(a, b, strict=True)) / n
-    p_e = sum((sum(str(x) == c for x in a) / n) * (sum(str(y) == c for y in b) / n) for c in cats)
-    if p_e >= 1.0:
+    ra, rb = [str(x) for x in a], [str(y) for y in b]
+    if len(set(ra) | set(rb)) == 1:
         return 1.0
-    return (p_o - p_e) / (1.0 - p_e)
+    from sklearn.metrics import cohen_kappa_score  # ~1 s to import: only when a build has judges to compare
+
+    return float(cohen_kappa_score(ra, rb))
 
 
 def apply_verdicts(

@@ -286,23 +286,15 @@ def confusion_matrix(
 
 
 def rank_average(values: Sequence[float]) -> list[float]:
-    """1-based ranks in ascending order; tied values share the average of the ranks they span."""
-    order = sorted(range(len(values)), key=lambda i: values[i])
-    ranks = [0.0] * len(values)
-    i = 0
-    while i < len(order):
-        j = i
-        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
-            j += 1
-        avg = (i + j) / 2 + 1
-        for k in range(i, j + 1):
-            ranks[order[k]] = avg
-        i = j + 1
-    return ranks
+    """1-based ranks in ascending order; tied values share the average of the ranks they span
+    (`scipy.stats.rankdata`, method ``average``)."""
+    from scipy.stats import rankdata
+
+    return [float(r) for r in rankdata([float(v) for v in values], method="average")] if values else []
 
 
 def spearman(x: Sequence[float], y: Sequence[float]) -> float:
-    """Spearman's rho: Pearson correlation of average ranks (ties handled).
+    """Spearman's rho: Pearson correlation of average ranks (ties handled), by `scipy.stats.spearmanr`.
 
     Fewer than two items, or a side whose values are all equal (zero rank variance): NaN.
     """
@@ -310,17 +302,11 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float:
     for name, seq in (("x", x), ("y", y)):
         if any(math.isnan(float(v)) for v in seq):
             raise DataError(f"spearman: {name} contains NaN; score every item or leave it out of both sides")
-    n = len(x)
-    if n < 2:
-        return NAN
-    rx, ry = rank_average(x), rank_average(y)
-    mx, my = sum(rx) / n, sum(ry) / n
-    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
-    vx = sum((a - mx) ** 2 for a in rx)
-    vy = sum((b - my) ** 2 for b in ry)
-    if vx == 0 or vy == 0:
-        return NAN
-    return cov / math.sqrt(vx * vy)
+    if len(x) < 2 or len(set(x)) == 1 or len(set(y)) == 1:
+        return NAN  # scipy answers NaN here too, with a ConstantInputWarning
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(x, y).statistic)
 
 
 def spearman_agreement(scores_a: Mapping[str, float], scores_b: Mapping[str, float]) -> float:

@@ -23,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from culturekb.errors import ConfigError
+from culturekb.kb.distribution import js_bits
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 
@@ -109,18 +110,15 @@ def kb_stats(kb: KnowledgeBase) -> dict[str, Any]:
 
 
 def jensen_shannon(p: npt.ArrayLike, q: npt.ArrayLike) -> float:
-    """Jensen–Shannon divergence of two distributions, base 2 (0 = identical, 1 = disjoint support)."""
+    """Jensen–Shannon divergence of two distributions, base 2 (0 = identical, 1 = disjoint support).
+
+    Inputs are normalised; a vector without mass counts as disjoint from one with mass (0.5, half of its KL terms
+    vanish) and equal to another without mass (0). Otherwise `js_bits` (scipy)."""
     a = np.asarray(p, dtype=np.float64)
     b = np.asarray(q, dtype=np.float64)
-    a = a / a.sum() if a.sum() > 0 else a
-    b = b / b.sum() if b.sum() > 0 else b
-    m = 0.5 * (a + b)
-
-    def kl(x: npt.NDArray[np.float64]) -> float:
-        mask = x > 0
-        return float(np.sum(x[mask] * np.log2(x[mask] / m[mask])))
-
-    return max(0.0, min(1.0, 0.5 * kl(a) + 0.5 * kl(b)))
+    if a.sum() <= 0 or b.sum() <= 0:
+        return 0.0 if a.sum() <= 0 and b.sum() <= 0 else 0.5
+    return js_bits(a, b)
 
 
 def divergence(
