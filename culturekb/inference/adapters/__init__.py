@@ -7,6 +7,9 @@ a harness in; a harness that is not installed raises MissingExtraError with the 
 * `culturekb.inference.adapters.lmms_eval`: `CultureKBSimple`, `CultureKBChat` (lmms-eval model ``culturekb``);
 * `culturekb.inference.adapters.vlmevalkit`: `CultureKBVLM` (a VLMEvalKit ``BaseModel``), `run_vlmevalkit`;
 * `culturekb.inference.adapters.inspect_ai`: the solver `culturekb_knowledge`.
+
+All three take one argument vocabulary (`ARGUMENTS`, docs/adapters.md); `harness_args_for(kb_dir)` gives the
+ready-to-paste lmms-eval ``--model_args`` string and inspect_ai ``-S`` arguments for a KB.
 """
 
 from __future__ import annotations
@@ -14,9 +17,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from culturekb.inference.adapters._args import ARGUMENTS, DEPRECATED_ALIASES, harness_args_for, kb_version_of
 from culturekb.inference.adapters._common import Injection, KnowledgeInjector, prepend_block
 
 __all__ = [
+    "ARGUMENTS",
+    "DEPRECATED_ALIASES",
+    "harness_args_for",
+    "kb_version_of",
     "Injection",
     "KnowledgeInjector",
     "prepend_block",
