@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from culturekb.errors import DataError
+from culturekb.kb._checkpoints import kill_point
 from culturekb.models.base import Embedder
 
 __all__ = ["StepCache", "CachedEmbedder", "text_key", "token_counter"]
@@ -148,7 +149,7 @@ class CachedEmbedder:
     """An `Embedder` in front of the build's vector cache: memory first, then the step cache file, then `inner`.
 
     Texts not found are deduplicated and embedded in batches of at most `batch_size` texts of one token count
-    (`token_counter`; by length, then text, in one canonical order when the tokenizer is unknown), each batch
+    (`token_counter`; one text per batch for a local model whose tokenizer is unknown), each batch
     committed to the cache as it is done (an interrupted build keeps its vectors). So a text is embedded once per
     build whatever the chunking of the steps that ask for it, and never again by a later build over the same
     cache with the same embedder id; with a known tokenizer its vector does not depend on which other texts were
@@ -199,12 +200,18 @@ class CachedEmbedder:
                 self.encoded += len(batch)
                 self.cache.put_vectors(self.id, [(keys[t], v) for t, v in zip(batch, vectors, strict=True)])
                 self._memo.update(zip(batch, vectors, strict=True))
+                kill_point("vectors")
         return np.stack([self._memo[t] for t in texts]).astype(np.float32, copy=False)
 
     def _batches(self, texts: list[str], step: int) -> list[list[str]]:
-        """Canonical batches: by token count (one count per batch) when known, else by length; then by text."""
+        """Canonical batches: by token count (one count per batch) when known; else one text per batch for a
+        local model (whose padding would make a vector depend on its batch-mates, and the batch-mates depend on
+        what an interrupted build had already cached), by length then text for a remote one (`base_url`: its
+        vectors are the server's business)."""
         if self.lengths is None:
             ordered = sorted(texts, key=lambda t: (len(t), t))
+            if getattr(self.inner, "base_url", None) is None:
+                step = 1
             return [ordered[i : i + step] for i in range(0, len(ordered), step)]
         counts = dict(zip(texts, self.lengths(texts), strict=True))
         ordered = sorted(texts, key=lambda t: (counts[t], t))

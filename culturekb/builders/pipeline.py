@@ -25,6 +25,7 @@ from culturekb.builders.base import ConceptExtractor, Judge, JudgeInput, Rationa
 from culturekb.builders.validation import POLICIES, apply_verdicts, judge_inputs
 from culturekb.config import DEFAULT_EMBEDDER
 from culturekb.errors import ConfigError, DataError
+from culturekb.kb._checkpoints import kill_point
 from culturekb.kb.schema import JudgeVerdict, KnowledgeTuple, Sample
 from culturekb.kb.schemes import get_scheme
 from culturekb.kb.store import KnowledgeBase
@@ -203,6 +204,7 @@ def _run_cached(
     stats: _StepStats,
     progress: bool,
     prepare: Callable[[list[T]], Any] | None = None,
+    checkpoint: str | None = None,
 ) -> list[Any]:
     t0 = time.perf_counter()
     found = cache.get_many(step, keys)
@@ -221,6 +223,7 @@ def _run_cached(
             found.update((keys[i], o) for i, o in zip(idx, outs, strict=True))
             stats.computed += len(idx)
             bar.update(len(idx))
+            kill_point(checkpoint or step)
     finally:
         bar.close()
     stats.seconds += time.perf_counter() - t0
@@ -399,11 +402,11 @@ def build_kb(
         # 4. dual-judge reverse validation
         per_judge: list[list[JudgeVerdict]] = []
         inputs = judge_inputs(tuples)
-        for j in judges:
+        for n, j in enumerate(judges, start=1):
             raw = _run_cached(
                 cache, f"judge:{j.id}", inputs,
                 [stable_hash([j.id, i.concept, i.culture, list(i.rationales), i.label]) for i in inputs],
-                _verdicts_as_json(j), config.chunk_size, stats["judges"], progress, _prefetch(j),
+                _verdicts_as_json(j), config.chunk_size, stats["judges"], progress, _prefetch(j), f"judge{n}",
             )
             per_judge.append([JudgeVerdict.model_validate(v) for v in raw])
         verdicts = [[pj[i] for pj in per_judge] for i in range(len(tuples))]

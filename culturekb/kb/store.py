@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import logging
+import os
+import shutil
+import socket
+import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +26,7 @@ from culturekb._io import (
     write_jsonl,
 )
 from culturekb.errors import DataError, SchemaError
+from culturekb.kb._checkpoints import kill_point
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
 from culturekb.kb.schemes import EmotionScheme, get_scheme
@@ -28,6 +35,95 @@ __all__ = ["KnowledgeBase", "MANIFEST", "TUPLES", "read_manifest", "manifest_sch
 
 MANIFEST = "manifest.json"
 TUPLES = "tuples.jsonl"
+
+logger = logging.getLogger(__name__)
+
+
+_WRITER = ".writer"
+"""Inside a KB's temporary directory while it is written: "<pid> <host>" of the writing process."""
+_STALE_UNKNOWN_S = 3600.0
+"""A temporary directory with no live writer stamp (killed before it was written) is stale after this long."""
+
+
+def _writer_stamp() -> str:
+    return f"{os.getpid()} {socket.gethostname()}"
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, owned by someone else
+        return True
+    except OSError:
+        return False
+    return True
+
+
+def _is_stale(tmp: Path) -> bool:
+    """A KB temporary directory whose writer is gone: its stamp names a dead process on this host, or, without a
+    stamp (or from another host), it has not changed for an hour."""
+    try:
+        stamp = (tmp / _WRITER).read_text(encoding="utf-8").split()
+    except OSError:
+        stamp = []
+    if len(stamp) == 2 and stamp[0].isdigit() and stamp[1] == socket.gethostname():
+        return int(stamp[0]) != os.getpid() and not _pid_alive(int(stamp[0]))
+    try:
+        age = time.time() - tmp.stat().st_mtime
+    except OSError:
+        return False
+    return age > _STALE_UNKNOWN_S
+
+
+_KB_TEMP_FILES = frozenset({TUPLES, MANIFEST, _WRITER, "build_report.json", "build_report.md"})
+
+
+def remove_stale_temp_dirs(directory: str | Path) -> list[Path]:
+    """Remove the hidden temporary directories that a killed save of the KB `directory` left beside it
+    (``.<name>.*.tmp`` and ``.<name>.old-<pid>``): only ours (nothing but KB files inside, or a writer stamp) and
+    only stale (`_is_stale`; an old-copy's pid is dead). Returns what was removed."""
+    directory = Path(directory)
+    parent = directory.parent
+    if not parent.is_dir():
+        return []
+    removed: list[Path] = []
+    for cand in parent.glob(f".{glob_escape(directory.name)}.*"):
+        if not cand.is_dir() or cand.is_symlink():
+            continue
+        rest = cand.name[len(directory.name) + 2:]
+        if rest.endswith(".tmp"):
+            try:
+                names = {p.name for p in cand.iterdir()}
+            except OSError:
+                continue
+            ours = _WRITER in names or names <= _KB_TEMP_FILES
+            if not ours or not _is_stale(cand):
+                continue
+        elif rest.startswith("old-") and rest[4:].isdigit():
+            if int(rest[4:]) == os.getpid() or _pid_alive(int(rest[4:])):
+                continue
+            if not (cand / MANIFEST).is_file():
+                continue
+            if not directory.exists():  # killed between the two renames: the old KB is the KB
+                os.replace(cand, directory)
+                logger.warning("restored %s from %s, left by a save that did not finish", directory, cand)
+                continue
+        else:
+            continue
+        shutil.rmtree(cand, ignore_errors=True)
+        removed.append(cand)
+        logger.warning("removed %s, left by a save of %s that did not finish", cand, directory)
+    return removed
+
+
+def _created_at() -> str:
+    """Now (UTC, seconds), or `SOURCE_DATE_EPOCH` when set (the reproducible-builds convention): two builds of
+    the same data then give byte-identical KB directories."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    when = _dt.datetime.fromtimestamp(int(epoch), _dt.UTC) if epoch.isdigit() else _dt.datetime.now(_dt.UTC)
+    return when.isoformat(timespec="seconds")
 
 
 def _version() -> str:
@@ -186,7 +282,7 @@ class KnowledgeBase:
             embedder=self.embedder,
             build_config=self.build_config,
             counts=self.counts(),
-            created_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            created_at=_created_at(),
             culturekb_version=_version(),
         )
 
@@ -208,7 +304,10 @@ class KnowledgeBase:
                 f"refusing to write a KB to {directory}: it exists and is not a knowledge base "
                 "(no manifest.json); choose a new or empty directory"
             )
+        remove_stale_temp_dirs(directory)
         with atomic_dir(directory) as tmp:
+            writer = tmp / _WRITER
+            writer.write_text(_writer_stamp(), encoding="utf-8")  # who writes here: a later run knows if it died
             write_jsonl(tmp / TUPLES, (t.model_dump(mode="json") for t in self.tuples))
             for name, content in (extra_files or {}).items():
                 if isinstance(content, str):
@@ -216,6 +315,8 @@ class KnowledgeBase:
                 else:
                     atomic_write_json(tmp / name, content)
             atomic_write_json(tmp / MANIFEST, self.manifest().model_dump(mode="json"))
+            kill_point("save")
+            writer.unlink()
         self.path = directory
         return directory
 
