@@ -3,10 +3,14 @@
 Layout of `<kb.path>/index/<backend>/` (written atomically: a crash leaves the old index or none):
 
 - ``index.json``: format, kb_version, embedder id and spec, dim, backend, count, the tuple ids in row order,
-  the file manifest (sizes, SHA-256) and the store configuration. The embedder spec (``minilm``, ``use``,
-  ``st:PATH``, ``openai-embed:MODEL``) is what `make_embedder` rebuilds the embedder from, so an index is
-  reopened with its own embedder without being told; the id pins the exact model. Indexes written before the
-  spec was recorded are read too (the spec is derived from the id where it can be, see `spec_from_id`).
+  the file manifest and the store configuration, sealed by a ``digest`` (SHA-256 of the rest of the file). The
+  manifest (``files``) lists **every** file of the index folder but ``index.json`` itself, the store's own
+  ``store/store.json`` included, with its size and SHA-256; `load_index` refuses a folder with a file missing,
+  altered or added, or an ``index.json`` edited after it was written, so no file can switch verification off.
+  The embedder spec (``minilm``, ``use``, ``st:PATH``, ``openai-embed:MODEL``) is what `make_embedder`
+  rebuilds the embedder from, so an index is reopened with its own embedder without being told; the id pins
+  the exact model. Indexes written before the spec was recorded are read too (the spec is derived from the id
+  where it can be, see `spec_from_id`).
 - ``vectors.npy``: float32 (count, dim) unit vectors of each tuple's concept, in the order of ``ids``. Each
   distinct concept string is encoded once (a concept shared by three cultures costs one encode), and a build
   for a second backend reuses the vectors of an existing index of the same KB version and embedder.
@@ -17,7 +21,10 @@ Layout of `<kb.path>/index/<backend>/` (written atomically: a crash leaves the o
   efConstruction and efSearch from the same table. The choice is recorded in ``store/store.json``.
 
 `load_index` refuses an index built for another KB version or another embedder, and detects missing,
-truncated or altered files, always with the command that fixes it. `index_backend` says which of a KB's
+truncated, altered or added files, always with the command that fixes it. Indexes of format 1 (written before
+the manifest covered the store's files) are read only when every file of the folder is covered by their two
+manifests (``index.json`` for ``vectors.npy``, ``store.json`` for the rest) and all of them verify; otherwise the
+message says to rebuild. `index_backend` says which of a KB's
 indexes to open when the caller does not name one.
 """
 
@@ -38,7 +45,16 @@ from culturekb.errors import ConfigError, DataError, IndexError_
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
 from culturekb.models.embedders import spec_from_id
-from culturekb.retrieval._integrity import REBUILD_HINT, file_manifest, read_meta, verify_files
+from culturekb.retrieval._integrity import (
+    REBUILD_HINT,
+    check_digest,
+    file_manifest,
+    meta_digest,
+    read_meta,
+    tree_files,
+    verify_files,
+    verify_tree,
+)
 from culturekb.retrieval.stores.base import VectorStore, load_store, make_store, parse_spec
 
 __all__ = [
@@ -56,7 +72,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
+LEGACY_FORMATS = (1,)
+"""Index formats still read (format 1: the manifest listed only vectors.npy, see `_verify_legacy`)."""
 INDEX_META = "index.json"
 VECTORS = "vectors.npy"
 STORE_DIR = "store"
@@ -138,7 +156,7 @@ def _check_identity(meta: IndexMeta, kb: KnowledgeBase, embedder_id: str, where:
     if meta.kb_version != kb.version:
         raise IndexError_(
             f"{place} was built for KB version {meta.kb_version}, but the KB{' at ' + str(kb.path) if kb.path else ''} "
-            f"has version {kb.version}; it would serve stale tuples. {_fix(kb, meta.backend).capitalize()}"
+            f"has version {kb.version}; it would serve stale tuples. R{_fix(kb, meta.backend)[1:]}"
         )
     if meta.embedder != embedder_id:
         own = f" (spec {meta.embedder_spec!r})" if meta.embedder_spec else ""
@@ -198,7 +216,7 @@ def read_index_meta(directory: str | Path, hint: str = REBUILD_HINT) -> IndexMet
 
 
 def _meta_from_raw(raw: dict[str, Any], target: Path, fix: str) -> tuple[IndexMeta, dict[str, Any]]:
-    if raw.get("format") != INDEX_FORMAT:
+    if raw.get("format") != INDEX_FORMAT and raw.get("format") not in LEGACY_FORMATS:
         raise IndexError_(f"{target / INDEX_META}: index format {raw.get('format')!r} is not {INDEX_FORMAT}; {fix}")
     try:
         embedder = str(raw["embedder"])
@@ -328,9 +346,10 @@ def build_index(
             "count": meta.count,
             "created_at": meta.created_at,
             "store": _jsonable(meta.store),
-            "files": file_manifest(tmp, [VECTORS]),
+            "files": file_manifest(tmp, tree_files(tmp, skip=[INDEX_META])),
             "ids": ids,
         }
+        raw["digest"] = meta_digest(raw)
         atomic_write_json(tmp / INDEX_META, raw)
     log.info("built %s index of %d tuples (KB %s, %s) at %s", name, len(ids), kb.version, embedder.id, target)
     return load_index(
@@ -373,6 +392,8 @@ def load_index(
         )
     raw = read_meta(target / INDEX_META, "index metadata", hint=fix)
     meta, files = _meta_from_raw(raw, target, fix)
+    if raw.get("format") == INDEX_FORMAT:
+        check_digest(raw, target / INDEX_META, hint=fix)
     name = name or meta.backend
     if meta.backend != name:
         raise IndexError_(
@@ -387,7 +408,10 @@ def load_index(
         raise IndexError_(
             f"{target / INDEX_META}: its id list does not match the KB's tuples; the index is corrupted, {fix}"
         )
-    verify_files(target, files, verify_hash=verify, hint=fix)
+    if raw.get("format") == INDEX_FORMAT:
+        verify_tree(target, files, skip=[INDEX_META], verify_hash=verify, hint=fix)
+    else:
+        _verify_legacy(target, files, verify, fix)
     try:
         vectors = np.load(target / VECTORS, mmap_mode="r" if mmap else None, allow_pickle=False)
     except (ValueError, OSError, EOFError) as exc:
@@ -397,7 +421,9 @@ def load_index(
             f"{target / VECTORS} holds {vectors.dtype} {vectors.shape}, "
             f"expected float32 ({meta.count}, {meta.dim}); {fix}"
         )
-    store = load_store(target / STORE_DIR, mmap=mmap, verify=verify, **store_kw)
+    # the index manifest has hashed every store file already; the store checks only sizes and its own consistency
+    store_verify = verify and raw.get("format") != INDEX_FORMAT
+    store = load_store(target / STORE_DIR, mmap=mmap, verify=store_verify, **store_kw)
     if len(store) != meta.count or store.dim != meta.dim or store.backend != name:
         store.close()
         raise IndexError_(
@@ -405,6 +431,27 @@ def load_index(
             f"but the index recorded {meta.count} of dimension {meta.dim}; {fix}"
         )
     return KBIndex(meta, vectors, store, target)
+
+
+def _verify_legacy(target: Path, files: dict[str, Any], verify: bool, fix: str) -> None:
+    """A format-1 index: `index.json` lists vectors.npy and `store/store.json` the store's files. Read it only when
+    those two manifests together cover every file of the folder and all of them verify."""
+    store_meta = read_meta(target / STORE_DIR / "store.json", "store metadata", hint=fix)
+    store_files = store_meta.get("files")
+    if not isinstance(store_files, dict) or not files:
+        raise IndexError_(f"{target}: an index of format 1 whose manifests are empty or missing; {fix}")
+    prefix = f"{STORE_DIR}/qdrant/" if store_meta.get("backend") == "qdrant" else f"{STORE_DIR}/"
+    covered = set(files) | {f"{STORE_DIR}/store.json"} | {prefix + str(n) for n in store_files}
+    unlisted = sorted(set(tree_files(target, skip=[INDEX_META])) - covered)
+    if unlisted or store_meta.get("mode") != "url" and not store_files:
+        shown = ", ".join(unlisted[:5]) or "the store's files"
+        raise IndexError_(
+            f"index at {target} was written by an older culturekb (index format 1) and its manifests do not cover "
+            f"every file ({shown}); it cannot be verified, {fix}"
+        )
+    verify_files(target, files, verify_hash=verify, hint=fix)
+    log.warning("index at %s has the older format 1 (store.json is not hashed); %s to have every file verified",
+                target, fix)
 
 
 def _short(text: str) -> str:

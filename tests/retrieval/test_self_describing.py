@@ -13,6 +13,7 @@ from culturekb.errors import ConfigError, IndexError_
 from culturekb.kb import KnowledgeBase, KnowledgeTuple
 from culturekb.models.embedders import spec_from_id
 from culturekb.retrieval import build_index, load_index, open_retriever
+from culturekb.retrieval._integrity import meta_digest
 from culturekb.retrieval.index import INDEX_META, index_backend, read_index_meta
 
 
@@ -85,6 +86,7 @@ def _drop_spec(kb_dir: Path, backend: str = "faiss", embedder_id: str | None = N
     raw.pop("embedder_spec", None)
     if embedder_id is not None:
         raw["embedder"] = embedder_id
+    raw["digest"] = meta_digest(raw)  # an old index is sealed by its own (older) writer
     meta.write_text(json.dumps(raw), encoding="utf-8")
 
 
