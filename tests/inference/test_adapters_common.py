@@ -50,6 +50,66 @@ def test_inject_many_frames_block_in_the_culture_language(injector):
     assert prepend_block(bare.block, "Q?") == f"{bare.block}\nQ?" and prepend_block("", "Q?") == "Q?"
 
 
+def test_prompt_language_sets_the_header_language(injector):
+    english = KnowledgeInjector(injector.augmenter, prompt_language="EN")
+    [moon] = english.inject_many([({"culture": "zh", "concepts": ["full moon"]}, "q", "doc 1")])
+    assert moon.block.startswith("Notes from the annotations of people of the") and "full moon" in moon.block
+    assert moon.knowledge is not None and moon.knowledge.language == "en"
+    [native] = injector.inject_many([({"culture": "zh", "concepts": ["full moon"]}, "q", "doc 1")])
+    assert native.block.startswith("以下注释来自中华文化背景观众的标注")
+
+
+def test_concepts_from_a_harness_prompt_leave_out_instructions_and_keep_options_apart(injector):
+    mcq = ("Question: Which emotion does the painting evoke in this culture?\nOptions:\nA. fear of the storm\n"
+           "B. calm bamboo\nAnswer with the option's letter from the given choices directly.")
+    [both] = injector.inject_many([({"culture": "en"}, mcq, "doc 0")])
+    assert both.concepts == ("storm", "bamboo") and both.tuple_ids == ("en::storm", "en::bamboo")
+    # an instruction sentence gives nothing, though its words ("please", "step") are no instruction words
+    noisy = ("Hint: a storm at night.\nQuestion: Why do people fear it?\nA. bamboo\nB. crane\n"
+             "Please think step by step, then select the correct answer from the options above.")
+    whole = injector.augmenter.text_concepts([_sample(noisy)])[0]
+    assert {"please", "step"} & set(whole)  # what reading the prompt as one text gives
+    parts = injector.prompt_concepts([_sample(noisy)])[0]
+    assert parts == ["people", "storm", "night", "bamboo", "crane"]  # question, context, then the options
+    # the question's concepts come before the options' (inline options too)
+    q_first = injector.prompt_concepts([_sample("Why is the storm there? A. bamboo B. crane")])[0]
+    assert q_first == ["storm", "bamboo", "crane"]
+    assert injector.prompt_concepts([_sample("Answer with one word. Choose a letter.")]) == [[]]
+
+
+def _sample(text):
+    from culturekb.kb.schema import Sample
+
+    return Sample(id="s", culture="en", text=text)
+
+
+def test_sidecar_lines_stay_whole_under_concurrent_writers(injector, tmp_path):
+    import threading
+
+    from culturekb.inference.adapters._sidecar import SIDECAR_NAME, SidecarWriter, read_sidecar, sidecar_row
+
+    [storm] = injector.inject_many([({"culture": "en"}, "A storm over the sea", "doc 0")])
+    row = sidecar_row("test", 0, storm, injector.kb_version)
+    assert row["matches"] == [{"id": "en::storm", "query": "storm", "kind": "exact", "score": 1.0}]
+    assert row["block"] == storm.block and row["kb_version"] == injector.kb_version and row["culture"] == "en"
+    writer = SidecarWriter(tmp_path)
+    assert writer.path == tmp_path / SIDECAR_NAME
+
+    def write(k):
+        for j in range(25):
+            writer.write([{**row, "sample_id": f"{k}-{j}", "block": row["block"] * 50}])
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    rows = read_sidecar(tmp_path)  # every line parses: none torn or interleaved
+    assert len(rows) == 200 and len({r["sample_id"] for r in rows}) == 200
+    with pytest.raises(ConfigError, match="names no file"):
+        SidecarWriter("none")
+
+
 def test_unknown_or_missing_culture(injector, small_retriever):
     with pytest.raises(ConfigError, match="doc 3: culture 'sw' is not in this KB.*on_unknown_culture=skip"):
         injector.inject_many([({"culture": "sw"}, "storm", "doc 3")])
@@ -70,8 +130,7 @@ def test_unknown_or_missing_culture(injector, small_retriever):
 def test_check_version(injector):
     v = injector.kb_version
     injector.check_version(v, "here")
-    with pytest.raises(ConfigError, match=f"here: kb_version is required.*kb_version={v}"):
-        injector.check_version(None, "here")
+    injector.check_version(None, "here")  # not given: read from the KB
     with pytest.raises(ConfigError, match=f"does not match the KB, whose version is {v}"):
         injector.check_version("0" * 16, "here")
     # what a harness's argument parser makes of an all-digit or float-looking version still matches

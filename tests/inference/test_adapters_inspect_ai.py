@@ -85,7 +85,7 @@ def _run(solver, tmp_path, seen):
 
 def test_solver_adds_block_before_the_user_prompt(kb_dir, tmp_path):
     seen: list = []
-    log = _run([culturekb_knowledge(kb_dir=str(kb_dir), culture_field="culture"), generate()], tmp_path, seen)
+    log = _run([culturekb_knowledge(kb=str(kb_dir), culture_field="culture"), generate()], tmp_path, seen)
     assert log.results.scores[0].metrics["accuracy"].value == pytest.approx(0.5)  # answers fear; gold fear, contentment
     by_id = {s.id: s for s in log.samples}
     storm_prompt = by_id["storm"].messages[0].text
@@ -105,7 +105,7 @@ def test_solver_adds_block_before_the_user_prompt(kb_dir, tmp_path):
 
 def test_system_placement_generate_flag_and_errors(kb_dir, tmp_path):
     seen: list = []
-    solver = culturekb_knowledge(kb_dir=str(kb_dir), placement="system", culture_field=None, culture="en",
+    solver = culturekb_knowledge(kb=str(kb_dir), placement="system", culture_field=None, culture="en",
                                  concepts_field=None, then_generate=True)
     log = _run(solver, tmp_path, seen)
     assert len(seen) == 2  # the solver called the model itself
@@ -117,12 +117,36 @@ def test_system_placement_generate_flag_and_errors(kb_dir, tmp_path):
     assert moon.messages[0].role == "user" and moon.store[STORE_KEY]["tuple_ids"] == []
 
     with pytest.raises(ConfigError, match="does not match the KB"):
-        culturekb_knowledge(kb_dir=str(kb_dir), kb_version="0000000000000000")
+        culturekb_knowledge(kb=str(kb_dir), kb_version="0000000000000000")
     with pytest.raises(ConfigError, match="placement"):
         # an invalid placement on purpose: the check behind the Literal type must refuse it at run time
-        culturekb_knowledge(kb_dir=str(kb_dir), placement="footer")  # type: ignore[arg-type]
+        culturekb_knowledge(kb=str(kb_dir), placement="footer")  # type: ignore[arg-type]
     bad = Task(dataset=MemoryDataset([Sample(id="x", input="storm", metadata={"culture": "sw"})]),
-               solver=[culturekb_knowledge(kb_dir=str(kb_dir)), generate()], scorer=includes())
+               solver=[culturekb_knowledge(kb=str(kb_dir)), generate()], scorer=includes())
     [failed] = eval(bad, model=_recording_model([]), log_dir=str(tmp_path), display="none")
     assert failed.status == "error" and failed.error is not None
     assert "culture 'sw' is not in this KB" in failed.error.message
+
+
+def test_end_to_end_with_an_openai_compatible_server_writes_the_sidecar(kb_dir, tmp_path, openai_server, monkeypatch):
+    """inspect_ai's own OpenAI-compatible provider against the scripted server: the block reaches the server, the
+    sidecar beside the log records it, the old spelling kb_dir still works (with a warning)."""
+    from culturekb.inference.adapters._sidecar import SIDECAR_NAME, read_sidecar
+
+    server = openai_server(["fear"])
+    monkeypatch.setenv("CKBTEST_BASE_URL", server.base_url)
+    monkeypatch.setenv("CKBTEST_API_KEY", "test-key")
+    with pytest.warns(FutureWarning, match="kb_dir= is deprecated; use kb="):
+        solver = culturekb_knowledge(kb_dir=str(kb_dir), prompt_language="en")
+    task = Task(dataset=_dataset(), solver=[solver, generate()], scorer=includes())
+    [log] = eval(task, model="openai-api/ckbtest/scripted", log_dir=str(tmp_path), display="none", max_samples=1)
+    assert log.status == "success", log.error
+    sent = [m["content"] for body in server.requests for m in body["messages"] if m["role"] == "user"]
+    texts = [c if isinstance(c, str) else next(p["text"] for p in c if p["type"] == "text") for c in sent]
+    assert len(texts) == 2 and all(t.startswith("Notes from the annotations of people of the") for t in texts)
+    rows = {r["sample_id"]: r for r in read_sidecar(tmp_path)}
+    assert (tmp_path / SIDECAR_NAME).is_file() and set(rows) == {"storm", "moon"}
+    moon = rows["moon"]
+    assert moon["tuple_ids"] == ["zh::bamboo", "zh::full moon"] and moon["language"] == "en"  # prompt_language
+    assert [m["kind"] for m in moon["matches"]] == ["exact", "exact"] and moon["block"] in texts[0] + texts[1]
+    assert moon["kb_version"] == KnowledgeBase.load(kb_dir).version and moon["harness"] == "inspect_ai"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import types
 from pathlib import Path
@@ -193,7 +194,7 @@ def test_chat_variant_puts_block_into_first_user_message(kb_dirs, task_manager):
     assert "- storm: mostly fear" in [p for p in RECORD["chat"][0][0]["content"] if p["type"] == "text"][0]["text"]
 
 
-def test_kb_version_is_part_of_the_model_identity(kb_dirs, task_manager, tmp_path):
+def test_kb_version_is_part_of_the_model_identity(kb_dirs, small_kb, task_manager, tmp_path):
     kb, kb2 = kb_dirs
     cache = str(tmp_path / "cache")
     args = model_args_for(str(kb), "ckb_recorder")
@@ -204,10 +205,31 @@ def test_kb_version_is_part_of_the_model_identity(kb_dirs, task_manager, tmp_pat
     _evaluate(task_manager, model_args_for(str(kb2), "ckb_recorder"), force_simple=True, use_cache=cache)
     assert len(RECORD["simple"]) == 4  # another KB: another identity, asked again
 
-    with pytest.raises(ConfigError, match=f"kb_version is required.*{_version(kb)}"):
-        CultureKBSimple.create_from_arg_string(f"inner_model=ckb_recorder,kb={kb}")
+    # kb_version left out: read from the KB, and still in the cache's identity (a KB rebuilt in place is asked again)
+    here = tmp_path / "kb"
+    small_kb.save(here)
+    no_version = f"inner_model=ckb_recorder,kb={here}"
+    _evaluate(task_manager, no_version, force_simple=True, use_cache=cache)
+    _evaluate(task_manager, no_version, force_simple=True, use_cache=cache)
+    assert len(RECORD["simple"]) == 6  # the second run came from the cache
+    shutil.rmtree(here)
+    small_kb.replace([t for t in small_kb if t.concept != "skull"]).save(here)
+    _evaluate(task_manager, no_version, force_simple=True, use_cache=cache)
+    assert len(RECORD["simple"]) == 8  # same arguments, rebuilt KB: asked again
+
     with pytest.raises(ConfigError, match=f"does not match the KB, whose version is {_version(kb)}"):
         CultureKBSimple.create_from_arg_string(f"inner_model=ckb_recorder,kb={kb},kb_version={_version(kb2)}")
+
+
+def test_old_spellings_warn_and_prompt_language(kb_dirs):
+    kb, _ = kb_dirs
+    with pytest.warns(FutureWarning, match="kb_template= is deprecated; use template="):
+        model = CultureKBSimple.create_from_arg_string(
+            f"inner_model=ckb_recorder,kb={kb},kb_template=none,kb_tau=0.9,prompt_language=en,answer=awe")
+    assert RECORD["init"][-1]["answer"] == "awe" and "kb_tau" not in RECORD["init"][-1]  # ours stay ours
+    model.task_dict["t"] = {"test": [{"culture": "zh", "concepts": ["skull"]}]}
+    model.generate_until([_instance("generate_until", ("Which emotion?", {}, None, 0, "t", "test"))])
+    assert RECORD["simple"][-1].startswith("- skull: mostly fear")  # template=none: the bare lines, in English
 
 
 def _instance(kind, args, doc_id=0):
@@ -259,3 +281,42 @@ def test_manifests_resolve_both_variants():
     assert registry.get_model_class("culturekb", force_simple=True) is CultureKBSimple
     assert get_model("culturekb", force_simple=True) is CultureKBSimple
 
+
+
+def test_lmms_eval_cli_with_an_openai_inner_model_files_and_logs_what_was_sent(kb_dirs, task_manager, tmp_path,
+                                                                               openai_server, monkeypatch):
+    """The lmms-eval command line, its `openai` model against the scripted server: results filed under culturekb
+    and the KB version, each logged input the prompt sent, the sidecar beside the results."""
+    from lmms_eval.__main__ import cli_evaluate
+
+    from culturekb.inference.adapters._sidecar import read_sidecar
+
+    kb, _ = kb_dirs
+    server = openai_server(lambda body: "fear")
+    out = tmp_path / "lmms_out"
+    monkeypatch.setattr(sys, "argv", [
+        "lmms-eval", "--model", "culturekb", "--tasks", "ckb_toy", "--batch_size", "1", "--force_simple",
+        "--include_path", str(task_manager.include_path[0] if isinstance(task_manager.include_path, list)
+                              else task_manager.include_path),
+        "--output_path", str(out), "--log_samples", "--model_args",
+        f"inner_model=openai,kb={kb},prompt_language=en,model_version=scripted,base_url={server.base_url},"
+        "api_key=test-key,max_retries=1",
+    ])
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    cli_evaluate()
+    version = _version(kb)
+    [folder] = [p for p in out.iterdir() if p.is_dir()]
+    assert folder.name == f"culturekb_{version}_scripted"  # not "openai", beside the baseline runs
+    sent = [m["content"] for body in server.requests for m in body["messages"] if m["role"] == "user"]
+    texts = [c if isinstance(c, str) else " ".join(p.get("text", "") for p in c if p.get("type") == "text")
+             for c in sent]
+    assert len(texts) == 2 and all(t.startswith("Notes from the annotations of people of the") for t in texts)
+    [samples_file] = folder.glob("*_samples_ckb_toy.jsonl")
+    logged = [json.loads(line) for line in samples_file.read_text(encoding="utf-8").splitlines()]
+    by_doc = {s["doc_id"]: s for s in logged}
+    assert "- storm: mostly fear" in by_doc[0]["input"] and by_doc[0]["input"].endswith(DOCS[0]["question"])
+    assert by_doc[1]["input"].startswith("Notes from the annotations of people of the")  # en header for zh docs
+    rows = {r["sample_id"]: r for r in read_sidecar(folder)}
+    assert set(rows) == {0, 1} and rows[1]["tuple_ids"] == ["zh::bamboo", "zh::full moon"]
+    assert rows[0]["block"] in by_doc[0]["input"] and rows[0]["kb_version"] == version
+    assert rows[0]["matches"][0]["kind"] == "exact" and rows[0]["task"] == "ckb_toy"

@@ -7,6 +7,11 @@ the `KnowledgeService` for the blocks of a whole batch (one batched lookup): the
 header template (`harness_knowledge.<language>.txt`, the `HARNESS` block template) unless `template=None` (the
 bare lines).
 
+Concepts taken from the request text come from its parts (`culturekb.text.harness_prompt`): the question and
+its context first, then the options, never the instruction sentences ("Answer with the option's letter ...");
+instruction words are dropped everywhere. `prompt_language` sets the language of the block's header (the
+benchmark's prompt language); without it the header is in the culture's language.
+
 Every adapter takes `status`, the status filter of the knowledge it injects: ``all`` (every tuple but rejected
 ones; a pending tuple's line is marked unreviewed), ``accepted`` (reviewed knowledge only) or ``pending``; left
 out, the ``status`` setting (``CULTUREKB_STATUS``, the TOML file), ``all`` by default.
@@ -28,6 +33,7 @@ from culturekb.errors import ConfigError
 if TYPE_CHECKING:
     from culturekb.inference.augmenter import Augmenter
     from culturekb.inference.injection import BlockTemplate, KnowledgeBlock
+    from culturekb.kb.schema import Sample
 
 __all__ = ["Injection", "KnowledgeInjector", "prepend_block", "HARNESS_EXTRA"]
 
@@ -86,7 +92,8 @@ class KnowledgeInjector:
     `on_unknown_culture`: "error" (default) raises on a culture the KB lacks; "skip" sends that request
     without knowledge and records why. `template`: the header template name or file (None: the bare block of
     the augmenter's template), or a whole `BlockTemplate`. The budget is the augmenter's. `status`: the status
-    filter (``all``, ``accepted``, ``pending``; default: the augmenter's).
+    filter (``all``, ``accepted``, ``pending``; default: the augmenter's). `prompt_language`: the language of the
+    block's header (default: the culture's language).
     """
 
     def __init__(
@@ -101,9 +108,11 @@ class KnowledgeInjector:
         template: str | Path | BlockTemplate | None = "harness_knowledge",
         seed: int = 0,
         status: str | None = None,
+        prompt_language: str | None = None,
     ) -> None:
         from culturekb.inference.base import check_mode
         from culturekb.inference.injection import BlockTemplate, load_block_template
+        from culturekb.inference.prompts import normalise_language
         from culturekb.retrieval.filters import check_status
 
         check_mode(mode)
@@ -122,6 +131,7 @@ class KnowledgeInjector:
             else BlockTemplate(item) if template is None else BlockTemplate(item, template)
         )
         self.seed = seed
+        self.prompt_language = None if _missing(prompt_language) else normalise_language(str(prompt_language))
         load_block_template(self.template, "en")  # fail now, not at the first request, on a broken template
 
     @classmethod
@@ -160,19 +170,16 @@ class KnowledgeInjector:
         return self.augmenter.kb_version
 
     def check_version(self, expected: Any, where: str) -> None:
-        """Raise unless `expected` names this KB's version (`where` says how the user passes it)."""
+        """Raise unless `expected` names this KB's version (`where` says how the user passes it); None (not
+        given) passes: the version is then read from the KB."""
         actual = self.kb_version
         if _missing(expected):
-            raise ConfigError(
-                f"{where}: kb_version is required and was not given; this KB's version is {actual}. Add "
-                f"kb_version={actual}: the KB version is part of the model's identity, so cached answers made with "
-                "another KB are never reused"
-            )
+            return
         if str(expected).strip() != actual and not _same_after_parse(expected, actual):
             raise ConfigError(
                 f"{where}: kb_version={expected} does not match the KB, whose version is {actual}; the KB was "
                 f"rebuilt or another KB was given. Use kb_version={actual} (cached answers of the old KB then "
-                "stay apart)"
+                "stay apart), or leave kb_version out to take the KB's"
             )
 
     # -- documents -------------------------------------------------------------------------------------------
@@ -220,18 +227,34 @@ class KnowledgeInjector:
             todo.append((i, Sample(id=f"doc{i}", culture=culture, text=text or None, concepts=self.concepts_of(doc))))
         need_text = [s for _, s in todo if s.concepts is None]
         if need_text:
-            found = self.augmenter.text_concepts(need_text)
-            by_id = {s.id: cs for s, cs in zip(need_text, found, strict=True)}
-            todo = [(i, s.model_copy(update={"concepts": by_id[s.id]}) if s.id in by_id else s) for i, s in todo]
+            by_id = dict(zip((s.id for s in need_text), self.prompt_concepts(need_text), strict=True))
+            # the text is dropped so that no concepts (empty: none found) are extracted again from the whole prompt
+            todo = [(i, s.model_copy(update={"concepts": by_id[s.id], "text": None}) if s.id in by_id else s)
+                    for i, s in todo]
         if todo:
             concepts = self.augmenter.concepts_for([s for _, s in todo])
-            requests = [KnowledgeRequest(cs, s.culture, self.mode, key=s.id)
+            requests = [KnowledgeRequest(cs, s.culture, self.mode, language=self.prompt_language, key=s.id)
                         for (_, s), cs in zip(todo, concepts, strict=True)]
             blocks = self.augmenter.service.inject_many(requests, template=self.template, seed=self.seed,
                                                         status_filter=self.status)
             for (i, _), block in zip(todo, blocks, strict=True):
                 out[i] = Injection(block.text, block.culture, block.concepts, tuple(block.tuple_ids), knowledge=block)
         return [o for o in out if o is not None]
+
+
+    def prompt_concepts(self, samples: Sequence[Sample]) -> list[list[str]]:
+        """Concepts of each sample's prompt text: its question and context first, then its options (one batched
+        extraction); instruction sentences give none (`culturekb.text.harness_prompt`)."""
+        from culturekb.text.harness_prompt import parse_harness_prompt
+
+        parts: list[Sample] = []
+        for s in samples:
+            prompt = parse_harness_prompt(s.text or "")
+            parts.append(s.model_copy(update={"text": prompt.stem or None, "concepts": None}))
+            parts.append(s.model_copy(update={"id": f"{s.id}:options", "text": ". ".join(prompt.options) or None,
+                                              "concepts": None}))
+        found = self.augmenter.text_concepts(parts)
+        return [list(dict.fromkeys([*found[2 * k], *found[2 * k + 1]])) for k in range(len(samples))]
 
 
 @functools.lru_cache(maxsize=4)

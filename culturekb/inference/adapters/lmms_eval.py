@@ -1,21 +1,24 @@
 """lmms-eval (0.7.x) plug-in: a model that wraps any registered lmms-eval model and adds the knowledge block.
 
-    lmms-eval --model culturekb --tasks TASK --model_args \\
-        inner_model=qwen2_5_vl,kb=./kb,kb_version=<16 hex digits>,culture=zh,pretrained=Qwen/Qwen2.5-VL-7B-Instruct
+    lmms-eval --model culturekb --tasks TASK --output_path out --log_samples --model_args \\
+        inner_model=qwen2_5_vl,kb=./kb,culture=zh,prompt_language=en,pretrained=Qwen/Qwen2.5-VL-7B-Instruct
 
-Model arguments of the wrapper (every other argument goes to the inner model):
+Model arguments of the wrapper are the adapters' shared vocabulary (docs/adapters.md: ``inner_model``, ``kb``,
+``kb_version``, ``culture``, ``culture_field``, ``concepts_field``, ``prompt_language``, ``mode``, ``status``,
+``template``, ``tau``, ``backend``, ``embedder``, ``on_unknown_culture``, ``sidecar``; the old spellings
+``kb_template``, ``kb_tau``, ``kb_backend``, ``kb_embedder`` warn); every other argument goes to the inner model.
+``kb_version`` is optional (checked when given); the version is part of the run's identity either way.
 
-* ``inner_model``: the registered lmms-eval model to wrap (``qwen2_5_vl``, ``openai``, ``llava_hf`` ...);
-* ``kb``: the KB directory; ``kb_version``: its version (``manifest.json``), required and checked, because
-  lmms-eval's response cache (``--use_cache``) keys answers by the model arguments: with the version in them,
-  answers made with one KB are never reused for another;
-* ``culture``: the default culture; ``culture_field`` (default ``culture``): the document field with each
-  document's culture (``none`` to always use the default); ``concepts_field`` (default ``concepts``);
-* ``mode`` (``know``), ``on_unknown_culture`` (``error`` | ``skip``), ``kb_template`` (``harness_knowledge``,
-  ``none`` for the bare block), ``kb_backend``, ``kb_embedder``, ``kb_tau`` (default:
-  the settings and what the KB's index records);
-* ``status``: which tuples are injected: ``all`` (every tuple but rejected ones, pending ones marked unreviewed),
-  ``accepted`` (reviewed knowledge only) or ``pending`` (default: the ``status`` setting, ``all``).
+What a run leaves in lmms-eval's own outputs (the hooks are installed when this module is imported, and change
+only runs of the model ``culturekb``):
+
+* results and samples are filed under ``culturekb_<KB version>_<inner model name>`` (not under the inner
+  model's name, beside its baseline runs);
+* each logged sample's ``input`` is the prompt actually sent, knowledge block included, and its ``arguments``
+  end with a ``{"culturekb": {...}}`` record (culture, concepts, tuple ids, KB version);
+* ``culturekb_injections.jsonl`` (one line per document) lies beside the results (``sidecar=PATH`` writes it
+  there instead, as the run goes; ``sidecar=none``: none);
+* the response cache (``--use_cache``) keys answers by the KB version also when ``kb_version`` is left out.
 
 Two variants are registered under the one name ``culturekb``: `CultureKBChat` (lmms-eval's default when both
 exist) wraps the inner model's chat implementation and puts the block into the first user message that
@@ -29,11 +32,15 @@ from __future__ import annotations
 import copy
 import functools
 import logging
+import weakref
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from culturekb.errors import ConfigError, MissingExtraError
+from culturekb.inference.adapters._args import DEPRECATED_ALIASES, canonical_args, kb_version_of
 from culturekb.inference.adapters._common import HARNESS_EXTRA, Injection, KnowledgeInjector, prepend_block
+from culturekb.inference.adapters._sidecar import SidecarWriter, sidecar_path, sidecar_row
 
 try:
     from lmms_eval.api.instance import Instance
@@ -65,12 +72,10 @@ def register() -> None:
 
 
 def model_args_for(kb_dir: str, inner_model: str, inner_args: str = "", **options: Any) -> str:
-    """The ``--model_args`` string for a KB: its version looked up, options as ``key=value``."""
-    from culturekb.kb.store import KnowledgeBase
-
-    version = KnowledgeBase.load(kb_dir).version
-    parts = [f"inner_model={inner_model}", f"kb={kb_dir}", f"kb_version={version}"]
-    parts += [f"{k}={v}" for k, v in options.items() if v is not None]
+    """The ``--model_args`` string for a KB: its version looked up, options (the shared vocabulary, e.g.
+    ``culture="zh"``) as ``key=value``, then the inner model's own arguments."""
+    parts = [f"inner_model={inner_model}", f"kb={kb_dir}", f"kb_version={kb_version_of(kb_dir)}"]
+    parts += [f"{k}={v}" for k, v in canonical_args(options, "model_args_for").items()]
     if inner_args:
         parts.append(inner_args)
     return ",".join(parts)
@@ -80,50 +85,147 @@ def _none(value: Any) -> Any:
     return None if isinstance(value, str) and value.strip().lower() in ("", "none", "null") else value
 
 
+_OWN_ARGS = frozenset({"inner_model", "kb", "kb_version", "culture", "culture_field", "concepts_field", "mode",
+                       "on_unknown_culture", "template", "backend", "embedder", "tau", "status", "prompt_language",
+                       "sidecar", *DEPRECATED_ALIASES})
+"""The wrapper's own model arguments; every other one goes to the inner model."""
+
+_LIVE: weakref.WeakSet[_CultureKBBase] = weakref.WeakSet()
+"""Wrappers of this process, so that the tracker hooks can write their sidecars beside the results."""
+
+def _parse(model_args: Any) -> dict[str, Any]:
+    if isinstance(model_args, dict):
+        return dict(model_args)
+    from lmms_eval.utils import simple_parse_args_string
+
+    try:
+        return dict(simple_parse_args_string(str(model_args or "")))
+    except Exception:  # noqa: BLE001 - lmms-eval reports a malformed string itself; the hooks then change nothing
+        return {}
+
+
+def _run_kb_version(args: dict[str, Any]) -> str | None:
+    """The KB version of a run from its parsed model arguments (None when the KB cannot be read)."""
+    kb = args.get("kb", args.get("kb_dir"))
+    if kb is None:
+        return None
+    try:
+        return kb_version_of(str(kb))
+    except Exception:  # noqa: BLE001 - the model itself reports an unreadable KB with the fix
+        return None
+
+
+def run_model_name(model_args: Any, inner_name: str) -> str:
+    """The name lmms-eval files a ``culturekb`` run under: ``culturekb_<KB version>_<inner model name>``."""
+    args = _parse(model_args)
+    version = _run_kb_version(args) or "unknown"
+    return f"{MODEL_ID}_{version}_{inner_name or args.get('inner_model', 'model')}"
+
+
+def _install_tracker_hooks() -> None:
+    """Make lmms-eval's tracker and response cache aware of ``culturekb`` runs (see the module doc); idempotent,
+    and a no-op for every other model."""
+    from lmms_eval.caching.response_cache import ResponseCache
+    from lmms_eval.loggers.evaluation_tracker import EvaluationTracker, GeneralConfigTracker
+    from lmms_eval.utils import sanitize_model_name
+
+    if getattr(GeneralConfigTracker, "_culturekb_hooked", False):
+        return
+    log_args = GeneralConfigTracker.log_experiment_args
+    save_samples = EvaluationTracker.save_results_samples
+    save_aggregated = EvaluationTracker.save_results_aggregated
+    create_cache = ResponseCache.create.__func__  # type: ignore[attr-defined]
+
+    @functools.wraps(log_args)
+    def log_experiment_args(self: Any, model_source: Any, model_args: Any, *args: Any, **kwargs: Any) -> None:
+        log_args(self, model_source, model_args, *args, **kwargs)
+        if model_source == MODEL_ID:
+            inner = {k: v for k, v in _parse(model_args).items() if k not in _OWN_ARGS}
+            inner_name = GeneralConfigTracker._get_model_name(",".join(f"{k}={v}" for k, v in inner.items()))
+            self.model_name = run_model_name(model_args, inner_name)
+            self.model_name_sanitized = sanitize_model_name(self.model_name)
+
+    @functools.wraps(save_samples)
+    def save_results_samples(self: Any, task_name: str, samples: Any) -> None:
+        if self.general_config_tracker.model_source == MODEL_ID:
+            for sample in samples:
+                arguments = sample.get("arguments") or []
+                records = [a[0]["culturekb"] for a in arguments
+                           if isinstance(a, list) and len(a) == 1 and isinstance(a[0], dict) and "culturekb" in a[0]]
+                if records and arguments and isinstance(records[0].get("prompt"), str):
+                    arguments[0] = records[0]["prompt"]  # lmms-eval logs arguments[0] as the sample's input
+        save_samples(self, task_name, samples)
+
+    @functools.wraps(save_aggregated)
+    def save_results_aggregated(self: Any, *args: Any, **kwargs: Any) -> None:
+        save_aggregated(self, *args, **kwargs)
+        tracker = self.general_config_tracker
+        if self.output_path and tracker.model_source == MODEL_ID:
+            folder = Path(self.output_path) / tracker.model_name_sanitized
+            for model in list(_LIVE):
+                if model.unwritten:
+                    SidecarWriter(folder).write(model.unwritten)
+                    model.unwritten = []
+
+    def create(cls: Any, cache_root: str, *, model: str = "", model_args: Any = "", **kwargs: Any) -> Any:
+        if model == MODEL_ID:
+            args = _parse(model_args)
+            if args and args.get("kb_version") in (None, "") and (version := _run_kb_version(args)):
+                model_args = {**args, "kb_version": version}  # the KB's version keys the cached answers
+        return create_cache(cls, cache_root, model=model, model_args=model_args, **kwargs)
+
+    GeneralConfigTracker.log_experiment_args = log_experiment_args  # type: ignore[method-assign]
+    EvaluationTracker.save_results_samples = save_results_samples  # type: ignore[method-assign]
+    EvaluationTracker.save_results_aggregated = save_results_aggregated  # type: ignore[method-assign]
+    ResponseCache.create = classmethod(create)  # type: ignore[assignment,method-assign]
+    GeneralConfigTracker._culturekb_hooked = True  # type: ignore[attr-defined]
+
+
+_install_tracker_hooks()
+
+
 class _CultureKBBase(lmms):
     """Shared by both variants: the injector, the inner model, delegation of what the evaluator reads."""
 
     _variant = "simple"
 
-    def __init__(
-        self,
-        inner_model: str | None = None,
-        kb: str | None = None,
-        kb_version: Any = None,
-        culture: str | None = None,
-        culture_field: str | None = "culture",
-        concepts_field: str | None = "concepts",
-        mode: str = "know",
-        on_unknown_culture: str = "error",
-        kb_template: str | None = "harness_knowledge",
-        kb_backend: str | None = None,
-        kb_embedder: str | None = None,
-        kb_tau: float | None = None,
-        status: str | None = None,
-        **inner_args: Any,
-    ) -> None:
+    def __init__(self, inner_model: str | None = None, kb: str | None = None, kb_version: Any = None,
+                 **model_args: Any) -> None:
         super().__init__()
         where = f"lmms-eval model '{MODEL_ID}'"
+        own = canonical_args({k: v for k, v in model_args.items() if k in _OWN_ARGS}, where)
+        inner_args = {k: v for k, v in model_args.items() if k not in _OWN_ARGS}
+        kb = kb if kb is not None else own.pop("kb", None)
         if not inner_model:
             raise ConfigError(f"{where}: inner_model is required; name the registered lmms-eval model to wrap, "
-                              "e.g. --model_args inner_model=qwen2_5_vl,kb=DIR,kb_version=...")
+                              "e.g. --model_args inner_model=qwen2_5_vl,kb=DIR")
         if not kb:
             raise ConfigError(f"{where}: kb is required; give the KB directory, e.g. kb=./kb")
         if inner_model == MODEL_ID:
             raise ConfigError(f"{where}: inner_model cannot be '{MODEL_ID}' itself")
         self.injector = KnowledgeInjector.open(
-            str(kb), backend=_none(kb_backend), embedder=_none(kb_embedder), tau=_none(kb_tau),
-            culture=_none(culture), culture_field=_none(culture_field), concepts_field=_none(concepts_field),
-            mode=mode, on_unknown_culture=on_unknown_culture,  # type: ignore[arg-type]
-            template=_none(kb_template), status=_none(status),
+            str(kb), backend=_none(own.get("backend")), embedder=_none(own.get("embedder")),
+            tau=_none(own.get("tau")), culture=_none(own.get("culture")),
+            culture_field=_none(own.get("culture_field", "culture")),
+            concepts_field=_none(own.get("concepts_field", "concepts")), mode=own.get("mode", "know"),
+            on_unknown_culture=own.get("on_unknown_culture", "error"),
+            template=_none(own.get("template", "harness_knowledge")), status=_none(own.get("status")),
+            prompt_language=_none(own.get("prompt_language")),
         )
         self.injector.check_version(kb_version, f"{where} (kb={kb})")
         self.kb_version = self.injector.kb_version
+        given = own.get("sidecar")
+        self.sidecar_off = given is not None and sidecar_path(str(given)) is None
+        self.sidecar = None if given is None or self.sidecar_off else SidecarWriter(str(given))
+        """Where rows go as the run goes (``sidecar=PATH``); None: beside the results when lmms-eval saves them."""
+        self.unwritten: list[dict[str, Any]] = []
+        """Sidecar rows not yet written (no ``sidecar=PATH``: the tracker hook writes them beside the results)."""
         self.inner_model = inner_model
         self.inner = self._make_inner(inner_model, inner_args)
         self.task_dict = self.inner.task_dict  # the evaluator fills ours; the inner model reads its own
         self.injections: dict[tuple[str, str, Any], Injection] = {}
         """What went into each document's requests, by (task, split, doc_id)."""
+        _LIVE.add(self)
 
     def _make_inner(self, name: str, args: dict[str, Any]) -> lmms:
         from lmms_eval.models import get_model, get_model_manifest
@@ -177,9 +279,22 @@ class _CultureKBBase(lmms):
                 todo[key] = text
         if todo:
             items = [(self._doc(*k), t, f"task {k[0]!r}, split {k[1]!r}, doc {k[2]}") for k, t in todo.items()]
+            rows = []
             for key, inj in zip(todo, self.injector.inject_many(items), strict=True):
                 self.injections[key] = inj
+                rows.append(sidecar_row("lmms-eval", key[2], inj, self.kb_version, {"task": key[0], "split": key[1]}))
+            if self.sidecar is not None:
+                self.sidecar.write(rows)
+            elif not self.sidecar_off:
+                self.unwritten += rows
         return [self.injections[k] for k in keys]
+
+    def _record(self, request: Instance, prompt: Any, inj: Injection) -> None:
+        """Append what was sent to the evaluator's own request, so its logged sample shows it (after the
+        arguments the response cache reads, which stay as they were)."""
+        record = {"prompt": prompt, "culture": inj.culture, "concepts": list(inj.concepts),
+                  "tuple_ids": list(inj.tuple_ids), "kb_version": self.kb_version}
+        request.arguments = (*request.arguments, [{"culturekb": record}])
 
 
 class CultureKBSimple(_CultureKBBase):
@@ -209,6 +324,7 @@ class CultureKBSimple(_CultureKBBase):
             new = copy.copy(req)
             new.arguments = tuple(args)
             out.append(new)
+            self._record(req, args[ctx_pos], inj)
         return out
 
     def generate_until(self, requests: list[Instance]) -> list[Any]:
@@ -301,6 +417,7 @@ class CultureKBChat(_CultureKBBase):
             new = copy.copy(req)
             new.arguments = (ctx, functools.partial(_messages_with_block, doc_to_messages, inj.block), *rest)
             out.append(new)
+            self._record(req, prepend_block(inj.block, ctx) if isinstance(ctx, str) and ctx else inj.block, inj)
         return out
 
     def generate_until(self, requests: list[Instance]) -> list[Any]:
