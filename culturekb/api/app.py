@@ -23,7 +23,13 @@ from culturekb._version import __version__
 from culturekb.api._batching import BatchingEmbedder, ServerBusyError
 from culturekb.api._state import KBHolder, ReloadSync, set_torch_threads
 from culturekb.api.auth import ApiKeys
-from culturekb.api.limits import BodySizeLimit, InvalidRequestError, limits_in_openapi, validation_error_handler
+from culturekb.api.limits import (
+    BodySizeLimit,
+    InFlightLimit,
+    InvalidRequestError,
+    limits_in_openapi,
+    validation_error_handler,
+)
 from culturekb.api.metrics import ApiMetrics, MetricsMiddleware
 from culturekb.api.routes import admin_router, health_router, metrics_router, v1_router
 from culturekb.api.settings import ApiSettings, load_api_settings
@@ -41,6 +47,11 @@ knowledge blocks for VLM prompts.
 
 **Keys.** When the server has API keys, send one as `Authorization: Bearer KEY` or `X-API-Key: KEY`. Read keys open
 the `/v1` routes and `/metrics`; admin keys also open `/v1/admin`. `/livez` and `/readyz` never need a key.
+Server details (the KB directory in `/v1/kb`, the worker pid in `/readyz`) are shown to admin keys only (or, on a
+server without keys, to clients on the loopback address).
+
+**Overload.** Beyond `max_in_flight` concurrent `/v1` requests per worker, or a full embedding queue, the answer
+is 503 with `Retry-After: 1`: back off and retry.
 
 **Errors** are JSON objects `{"detail": "what was wrong and what to change", "errors": [...]}`.
 """
@@ -106,6 +117,7 @@ def create_app(
     app.add_exception_handler(CultureKBError, _culturekb_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(InFlightLimit, max_in_flight=settings.max_in_flight, on_reject=metrics.in_flight_full.inc)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
 
     def openapi() -> dict[str, Any]:

@@ -3,18 +3,24 @@
 A key is sent as `Authorization: Bearer KEY` or `X-API-Key: KEY`. The read routes need a key only when read keys
 are configured (an admin key then opens them too); the admin routes always need an admin key, and are refused when
 none is configured (an admin route is never open by accident). /livez and /readyz never need a key.
+
+Server details (the KB's absolute directory in /v1/kb, the worker's pid in /readyz) are shown only to a request
+with an admin key, or, on a server with no keys at all, to a client on the loopback address (a developer's own
+machine); everyone else gets null (`shows_private`). Behind a reverse proxy on the same host every client looks
+local: configure keys there.
 """
 
 from __future__ import annotations
 
 import hmac
+import ipaddress
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from fastapi import Depends, HTTPException, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 
-__all__ = ["ApiKeys", "require_read", "require_admin"]
+__all__ = ["ApiKeys", "require_read", "require_admin", "shows_private", "request_key"]
 
 Role = Literal["read", "admin"]
 
@@ -75,3 +81,31 @@ async def require_read(request: Request, key: Annotated[str | None, Depends(_key
 async def require_admin(request: Request, key: Annotated[str | None, Depends(_key)]) -> None:
     """Dependency of the admin routes."""
     request.app.state.api_keys.check(key, "admin")
+
+
+def request_key(request: Request) -> str | None:
+    """The API key a request sends (`Authorization: Bearer KEY`, else `X-API-Key: KEY`), read without a
+    dependency (for routes that need no key but show more to admin keys)."""
+    auth = request.headers.get("authorization", "")
+    scheme, _, value = auth.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return request.headers.get("x-api-key") or None
+
+
+def _loopback(request: Request) -> bool:
+    host = request.client.host if request.client is not None else ""
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def shows_private(request: Request) -> bool:
+    """Whether this request may see server details (paths, pids): an admin key, or no keys configured and a
+    loopback client."""
+    keys: ApiKeys = request.app.state.api_keys
+    if not keys.read and not keys.admin:
+        return _loopback(request)
+    key = request_key(request)
+    return key is not None and keys.role_of(key) == "admin"

@@ -2,6 +2,10 @@
 
 Each app has its own registry (several apps in one process, as in tests, do not collide). Under `serve` with
 several workers, PROMETHEUS_MULTIPROC_DIR is set and /metrics adds up the values of all workers.
+
+Every label takes values from a bounded set, so no client can grow /metrics: `method` is one of the standard
+HTTP methods or "other", `route` a route template of the app or "<unmatched>", `status` a status code the
+server chose, `culture` a culture of the served KB (a request's culture is resolved before it is counted).
 """
 
 from __future__ import annotations
@@ -15,7 +19,16 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, H
 
 from culturekb.api.limits import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["ApiMetrics", "MetricsMiddleware", "CONTENT_TYPE_LATEST"]
+__all__ = ["ApiMetrics", "MetricsMiddleware", "CONTENT_TYPE_LATEST", "METHODS", "method_label"]
+
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"})
+"""HTTP methods counted under their own name; any other (a client may send any token) counts as "other"."""
+
+
+def method_label(method: str) -> str:
+    """The `method` label of a request: its method when standard, else "other" (bounded label values)."""
+    return method if method in METHODS else "other"
+
 
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -41,6 +54,8 @@ class ApiMetrics:
                                    ["source"], registry=self.registry)
         self.busy = Counter("culturekb_embedding_queue_full", "requests refused with 503: embedding queue full",
                             registry=self.registry)
+        self.in_flight_full = Counter("culturekb_http_rejected", "requests refused with 503: too many in flight "
+                                      "(max_in_flight)", registry=self.registry)
 
     def count_hits(self, culture: str, kinds: Iterable[str | None]) -> None:
         """Count one lookup's outcomes in `culture`: each kind is 'exact', 'semantic' or None (no match)."""
@@ -102,6 +117,6 @@ class MetricsMiddleware:
         finally:
             route = scope.get("route")
             name = getattr(route, "path", None) or "<unmatched>"
-            method = scope.get("method", "")
+            method = method_label(str(scope.get("method", "")))
             self.metrics.requests.labels(method=method, route=name, status=str(status["code"])).inc()
             self.metrics.latency.labels(method=method, route=name).observe(time.perf_counter() - start)

@@ -10,7 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from culturekb.api._state import ServingState
-from culturekb.api.auth import require_admin, require_read
+from culturekb.api.auth import require_admin, require_read, shows_private
 from culturekb.api.limits import InvalidRequestError, check_strings
 from culturekb.api.schemas import (
     AugmentMatch,
@@ -31,6 +31,7 @@ from culturekb.api.schemas import (
     ReloadOut,
     ReloadRequest,
     StatusName,
+    Text,
     evidence_fields,
     tuple_out,
 )
@@ -81,13 +82,14 @@ async def livez() -> Health:
 
 @health_router.get("/readyz", summary="The KB and index are loaded", response_model=Ready, responses=_NOT_READY)
 async def readyz(request: Request) -> Ready | JSONResponse:
-    """200 with the served KB version and embedder id once a KB is loaded, else 503; no key needed."""
+    """200 with the served KB version and embedder id once a KB is loaded, else 503; no key needed (the worker's
+    pid only for an admin key, or a local client of a server without keys)."""
     state: ServingState | None = request.app.state.holder.current
     if state is None:
         return JSONResponse({"detail": "no KB is loaded yet"}, status_code=503)
     return Ready(kb_version=state.kb_version, embedder=state.embedder_id, backend=state.backend,
                  tuples=len(state.kb), cultures=state.retriever.cultures, loaded_at=state.loaded_at,
-                 pid=os.getpid())
+                 pid=os.getpid() if shows_private(request) else None)
 
 
 @metrics_router.get(
@@ -105,12 +107,19 @@ async def metrics(request: Request) -> Response:
 # -- knowledge ---------------------------------------------------------------------------------------------
 @v1_router.get("/kb", summary="Manifest and stats of the served KB", response_model=KBOut)
 def kb_info(request: Request) -> KBOut:
-    """The manifest, counts per culture, the support histogram and the most divergent concepts."""
+    """The manifest, counts per culture, the support histogram, the most divergent concepts and the KB card."""
+    from culturekb.kb.card import read_card
+
     state = _state(request)
     stats = state.stats
-    return KBOut(kb_version=state.kb_version, kb_dir=str(state.kb_dir), backend=state.backend,
+    try:
+        card = read_card(state.kb_dir)  # read per request: an edited card shows without a reload
+    except CultureKBError:
+        card = None  # an unreadable card is the user's file to fix; the rest of /v1/kb still answers
+    kb_dir = str(state.kb_dir) if shows_private(request) else None  # paths only for admin keys
+    return KBOut(kb_version=state.kb_version, kb_dir=kb_dir, backend=state.backend,
                  embedder=state.embedder_id, manifest=stats["manifest"],
-                 stats=stats["stats"], divergence=stats["divergence"])
+                 stats=stats["stats"], divergence=stats["divergence"], card=card)
 
 
 @v1_router.get("/cultures", summary="Cultures of the served KB", response_model=CulturesOut)
@@ -134,7 +143,7 @@ async def cultures(request: Request) -> CulturesOut:
                responses={404: _err("unknown culture")})
 async def prior(
     request: Request,
-    culture: Annotated[str | None, Query(max_length=64, description="one culture (id or alias); default: every "
+    culture: Annotated[Text | None, Query(max_length=64, description="one culture (id or alias); default: every "
                                          "culture", examples=["en"])] = None,
 ) -> PriorOut:
     """The training label distribution of each culture (or of one): what the labels look like before any
@@ -224,8 +233,8 @@ def augment(body: Annotated[AugmentRequest, Body()], request: Request) -> Augmen
                response_model=ConceptOut, responses={404: _err("unknown culture, or no tuple for the concept")})
 async def concept(
     request: Request,
-    culture: Annotated[str, Path(max_length=64, description="culture id or alias", examples=["zh"])],
-    concept: Annotated[str, Path(max_length=1024, description="concept, matched after normalisation; plain "
+    culture: Annotated[Text, Path(max_length=64, description="culture id or alias", examples=["zh"])],
+    concept: Annotated[Text, Path(max_length=1024, description="concept, matched after normalisation; plain "
                                  "text, URL-encoded (slashes allowed)", examples=["full moon"])],
     status: Annotated[StatusName | None, Query(description="status filter (default: the server's)")] = None,
 ) -> ConceptOut:

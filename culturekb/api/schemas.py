@@ -6,15 +6,17 @@ written into the served OpenAPI document (`culturekb.api.limits`).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from culturekb.inference.evidence import TupleEvidence
 from culturekb.kb.schema import KnowledgeTuple
 
 __all__ = [
     "StatusName",
+    "Text",
+    "valid_text",
     "EvidenceOut",
     "PriorOut",
     "evidence_fields",
@@ -48,6 +50,21 @@ HARD_MAX_K = 100
 StatusName = Literal["all", "accepted", "pending"]
 """The status filters a request may name (`culturekb.retrieval.filters`)."""
 
+def valid_text(value: str) -> str:
+    """`value` unchanged, or a ValueError (a 422) when it holds a lone surrogate code point: such a string is not
+    Unicode text, cannot be encoded as UTF-8, and could not be echoed back in an answer."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:  # only surrogates fail: every other code point has a UTF-8 form
+        i = exc.start
+        raise ValueError(f"contains a lone surrogate U+{ord(value[i]):04X} at character {i}; send valid Unicode "
+                         "text (UTF-8): a surrogate code point is only valid as half of a pair inside UTF-16") from None
+    return value
+
+
+Text = Annotated[str, AfterValidator(valid_text)]
+"""A request string: any Unicode text (NUL, bidi marks and line separators included), but no lone surrogates."""
+
 _STATUS_DESCRIPTION = ("which tuples to serve: all (every tuple but rejected ones; pending ones are marked "
                        "unreviewed), accepted (reviewed: both judges agreed or a person approved) or pending "
                        "(flagged, awaiting review); default: the server's (all unless configured)")
@@ -77,7 +94,8 @@ class Ready(BaseModel):
     tuples: int = Field(examples=[193])
     cultures: list[str] = Field(examples=[["en", "zh"]])
     loaded_at: str = Field(description="UTC time this worker loaded the KB", examples=["2025-01-01T12:00:00+00:00"])
-    pid: int = Field(description="process id of the worker that answered (one per worker under `serve`)")
+    pid: int | None = Field(None, description="process id of the worker that answered (one per worker under "
+                            "`serve`); only for admin keys, or local clients when no keys are configured")
 
 
 class CultureOut(BaseModel):
@@ -101,12 +119,16 @@ class KBOut(BaseModel):
     """The served KB (/v1/kb): version, source, backend, embedder, manifest, stats and divergent concepts."""
 
     kb_version: str
-    kb_dir: str = Field(description="directory the KB was loaded from")
+    kb_dir: str | None = Field(None, description="directory the KB was loaded from; only for admin keys, or local "
+                               "clients when no keys are configured")
     backend: str
     embedder: str
     manifest: dict[str, Any] = Field(description="the KB's manifest.json (schema, label scheme, build config, counts)")
     stats: dict[str, Any] = Field(description="counts per culture, support histogram, label counts (kb_stats)")
     divergence: list[dict[str, Any]] = Field(description="the 10 concepts on which the cultures diverge most")
+    card: str | None = Field(default=None, description="the KB card (KB_CARD.md, Markdown: sources, licences, "
+                             "cultures, counts, judges and their kappa, review status, intended use, known limits); "
+                             "None when the KB has none (`culturekb kb card KB` writes it)")
 
 
 class TupleOut(BaseModel):
@@ -161,12 +183,12 @@ class LookupRequest(BaseModel):
         ]},
     )
 
-    concepts: list[str] = Field(
+    concepts: list[Text] = Field(
         min_length=1, max_length=HARD_MAX_BATCH, description="query concepts, short phrases",
         examples=[["full moon", "stormy sea"]],
     )
-    culture: str = Field(min_length=1, max_length=64, description="culture id or alias (see /v1/cultures)",
-                         examples=["en"])
+    culture: Text = Field(min_length=1, max_length=64, description="culture id or alias (see /v1/cultures)",
+                          examples=["en"])
     tau: float | None = Field(None, ge=0.0, le=1.0, description="cosine threshold of a semantic match "
                               "(default: the server's)", examples=[0.7])
     k: int = Field(1, ge=1, le=HARD_MAX_K, description="alternatives: up to k-1 further matches per concept",
@@ -215,10 +237,10 @@ class AugmentRequest(BaseModel):
         ]},
     )
 
-    prompt: str | None = Field(None, max_length=HARD_MAX_CHARS, description="the prompt to put the block before",
+    prompt: Text | None = Field(None, max_length=HARD_MAX_CHARS, description="the prompt to put the block before",
                                examples=["What emotion does this painting evoke?"])
-    culture: str = Field(min_length=1, max_length=64, examples=["zh"])
-    concepts: list[str] | None = Field(
+    culture: Text = Field(min_length=1, max_length=64, examples=["zh"])
+    concepts: list[Text] | None = Field(
         None, max_length=HARD_MAX_BATCH,
         description="concepts to retrieve (default: extracted from the prompt)", examples=[["full moon"]],
     )
@@ -283,7 +305,7 @@ class ReloadRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{}, {"kb_dir": "/srv/kb/v2"}]})
 
-    kb_dir: str | None = Field(None, min_length=1, max_length=4096,
+    kb_dir: Text | None = Field(None, min_length=1, max_length=4096,
                                description="KB directory to load (default: reload the one served now)")
 
 

@@ -64,6 +64,10 @@ class ApiSettings(BaseSettings):
     batch_max_wait_ms: float = Field(
         2.0, ge=0, le=1000, description="how long the first request of a batch waits for others (milliseconds)"
     )
+    max_in_flight: int = Field(
+        64, ge=1, description="most /v1 requests one worker serves at once; beyond, 503 with Retry-After at once "
+        "(health, metrics and admin routes are never refused)"
+    )
     batch_queue: int = Field(
         256, ge=1, description="most requests waiting for the encoder; beyond, 503 with Retry-After (overloaded)"
     )
