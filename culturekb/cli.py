@@ -21,6 +21,8 @@ from culturekb.errors import ConfigError, CultureKBError
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, inspect and serve cultural knowledge bases.")
 review_app = typer.Typer(no_args_is_help=True, help="Export flagged tuples for human review; import decisions.")
 app.add_typer(review_app, name="review")
+kb_app = typer.Typer(no_args_is_help=True, help="Describe a KB: its card, version, counts and harness arguments.")
+app.add_typer(kb_app, name="kb")
 
 out = Console(soft_wrap=True)
 err = Console(stderr=True, soft_wrap=True)
@@ -113,6 +115,46 @@ def inspect(
         out.print_json(json.dumps(res["json"], ensure_ascii=False))
     else:
         out.print(res["markdown"], markup=False)
+
+
+@kb_app.command("info")
+def kb_info(
+    kb: Annotated[Path, typer.Argument(help="KB directory")],
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Print a KB's version, label scheme, cultures, counts by review status, judges' kappa, card path and the
+    ready-to-paste lmms-eval model_args, inspect_ai solver args and VLMEvalKit kwargs."""
+    from culturekb.workflows import kb_info as info_job
+
+    info = _guard(lambda: info_job(kb))
+    if as_json:
+        out.print_json(json.dumps(info, ensure_ascii=False))
+        return
+    r, j, args = info["review"], info["judges"], info["harness_args"]
+    lines = [f"KB {info['kb_dir']}", f"  version: {info['kb_version']}",
+             f"  label scheme: {info['label_scheme']} ({', '.join(info['labels'])})",
+             f"  tuples: {info['tuples']} over {info['concepts']} concepts; accepted {r['accepted']}, approved "
+             f"{r['approved']}, pending {r['pending']}, rejected {r['rejected']} (flagged {r['flagged']})",
+             "  cultures:"]
+    lines += [f"    {c['id']} ({c['name']}): {c['tuples']} tuples (accepted {c['accepted']}, approved {c['approved']}, "
+              f"pending {c['pending']}, rejected {c['rejected']})" for c in info["cultures"]]
+    kappa = "unknown" if j["kappa"] is None else f"{j['kappa']} ({j['kappa_band']})"
+    lines += [f"  judges: {', '.join(map(str, j['judges'])) or 'none recorded'}; Cohen's kappa {kappa}",
+              f"  card: {info['card'] or 'none (write one with `culturekb kb card KB`)'}", "",
+              "lmms-eval --model culturekb --model_args:", f"  {args['lmms_eval']}",
+              "inspect eval ... --solver culturekb/culturekb_knowledge:", f"  {args['inspect_ai']}",
+              "VLMEvalKit (run_vlmevalkit / CultureKBVLM keyword arguments):", f"  {args['vlmevalkit']}"]
+    out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
+
+
+@kb_app.command("card")
+def kb_card(kb: Annotated[Path, typer.Argument(help="KB directory")]) -> None:
+    """(Re)write the KB card, KB_CARD.md, from the KB and its build report; your text outside the generated
+    markers is kept."""
+    from culturekb.workflows import kb_card as card_job
+
+    path = _guard(lambda: card_job(kb))
+    out.print(f"KB card written to {path}", markup=False, highlight=False, soft_wrap=True)
 
 
 @review_app.command("export")

@@ -168,6 +168,7 @@ def build_from_files(
     model of the `embedder` option, already loaded (the build then loads no copy of its own)."""
     from culturekb.builders.pipeline import BuildConfig, build_kb, make_components
     from culturekb.config import load_settings
+    from culturekb.kb.card import describe_sources
     from culturekb.kb.cultures import declare_cultures, load_cultures_file
 
     settings = load_settings(settings_file, cache_dir=cache_dir, base_url=options.get("base_url"))
@@ -186,7 +187,8 @@ def build_from_files(
     samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures)
     components = make_components(config, loaded_embedder) if loaded_embedder is not None else None
     return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress, components=components,
-                    extra_report={"dropped_no_majority": load_report["dropped_no_majority"]})
+                    extra_report={"dropped_no_majority": load_report["dropped_no_majority"],
+                                  "sources": describe_sources(paths, load_report["sources"])})  # KB card
 
 
 def inspect_kb(path: str | Path, top: int = 10) -> KBInspection:
@@ -208,6 +210,35 @@ def _plain(obj: Any) -> Any:
     import dataclasses
 
     return dataclasses.asdict(obj) if dataclasses.is_dataclass(obj) and not isinstance(obj, type) else obj
+
+
+def kb_info(kb_dir: str | Path) -> dict[str, Any]:
+    """What `culturekb kb info` shows: version, scheme, cultures with tuples by review status, judges and their
+    kappa, the card's path (None when the KB has none) and the ready-to-paste harness arguments
+    (`culturekb.inference.adapters.harness_args_for`: lmms-eval model_args, inspect_ai -S args, VLMEvalKit
+    kwargs)."""
+    from culturekb.inference.adapters import harness_args_for
+    from culturekb.kb.card import CARD, card_facts, read_report
+    from culturekb.kb.store import KnowledgeBase
+
+    directory = Path(kb_dir)
+    kb = KnowledgeBase.load(directory)
+    facts = card_facts(kb, read_report(directory))
+    card = directory / CARD
+    return {
+        "kb_dir": str(directory),
+        **{k: facts[k] for k in ("kb_version", "label_scheme", "labels", "tuples", "concepts", "cultures", "review",
+                                 "judges", "sources")},
+        "card": str(card) if card.is_file() else None,
+        "harness_args": harness_args_for(directory),
+    }
+
+
+def kb_card(kb_dir: str | Path) -> Path:
+    """(Re)generate `KB_CARD.md` of an existing KB, keeping the user's text outside the generated markers."""
+    from culturekb.kb.card import write_card
+
+    return write_card(kb_dir)
 
 
 def render_build_report(report: dict[str, Any]) -> str:

@@ -107,13 +107,19 @@ async def metrics(request: Request) -> Response:
 # -- knowledge ---------------------------------------------------------------------------------------------
 @v1_router.get("/kb", summary="Manifest and stats of the served KB", response_model=KBOut)
 def kb_info(request: Request) -> KBOut:
-    """The manifest, counts per culture, the support histogram and the most divergent concepts."""
+    """The manifest, counts per culture, the support histogram, the most divergent concepts and the KB card."""
+    from culturekb.kb.card import read_card
+
     state = _state(request)
     stats = state.stats
+    try:
+        card = read_card(state.kb_dir)  # read per request: an edited card shows without a reload
+    except CultureKBError:
+        card = None  # an unreadable card is the user's file to fix; the rest of /v1/kb still answers
     kb_dir = str(state.kb_dir) if shows_private(request) else None  # paths only for admin keys
     return KBOut(kb_version=state.kb_version, kb_dir=kb_dir, backend=state.backend,
                  embedder=state.embedder_id, manifest=stats["manifest"],
-                 stats=stats["stats"], divergence=stats["divergence"])
+                 stats=stats["stats"], divergence=stats["divergence"], card=card)
 
 
 @v1_router.get("/cultures", summary="Cultures of the served KB", response_model=CulturesOut)

@@ -126,6 +126,9 @@ class KBOut(BaseModel):
     manifest: dict[str, Any] = Field(description="the KB's manifest.json (schema, label scheme, build config, counts)")
     stats: dict[str, Any] = Field(description="counts per culture, support histogram, label counts (kb_stats)")
     divergence: list[dict[str, Any]] = Field(description="the 10 concepts on which the cultures diverge most")
+    card: str | None = Field(default=None, description="the KB card (KB_CARD.md, Markdown: sources, licences, "
+                             "cultures, counts, judges and their kappa, review status, intended use, known limits); "
+                             "None when the KB has none (`culturekb kb card KB` writes it)")
 
 
 class TupleOut(BaseModel):

@@ -77,7 +77,7 @@ def _is_stale(tmp: Path) -> bool:
     return age > _STALE_UNKNOWN_S
 
 
-_KB_TEMP_FILES = frozenset({TUPLES, MANIFEST, _WRITER, "build_report.json", "build_report.md"})
+_KB_TEMP_FILES = frozenset({TUPLES, MANIFEST, _WRITER, "build_report.json", "build_report.md", "KB_CARD.md"})
 
 
 def remove_stale_temp_dirs(directory: str | Path) -> list[Path]:
@@ -296,8 +296,12 @@ class KnowledgeBase:
         """Write the KB directory atomically: a crash leaves the old directory (or none), never half a KB.
 
         `extra_files` maps file names to text (written as is) or JSON-serialisable objects (e.g. a build report).
+        The KB card (`KB_CARD.md`, `culturekb.kb.card`) is written too, keeping the user's text of the card there.
         """
         directory = Path(directory)
+        from culturekb.kb.card import with_card  # the card is not versioned content: editing it changes no version
+
+        extra_files = with_card(self, directory, extra_files)
         not_a_kb = any(directory.iterdir()) and not (directory / MANIFEST).is_file() if directory.is_dir() else True
         if directory.exists() and not_a_kb:
             raise DataError(
