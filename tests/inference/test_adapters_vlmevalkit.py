@@ -142,3 +142,63 @@ def test_wrapper_checks_and_registry(kb_dirs, tsv):
     with pytest.raises(ConfigError, match="index 7.*culture 'sw' is not in this KB"):
         strict.build_prompt({"index": 7, "question": "storm", "culture": "sw",
                             "image_path": str(tsv.parent / "img0.png")}, "d")
+
+
+def _gpt4v(server):
+    """VLMEvalKit's own OpenAI-compatible API model, pointed at the scripted server."""
+    return {"class": "GPT4V", "model": "scripted", "api_base": f"{server.base_url}/chat/completions", "key": "k",
+            "retry": 1, "wait": 0, "img_size": -1}
+
+
+def _sent_texts(server):
+    out = []
+    for body in server.requests:
+        for m in body["messages"]:
+            if m["role"] == "user":
+                c = m["content"]
+                out.append(c if isinstance(c, str) else " ".join(p.get("text", "") for p in c if p["type"] == "text"))
+    return out
+
+
+def test_api_inner_model_end_to_end_writes_the_sidecar(kb_dirs, tsv, tmp_path, openai_server):
+    from culturekb.inference.adapters._sidecar import read_sidecar
+
+    kb, _ = kb_dirs
+    server = openai_server(["A"])
+    run = run_vlmevalkit(_gpt4v(server), tsv, kb, work_dir=tmp_path, prompt_language="en")
+    version = KnowledgeBase.load(kb).version
+    assert run.model_name == f"scripted_culturekb_{version}" and run.result_file.is_file()
+    texts = _sent_texts(server)
+    assert len(texts) == 2 and all(t.startswith("Notes from the annotations of people of the") for t in texts)
+    rows = {r["sample_id"]: r for r in read_sidecar(run.result_file.parent)}  # beside the predictions
+    assert set(rows) == {"0", "1"} and rows["1"]["tuple_ids"] == ["zh::bamboo", "zh::full moon"]
+    assert rows["0"]["block"] in " ".join(texts) and rows["0"]["dataset"] == "ckb_toy_mcq"
+    assert rows["1"]["language"] == "en" and rows["0"]["kb_version"] == version
+
+
+def test_config_json_route_through_run_py(kb_dirs, tsv, tmp_path, openai_server, monkeypatch):
+    """VLMEvalKit's run.py --config with a "class": "CultureKBVLM" model (registered by run_config first)."""
+    from culturekb.inference.adapters._sidecar import read_sidecar
+    from culturekb.inference.adapters.vlmevalkit import main, prepare_config, run_config
+
+    kb, _ = kb_dirs
+    server = openai_server(["B"])
+    monkeypatch.setenv("LMUData", str(tsv.parent))
+    config = {"model": {"api_ckb": {"class": "CultureKBVLM", "model": _gpt4v(server), "kb": str(kb)}},
+              "data": {"ckb_toy_mcq": {"class": "ImageMCQDataset", "dataset": "ckb_toy_mcq"}}}
+    work = tmp_path / "outputs"
+    prepared = run_config(config, work, ["--mode", "infer"])
+    version = KnowledgeBase.load(kb).version
+    [name] = prepared["model"]
+    assert name == f"api_ckb_culturekb_{version}" and prepared["model"][name] == {}
+    assert list((work / name).rglob(f"{name}_ckb_toy_mcq.xlsx")), "run.py wrote no predictions"
+    texts = _sent_texts(server)
+    assert len(texts) == 2 and {t[:5] for t in texts} == {"Notes", "以下注释来"}  # no prompt_language: each culture's
+    rows = read_sidecar(work / name)
+    assert sorted(r["sample_id"] for r in rows) == ["0", "1"] and rows[0]["harness"] == "vlmevalkit"
+
+    with pytest.raises(ConfigError, match='needs "model".*and "kb"'):
+        prepare_config({"model": {"x": {"class": "CultureKBVLM", "kb": str(kb)}}, "data": {}}, work)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{", encoding="utf-8")
+    assert main(["--config", str(bad)]) == 2
