@@ -3,6 +3,13 @@
 A key is the stable hash of (model id, messages, parameters, scope). Images travel inside messages as data
 URLs, so they hash by content. `scope` carries what else changes an answer's meaning, such as the KB version.
 Every `put` is committed at once (WAL journal), so a killed process loses at most the answer in flight.
+
+Why SQLite by hand and not diskcache (issue 14): measured side by side in one run
+(`benchmarks/bench_sqlite_caches.py`, n = 2000, diskcache 5.6.3, 2 loaded cores;
+benchmarks/results/sqlite_caches.md), diskcache took 3.1x as long for 2,000 puts committed one by one (0.658 s vs
+0.215 s) and 2.6x for 2,000 gets (0.108 s vs 0.042 s). It would also pickle any key or value that is not a plain
+str/bytes/number, so a shared cache folder would load pickles. The SQL here is one statement per operation; it
+stays.
 """
 
 from __future__ import annotations
