@@ -100,6 +100,16 @@ def test_user_text_survives_rebuild_and_regeneration_and_the_facts_are_refreshed
     assert "Checked by A. Person" in again and _generated(again) == _generated(text)
 
 
+def test_a_loaded_kb_saved_elsewhere_takes_its_card_along(tmp_path: Path) -> None:
+    """`culturekb review import KB queue --out NEW`: the new KB's card keeps the notes of the one it came from."""
+    _kb().save(tmp_path / "a")
+    card = tmp_path / "a" / CARD
+    card.write_text(card.read_text(encoding="utf-8") + "Reviewed twice.\n", encoding="utf-8")
+    kb = KnowledgeBase.load(tmp_path / "a")
+    kb.save(tmp_path / "b")
+    assert (tmp_path / "b" / CARD).read_text(encoding="utf-8").endswith("Reviewed twice.\n")
+
+
 def test_the_card_is_outside_the_versioned_content(built: dict[str, Path], default_embedder: Any) -> None:
     from culturekb.retrieval import open_retriever
 
