@@ -58,6 +58,9 @@ def build(
     judges: Annotated[str, typer.Option(help="two judges: lexicon, prototype or openai:MODEL")] = "lexicon,prototype",
     policy: Annotated[str, typer.Option(help="flagged tuples: pending | drop | keep")] = "pending",
     min_support: Annotated[int, typer.Option(help="minimum number of images per (concept, culture)")] = 2,
+    on_bad_answer: Annotated[str, typer.Option(
+        help="a model's bad answer after retries and re-asks: fail (stop; rerun resumes), skip (drop the tuple) or "
+             "flag (keep it flagged for review); the build report lists them")] = "fail",
     cultures_file: Annotated[Path | None, typer.Option(
         help="JSON or TOML file naming cultures (id, name, aliases, language, western); kept in the KB")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for openai:MODEL backends")] = None,
@@ -73,6 +76,7 @@ def build(
             data, out_dir, data_root=data_root, cache_dir=cache_dir, settings_file=config,
             scheme=scheme, cultures=_csv(cultures), split=None if split == "all" else split, concepts=concepts,
             rationales=rationales, judges=_csv(judges) or [], policy=policy, min_support=min_support,
+            on_bad_answer=on_bad_answer,
             base_url=base_url, cultures_file=cultures_file,
         )
 

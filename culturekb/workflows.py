@@ -185,7 +185,8 @@ def build_from_files(
     if cultures_file is not None:
         declare_cultures(load_cultures_file(cultures_file))
     samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures)
-    components = make_components(config, loaded_embedder) if loaded_embedder is not None else None
+    components = (make_components(config, loaded_embedder, cache_dir=settings.cache_dir)
+                  if loaded_embedder is not None else None)
     return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress, components=components,
                     extra_report={"dropped_no_majority": load_report["dropped_no_majority"],
                                   "sources": describe_sources(paths, load_report["sources"])})  # KB card

@@ -214,10 +214,11 @@ class CachedEmbedder:
         """Canonical batches: by token count (one count per batch) when known; else one text per batch for a
         local model (whose padding would make a vector depend on its batch-mates, and the batch-mates depend on
         what an interrupted build had already cached), by length then text for a remote one (`base_url`: its
-        vectors are the server's business)."""
+        vectors are the server's business) or one that says its vectors do not depend on the batch
+        (`batch_invariant = True`)."""
         if self.lengths is None:
             ordered = sorted(texts, key=lambda t: (len(t), t))
-            if getattr(self.inner, "base_url", None) is None:
+            if getattr(self.inner, "base_url", None) is None and not getattr(self.inner, "batch_invariant", False):
                 step = 1
             return [ordered[i : i + step] for i in range(0, len(ordered), step)]
         counts = dict(zip(texts, self.lengths(texts), strict=True))

@@ -34,8 +34,9 @@ class RationaleGenerator(Protocol):
 
     id: str
 
-    def generate(self, requests: Sequence[RationaleRequest]) -> list[list[str]]:
-        """Short rationales per request, in input order (may be empty when nothing supports the label)."""
+    def generate(self, requests: Sequence[RationaleRequest]) -> Sequence[list[str] | None]:
+        """Short rationales per request, in input order (may be empty when nothing supports the label); None for a
+        request a model gave no valid answer for, under a bad-answer policy of skip or flag."""
         ...
 
 

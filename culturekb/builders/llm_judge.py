@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from culturekb._io import stable_hash
+from culturekb.builders._faults import BAD_ANSWER_DETAIL, FaultLog, settle
 from culturekb.builders.base import JudgeInput
 from culturekb.builders.rationales import culture_display_name
-from culturekb.errors import ModelOutputError
 from culturekb.kb.schema import JudgeVerdict
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 from culturekb.models.base import ModelClient
-from culturekb.models.json_output import complete_json_batch
+from culturekb.models.json_output import complete_json_each
 from culturekb.text.prompts import PromptTemplate, load_prompt
 
 __all__ = ["LLMJudge"]
@@ -42,8 +42,10 @@ class LLMJudge:
 
     The prompt is a data file (`judge.<language>.txt`, or your own template path) with the placeholders
     {rationales} and {labels}, and optionally {concept} and {culture}. The whole batch goes through
-    `client.complete_many`; an answer that is not valid JSON or names no label of the scheme is retried, then
-    raises ModelOutputError. Items without rationales are not sent and get label None.
+    `client.complete_many`; an answer that is not valid JSON or names no label of the scheme is asked again, then
+    follows the bad-answer policy of `faults` (fail: ModelOutputError naming the item; skip/flag: a verdict with
+    label None whose detail starts with `BAD_ANSWER_DETAIL`). Items without rationales are not sent and get label
+    None.
     """
 
     _REQUIRED = ("rationales", "labels")
@@ -67,6 +69,8 @@ class LLMJudge:
         self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         self.culture_name = culture_name
         self.template: PromptTemplate = load_prompt(prompt, language, required=self._REQUIRED, allowed=self._ALLOWED)
+        self.faults = FaultLog()
+        """Re-asks and bad answers, and the policy for them (the build sets its own log here)."""
         self.id = f"llm-judge:{client.id}:{self.template.id}:{self.scheme.name}:{stable_hash(self.params)[:8]}"
 
     def _label(self, label: str) -> str:
@@ -92,16 +96,17 @@ class LLMJudge:
         ]
         if not todo:
             return out
-        try:
-            answers = complete_json_batch(
-                self.client,
-                [self.messages(items[i]) for i in todo],
-                _validate_judgement(self.scheme),
-                retries=self.retries,
-                **self.params,
-            )
-        except ModelOutputError as exc:
-            raise ModelOutputError(f"LLM judge {self.client.id}: {exc}") from exc
-        for i, (label, reason) in zip(todo, answers, strict=True):
+        answers = complete_json_each(
+            self.client, [self.messages(items[i]) for i in todo], _validate_judgement(self.scheme),
+            retries=self.retries, **self.params,
+        )
+        names = [f"concept {items[i].concept!r} (culture {items[i].culture}, {items[i].label})" for i in todo]
+        values = settle(answers, names, f"LLM judge {self.client.id}", self.faults)
+        for i, value, answer in zip(todo, values, answers, strict=True):
+            if value is None:
+                out[i] = JudgeVerdict(judge=self.id, label=None, agrees=False,
+                                      detail=f"{BAD_ANSWER_DETAIL} ({self.faults.policy}): {answer.error}")
+                continue
+            label, reason = value
             out[i] = JudgeVerdict(judge=self.id, label=label, agrees=label == items[i].label, detail=reason)
         return out

@@ -20,6 +20,7 @@ from tqdm.auto import tqdm
 
 from culturekb import registry
 from culturekb._io import stable_hash
+from culturekb.builders._faults import BAD_ANSWER_DETAIL, BAD_ANSWER_POLICIES, FaultLog, client_counts, model_report
 from culturekb.builders._stepcache import CachedEmbedder, StepCache
 from culturekb.builders.base import ConceptExtractor, Judge, JudgeInput, RationaleGenerator, RationaleRequest
 from culturekb.builders.validation import POLICIES, apply_verdicts, judge_inputs
@@ -61,6 +62,14 @@ class BuildConfig(BaseModel):
     base_url: str | None = None
     max_concurrency: int = 8
     chunk_size: int = 64
+    on_bad_answer: str = Field(default="fail", description="a model's bad answer: fail | skip | flag")
+
+    @field_validator("on_bad_answer")
+    @classmethod
+    def _on_bad_answer(cls, v: str) -> str:
+        if v not in BAD_ANSWER_POLICIES:
+            raise ValueError(f"on_bad_answer must be one of {list(BAD_ANSWER_POLICIES)}")
+        return v
 
     @field_validator("policy")
     @classmethod
@@ -106,11 +115,14 @@ class BuildResult:
     report: dict[str, Any]
 
 
-def make_components(config: BuildConfig, embedder: Embedder | None = None) -> BuildComponents:
-    """Construct the backends named in the config (model clients share one response cache per spec).
+def make_components(config: BuildConfig, embedder: Embedder | None = None,
+                    cache_dir: str | Path | None = None) -> BuildComponents:
+    """Construct the backends named in the config (one client per spec).
 
     `embedder`: an embedder already loaded for `config.embedder`, used instead of loading another copy (a job that
-    also indexes and retrieves loads its model once)."""
+    also indexes and retrieves loads its model once). `cache_dir`: OpenAI-compatible clients answer through the
+    response cache ``<cache_dir>/build_responses.sqlite`` (keyed by model, messages and parameters), so a build
+    resumed after a failure or a kill pays for no answer it already received."""
     from culturekb.builders.concepts import make_concept_extractor
     from culturekb.builders.judges import make_judge
     from culturekb.builders.rationales import ExtractiveRationaleGenerator, LLMRationaleGenerator
@@ -125,9 +137,18 @@ def make_components(config: BuildConfig, embedder: Embedder | None = None) -> Bu
             embedder = make_embedder(config.embedder)
         return embedder
 
+    responses: Any = None
+
     def client(spec: str) -> Any:
+        nonlocal responses
         if spec not in clients:
-            clients[spec] = make_client(spec, base_url=config.base_url, max_concurrency=config.max_concurrency)
+            kw: dict[str, Any] = {"max_concurrency": config.max_concurrency}
+            if cache_dir is not None and registry.split_spec(spec)[0] == "openai":
+                from culturekb.models.cache import ResponseCache
+
+                responses = responses or ResponseCache(Path(cache_dir) / BUILD_RESPONSES)
+                kw["cache"] = responses
+            clients[spec] = make_client(spec, base_url=config.base_url, **kw)
         return clients[spec]
 
     opts = _extractor_options(config)
@@ -154,6 +175,10 @@ def make_components(config: BuildConfig, embedder: Embedder | None = None) -> Bu
         else:  # an offline judge, or an unknown spec that make_judge reports with every valid form
             judges.append(make_judge(spec, scheme=scheme))
     return BuildComponents(extractor, generator, judges, list(clients.values()))
+
+
+BUILD_RESPONSES = "build_responses.sqlite"
+"""The build's response cache file, in the cache directory."""
 
 
 def _extractor_options(config: BuildConfig) -> dict[str, Any]:
@@ -199,7 +224,7 @@ def _run_cached(
     step: str,
     items: Sequence[T],
     keys: Sequence[str],
-    compute: Callable[[list[T]], list[Any]],
+    compute: Callable[[list[T]], Sequence[Any]],
     chunk_size: int,
     stats: _StepStats,
     progress: bool,
@@ -212,14 +237,15 @@ def _run_cached(
     stats.cached += len(keys) - len(todo)
     if prepare is not None and todo:  # e.g. embed every distinct text of the step in one pass
         prepare([items[i] for i in todo])
-    bar = tqdm(total=len(todo), desc=step, unit="item", disable=not progress or not todo, leave=False)
+    bar = tqdm(total=len(todo), desc=step, unit="item", disable=not progress or not todo, leave=True)  # summary
     try:
         for start in range(0, len(todo), chunk_size):
             idx = todo[start : start + chunk_size]
             outs = compute([items[i] for i in idx])
             if len(outs) != len(idx):
                 raise DataError(f"step {step!r} returned {len(outs)} results for {len(idx)} inputs")
-            cache.put_many(step, [(keys[i], o) for i, o in zip(idx, outs, strict=True)])
+            # None: no valid answer (a bad-answer policy of skip or flag): not cached, a later build asks again
+            cache.put_many(step, [(keys[i], o) for i, o in zip(idx, outs, strict=True) if o is not None])
             found.update((keys[i], o) for i, o in zip(idx, outs, strict=True))
             stats.computed += len(idx)
             bar.update(len(idx))
@@ -260,9 +286,14 @@ def _prefetch(component: Any) -> Callable[[list[Any]], Any] | None:
 
 def _verdicts_as_json(judge: Judge) -> Callable[[list[JudgeInput]], list[Any]]:
     def run(batch: list[JudgeInput]) -> list[Any]:
-        return [v.model_dump(mode="json") for v in judge.judge(batch)]
+        return [None if _no_answer(v) else v.model_dump(mode="json") for v in judge.judge(batch)]
 
     return run
+
+
+def _no_answer(verdict: JudgeVerdict) -> bool:
+    """A verdict a model judge gave for lack of a valid answer (not cached; the tuple is flagged)."""
+    return verdict.label is None and verdict.detail.startswith(BAD_ANSWER_DETAIL)
 
 
 def _sample_key(s: Sample) -> dict[str, Any]:
@@ -353,8 +384,13 @@ def build_kb(
         if s.label not in scheme.labels:
             raise DataError(f"sample {s.id}: label {s.label!r} is not in scheme {scheme.name!r}: {list(scheme.labels)}")
 
-    components = components or make_components(config)
+    components = components or make_components(config, cache_dir=cache_dir)
     calls_before = components.model_calls()
+    counts_before = client_counts(components.clients)
+    faults = FaultLog(policy=config.on_bad_answer)
+    for component in (components.generator, *components.judges):
+        if isinstance(getattr(component, "faults", None), FaultLog):
+            component.faults = faults  # type: ignore[attr-defined]
     cache = StepCache(Path(cache_dir) / "steps.sqlite" if cache_dir else None)
     stats: dict[str, _StepStats] = defaultdict(_StepStats)
     gen, judges = components.generator, list(components.judges)
@@ -383,7 +419,7 @@ def build_kb(
             RationaleRequest(a.concept, a.culture, a.label, dict(a.distribution), a.support, tuple(ev))
             for a, (ev, _) in zip(associations, evidence, strict=True)
         ]
-        rationales: list[list[str]] = _run_cached(
+        rationales: list[list[str] | None] = _run_cached(
             cache, "rationales", requests,
             [stable_hash([gen.id, r.concept, r.culture, r.label, r.distribution, r.evidence]) for r in requests],
             lambda batch: gen.generate(batch), config.chunk_size, stats["rationales"], progress, _prefetch(gen),
@@ -392,11 +428,13 @@ def build_kb(
         tuples = [
             KnowledgeTuple(
                 concept=a.concept, culture=a.culture, label=a.label, distribution=dict(a.distribution),
-                support=a.support, rationales=list(r),
+                support=a.support, rationales=list(r or []),
                 provenance={"split": config.split, "build_id": build_id, "extractor": ex.id, "generator": gen.id,
-                            "judges": [j.id for j in components.judges], "evidence": source},
+                            "judges": [j.id for j in components.judges],
+                            "evidence": "no valid answer" if r is None else source},
             )
             for a, r, (_, source) in zip(associations, rationales, evidence, strict=True)
+            if r is not None or config.on_bad_answer != "skip"  # skip: no tuple; flag: kept, flagged (no evidence)
         ]
 
         # 4. dual-judge reverse validation
@@ -408,7 +446,11 @@ def build_kb(
                 [stable_hash([j.id, i.concept, i.culture, list(i.rationales), i.label]) for i in inputs],
                 _verdicts_as_json(j), config.chunk_size, stats["judges"], progress, _prefetch(j), f"judge{n}",
             )
-            per_judge.append([JudgeVerdict.model_validate(v) for v in raw])
+            per_judge.append([
+                JudgeVerdict(judge=j.id, label=None, agrees=False,
+                             detail=f"{BAD_ANSWER_DETAIL} ({config.on_bad_answer})")
+                if v is None else JudgeVerdict.model_validate(v) for v in raw
+            ])
         verdicts = [[pj[i] for pj in per_judge] for i in range(len(tuples))]
         outcome = apply_verdicts(tuples, verdicts, config.policy)
     finally:
@@ -432,6 +474,9 @@ def build_kb(
                      time.perf_counter() - t_start, extra_report or {})
     if extractions is not None:
         report["dropped_concepts"] = summarise_drops(labelled, extractions)
+    report["model"] = model_report(components.clients, faults, counts_before)
+    report["runs"] = _runs(out, report)
+    report["model_calls_all_runs"] = sum(int(r.get("model_calls", 0)) for r in report["runs"])
     if vector_embedders:
         report["embeddings"] = {"embedded": sum(e.encoded for e in vector_embedders),
                                 "from_vector_cache": sum(e.from_cache for e in vector_embedders),
@@ -441,6 +486,44 @@ def build_kb(
 
         kb.save(out, extra_files={"build_report.json": report, "build_report.md": render_report_markdown(report)})
     return BuildResult(kb, report)
+
+
+_MAX_RUNS = 50
+
+
+def _runs(out: str | Path | None, report: dict[str, Any]) -> list[dict[str, Any]]:
+    """The per-run history of the KB directory `out`: the runs its previous build report recorded (a report older
+    than the history counts as one run), then this one. A rerun that computes nothing so keeps what earlier runs
+    paid for instead of overwriting it with zeros."""
+    import datetime as dt
+    import json
+
+    previous: list[dict[str, Any]] = []
+    path = Path(out) / "build_report.json" if out is not None else None
+    if path is not None and path.is_file():
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            old = None
+        if isinstance(old, dict):
+            runs = old.get("runs")
+            if isinstance(runs, list):
+                previous = [r for r in runs if isinstance(r, dict)]
+            else:
+                previous = [{"kb_version": old.get("kb_version"), "model_calls": old.get("model_calls", 0)}]
+    model = report.get("model", {})
+    this = {
+        "finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "kb_version": report["kb_version"],
+        "model_calls": report["model_calls"],
+        "cache_hits": model.get("cache_hits", 0),
+        "retries_by_cause": {k: v for k, v in model.get("retries_by_cause", {}).items() if v},
+        "reasks": model.get("reasks", 0),
+        "bad_answers": len(model.get("bad_answers", [])),
+        "computed": {k: v["computed"] for k, v in report["steps"].items()},
+        "wall_time_s": report["wall_time_s"],
+    }
+    return [*previous, this][-_MAX_RUNS:]
 
 
 def _report(

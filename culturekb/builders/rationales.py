@@ -22,12 +22,13 @@ from typing import Any
 import numpy as np
 
 from culturekb._io import stable_hash
+from culturekb.builders._faults import FaultLog, settle
 from culturekb.builders.base import RationaleRequest
-from culturekb.errors import ConfigError, ModelOutputError
+from culturekb.errors import ConfigError
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 from culturekb.models.base import Embedder, ModelClient
-from culturekb.models.json_output import complete_json_batch
+from culturekb.models.json_output import complete_json_each
 from culturekb.text.prompts import PromptTemplate, load_prompt
 
 __all__ = [
@@ -268,8 +269,8 @@ class LLMRationaleGenerator:
     The prompt is a data file (`rationale_generation.<language>.txt`, or your own template path) with the
     placeholders {concept}, {culture}, {distribution}, {dominant_emotion} and optionally {max_rationales},
     {labels}. The whole batch goes through `client.complete_many`; each answer must be a JSON list of 1 to
-    `max_rationales` non-empty strings of at most 300 characters, else it is retried and finally raises
-    ModelOutputError.
+    `max_rationales` non-empty strings of at most 300 characters, else it is asked again and finally follows the
+    bad-answer policy of `faults` (fail: ModelOutputError naming the item; skip/flag: None for the item).
     """
 
     _REQUIRED = ("concept", "culture", "distribution", "dominant_emotion")
@@ -297,6 +298,8 @@ class LLMRationaleGenerator:
         self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         self.culture_name = culture_name
         self.template: PromptTemplate = load_prompt(prompt, language, required=self._REQUIRED, allowed=self._ALLOWED)
+        self.faults = FaultLog()
+        """Re-asks and bad answers, and the policy for them (the build sets its own log here)."""
         self.id = (
             f"llm-rationales:{client.id}:{self.template.id}:{self.scheme.name}:n{max_rationales}"
             f":{stable_hash(self.params)[:8]}"
@@ -319,14 +322,17 @@ class LLMRationaleGenerator:
         )
         return [{"role": "user", "content": text}]
 
-    def generate(self, requests: Sequence[RationaleRequest]) -> list[list[str]]:
-        """One batched chat call per request; each answer is a validated JSON list of rationales."""
+    def generate(self, requests: Sequence[RationaleRequest]) -> list[list[str] | None]:
+        """One batched chat call per request; each answer is a validated JSON list of rationales. A request
+        without a valid answer gets None under a `faults` policy of skip or flag (see `culturekb.builders._faults`);
+        under fail (the default), and for a call that failed, the build stops naming the item."""
         if not requests:
             return []
         batch = [self.messages(r) for r in requests]
-        try:
-            return complete_json_batch(
-                self.client, batch, _validate_rationales(self.max_rationales), retries=self.retries, **self.params
-            )
-        except ModelOutputError as exc:
-            raise ModelOutputError(f"rationale generation with {self.client.id}: {exc}") from exc
+        answers = complete_json_each(
+            self.client, batch, _validate_rationales(self.max_rationales), retries=self.retries, **self.params
+        )
+        items = [f"concept {r.concept!r} (culture {r.culture}, {r.label})" for r in requests]
+        values: list[list[str] | None] = settle(answers, items, f"rationale generation with {self.client.id}",
+                                                self.faults)
+        return values

@@ -51,6 +51,33 @@ def _dropped_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _model_lines(report: dict[str, Any]) -> list[str]:
+    """The model accounting: requests, answers, cache hits, retries by cause, re-asks, bad answers and what the
+    policy did with them, and the runs recorded for this KB directory."""
+    model = report.get("model")
+    lines: list[str] = []
+    if model and (model.get("attempts") or model.get("cache_hits") or model.get("items_asked")):
+        causes = ", ".join(f"{k} {v}" for k, v in (model.get("retries_by_cause") or {}).items() if v) or "none"
+        failed = ", ".join(f"{k} {v}" for k, v in (model.get("failures_by_cause") or {}).items() if v) or "none"
+        lines.append(f"- model requests: {model.get('attempts', 0)} for {model.get('items_asked', 0)} items "
+                     f"(answers {model.get('answers', 0)}, from the response cache {model.get('cache_hits', 0)}); "
+                     f"retries by cause: {causes}; calls failed after retries: {failed}; "
+                     f"re-asks for invalid JSON: {model.get('reasks', 0)}")
+        bad = model.get("bad_answers") or []
+        lines.append(f"- bad answers: {len(bad)} (on-bad-answer {model.get('on_bad_answer')}: skipped "
+                     f"{model.get('skipped', 0)}, flagged {model.get('flagged', 0)})")
+        for b in bad[:20]:
+            lines.append(f"  - {b['action']}: {b['step']}: {b['item']} ({b['asks']} answer(s), {b['requests']} "
+                         "request(s))")
+        if len(bad) > 20:
+            lines.append(f"  - ... and {len(bad) - 20} more (build_report.json lists them all)")
+    runs = report.get("runs") or []
+    if len(runs) > 1:
+        lines.append(f"- runs recorded for this KB directory: {len(runs)}; model calls over all runs: "
+                     f"{report.get('model_calls_all_runs', 0)}")
+    return lines
+
+
 def render_report_markdown(report: dict[str, Any]) -> str:
     """The build report as Markdown: counts, flagged rate and policy, judges and their kappa, no-evidence counts,
     model calls, time, and the concept candidates dropped per culture and reason."""
@@ -64,6 +91,7 @@ def render_report_markdown(report: dict[str, Any]) -> str:
         _kappa_line(report),
         *_evidence_lines(report),
         f"- model calls: {report['model_calls']}; wall time: {report['wall_time_s']:.1f} s",
+        *_model_lines(report),
         "",
         "| culture | samples | tuples | rationales | flagged |",
         "|---|---:|---:|---:|---:|",

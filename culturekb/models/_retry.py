@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from itertools import count
 from typing import Any, TypeVar
 
-from culturekb.errors import ProviderError
+from culturekb.errors import ModelOutputError, ProviderError
 
-__all__ = ["RetryPolicy", "Retrier", "Failure", "HTTPStatusError", "classify", "classify_status",
-           "describe_failure"]
+__all__ = ["RetryPolicy", "Retrier", "Failure", "HTTPStatusError", "BadAnswerError", "classify", "classify_status",
+           "describe_failure", "retry_cause", "RETRY_CAUSES"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ class Failure:
     """One failed attempt, classified."""
 
     kind: str
-    """'timeout', 'connection', 'status' or 'other'."""
+    """'timeout', 'connection', 'status', 'malformed' (a 2xx answer that is not what the API sends) or 'other'."""
     retryable: bool
     status: int | None = None
     retry_after_s: float | None = None
@@ -72,6 +72,31 @@ class HTTPStatusError(Exception):
         self.status = status
         self.body = body
         self.headers: Mapping[str, str] = headers if headers is not None else {}
+
+
+class BadAnswerError(Exception):
+    """A 2xx answer whose body is not what the API sends (an HTML page from a proxy, truncated JSON ...): retried
+    like a server error, since the next attempt usually reaches the model; a lasting one is a ModelOutputError."""
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+
+
+RETRY_CAUSES = ("timeout", "429", "5xx", "connection", "malformed", "other")
+"""The causes a retry is counted under (`retry_cause`)."""
+
+
+def retry_cause(failure: Failure) -> str:
+    """The cause a failed attempt is counted under: timeout, 429, 5xx, connection, malformed (a 2xx answer that
+    is not a chat completion: an HTML page, broken JSON) or other (408, 409 ...)."""
+    if failure.kind in ("timeout", "connection", "malformed"):
+        return failure.kind
+    if failure.status == 429:
+        return "429"
+    if failure.status is not None and failure.status >= 500:
+        return "5xx"
+    return "other"
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -154,6 +179,8 @@ def classify(exc: BaseException) -> Failure | None:
     """
     if isinstance(exc, HTTPStatusError):
         return classify_status(exc.status, exc.body, exc.headers)
+    if isinstance(exc, BadAnswerError):
+        return Failure("malformed", True, detail=exc.detail)
     import openai
 
     if isinstance(exc, openai.APIConnectionError):  # APITimeoutError is a subclass
@@ -182,6 +209,9 @@ def describe_failure(failure: Failure, model: str, base_url: str, *, api_key_env
         fix = f"set a valid API key in the environment variable {api_key_env}"
     elif status == 404:
         fix = f"check the model name and base_url; GET {base_url.rstrip('/')}/models lists the models the server serves"
+    elif failure.kind == "malformed":
+        fix = ("check that base_url points at an OpenAI-compatible /v1 endpoint (not a web page or a proxy's login "
+               "page), or retry later")
     elif status == 429:
         fix = "lower max_concurrency or raise max_retries/backoff_s; the server is rate limiting"
     elif status is not None and status >= 500:
@@ -193,22 +223,34 @@ def describe_failure(failure: Failure, model: str, base_url: str, *, api_key_env
     return f"{where}: {failure.detail}. Fix: {fix}"
 
 
+E = TypeVar("E", bound=BaseException)
+
+
+def _with_attempts(error: E, attempts: int) -> E:
+    """`error` with `attempts` (requests the server saw for the call) attached, for the callers' accounting."""
+    error.attempts = attempts  # type: ignore[attr-defined]
+    return error
+
+
 class Retrier:
     """Runs one request with the retry policy: transient failures wait (`RetryPolicy.delay`) and try again.
 
     `what` names the callee in messages (``model``, ``embedding model``); `label` is the caller's id in logs;
     `unexpected_fix` is the advice for an exception `classify` does not know. `on_attempt` and `on_retry` are
-    called before every attempt and before every retry (for the callers' counters).
+    called before every attempt and before every retry (for the callers' counters); `on_failure` with each failed
+    attempt's `Failure` (retried or not: the cause counts). The error raised at the end carries `attempts`, the
+    number of requests the server saw for this call; a lasting malformed answer raises ModelOutputError.
     """
 
     def __init__(self, policy: RetryPolicy, *, what: str, model: str, base_url: str, api_key_env: str,
                  timeout_s: float, label: str, unexpected_fix: str = "",
-                 on_attempt: Callable[[], None] | None = None, on_retry: Callable[[], None] | None = None) -> None:
+                 on_attempt: Callable[[], None] | None = None, on_retry: Callable[[], None] | None = None,
+                 on_failure: Callable[[Failure], None] | None = None) -> None:
         self.policy = policy
         self.what, self.model, self.base_url = what, model, base_url
         self.api_key_env, self.timeout_s, self.label = api_key_env, timeout_s, label
         self.unexpected_fix = unexpected_fix
-        self.on_attempt, self.on_retry = on_attempt, on_retry
+        self.on_attempt, self.on_retry, self.on_failure = on_attempt, on_retry, on_failure
         self._rng = random.Random()  # jitter only; it never changes an answer
 
     def _begin(self) -> None:
@@ -221,14 +263,18 @@ class Retrier:
         failure = classify(exc)
         if failure is None:
             fix = f". Fix: {self.unexpected_fix}" if self.unexpected_fix else ""
-            raise ProviderError(f"{self.what} '{self.model}' at {self.base_url}: unexpected {type(exc).__name__}: "
-                                f"{exc}{fix}") from exc
+            raise _with_attempts(ProviderError(f"{self.what} '{self.model}' at {self.base_url}: unexpected "
+                                               f"{type(exc).__name__}: {exc}{fix}"), attempt + 1) from exc
+        if self.on_failure is not None:
+            self.on_failure(failure)
         message = describe_failure(failure, self.model, self.base_url, api_key_env=self.api_key_env,
                                    timeout_s=self.timeout_s)
+        error = ModelOutputError if failure.kind == "malformed" else ProviderError
         if not failure.retryable:
-            raise ProviderError(message) from exc
+            raise _with_attempts(error(f"{message} (in 1 attempt)" if attempt == 0 else
+                                       f"{message} (after {attempt + 1} attempts)"), attempt + 1) from exc
         if attempt >= self.policy.max_retries:
-            raise ProviderError(f"{message} (gave up after {attempt + 1} attempts)") from exc
+            raise _with_attempts(error(f"{message} (gave up after {attempt + 1} attempts)"), attempt + 1) from exc
         delay = self.policy.delay(attempt, self._rng, failure.retry_after_s)
         logger.info("%s: %s; retry %d/%d in %.2fs", self.label, failure.detail, attempt + 1, self.policy.max_retries,
                     delay)

@@ -23,6 +23,8 @@ class ModelResponse:
     cached: bool = False
     usage: dict[str, int] = field(default_factory=dict)
     latency_s: float = 0.0
+    attempts: int = 1
+    """Requests the server saw for this answer (retries included); 0 for an answer served from a cache."""
 
 
 @runtime_checkable

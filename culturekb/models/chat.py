@@ -32,8 +32,16 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from culturekb.errors import ConfigError, CultureKBError, ModelOutputError
-from culturekb.models._retry import HTTPStatusError, Retrier, RetryPolicy
+from culturekb.errors import ConfigError, CultureKBError
+from culturekb.models._retry import (
+    RETRY_CAUSES,
+    BadAnswerError,
+    Failure,
+    HTTPStatusError,
+    Retrier,
+    RetryPolicy,
+    retry_cause,
+)
 from culturekb.models.base import Message, ModelResponse
 from culturekb.models.cache import ResponseCache
 
@@ -256,7 +264,10 @@ class OpenAICompatClient:
 
     `max_concurrency` bounds requests in flight per event loop (the synchronous methods share one private loop).
     `calls` counts HTTP requests sent (retries included), `retries` the retried ones, `cache_hits` answers served
-    from the cache. `http_backend`: "direct" (plain aiohttp, the leanest), "aiohttp" (the `openai` SDK over
+    from the cache, `answers` the answers received, `failures` the calls that failed after their retries;
+    `retries_by_cause` and `failures_by_cause` split them by `_retry.retry_cause` (`fault_counts` gives them all).
+    A 2xx answer that is not a chat completion (an HTML page, broken JSON) is retried like a 5xx.
+    `http_backend`: "direct" (plain aiohttp, the leanest), "aiohttp" (the `openai` SDK over
     aiohttp), "httpx" (the SDK over httpx) or "auto" ("direct" when aiohttp is installed, else "httpx");
     `transport` names the one in use.
     The API key is read from the environment variable `api_key_env`; without one, "EMPTY" is sent, which local
@@ -306,6 +317,11 @@ class OpenAICompatClient:
         self.calls = 0
         self.cache_hits = 0
         self.retries = 0
+        self.answers = 0
+        self.failures = 0
+        self.retries_by_cause: dict[str, int] = dict.fromkeys(RETRY_CAUSES, 0)
+        self.failures_by_cause: dict[str, int] = dict.fromkeys(RETRY_CAUSES, 0)
+        self._last_failure: dict[int, Failure] = {}
         self._counter_lock = threading.Lock()
         self._states_lock = threading.Lock()
         self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
@@ -315,7 +331,8 @@ class OpenAICompatClient:
         self._retrier = Retrier(self.retry, what="model", model=model, base_url=self.base_url,
                                 api_key_env=api_key_env, timeout_s=timeout_s, label=self.id,
                                 unexpected_fix="check that the server speaks the OpenAI chat completions API",
-                                on_attempt=lambda: self._count("calls"), on_retry=lambda: self._count("retries"))
+                                on_attempt=lambda: self._count("calls"), on_retry=lambda: self._count("retries"),
+                                on_failure=self._note_failure)
 
     # -- plumbing ---------------------------------------------------------------------------------------------
 
@@ -349,6 +366,22 @@ class OpenAICompatClient:
         with self._counter_lock:
             setattr(self, name, getattr(self, name) + 1)
 
+    def _note_failure(self, failure: Failure) -> None:
+        """Count a failed attempt under its cause as a retry; `_request` moves the last one to the failures when
+        the call fails in the end."""
+        task = asyncio.current_task()
+        with self._counter_lock:
+            self._last_failure[id(task)] = failure
+            self.retries_by_cause[retry_cause(failure)] += 1
+
+    def fault_counts(self) -> dict[str, Any]:
+        """What this client's calls cost and met: requests sent (attempts), answers, cache hits, retries and final
+        failures by cause (timeout, 429, 5xx, connection, malformed, other)."""
+        with self._counter_lock:
+            return {"attempts": self.calls, "answers": self.answers, "cache_hits": self.cache_hits,
+                    "retries": self.retries, "retries_by_cause": dict(self.retries_by_cause),
+                    "failures": self.failures, "failures_by_cause": dict(self.failures_by_cause)}
+
     # -- ModelClient ------------------------------------------------------------------------------------------
 
     async def acomplete(self, messages: list[Message], **params: Any) -> ModelResponse:
@@ -364,7 +397,8 @@ class OpenAICompatClient:
             entry = self.cache.get(key)
             if entry is not None:
                 self._count("cache_hits")
-                return ModelResponse(text=entry.text, model=self.id, cached=True, usage=entry.meta.get("usage", {}))
+                return ModelResponse(text=entry.text, model=self.id, cached=True, usage=entry.meta.get("usage", {}),
+                                     attempts=0)
         state = self._state()
         async with state.semaphore:
             response = await self._request(state.transport, messages, params)
@@ -423,14 +457,32 @@ class OpenAICompatClient:
 
     async def _request(self, transport: _Transport, messages: list[Message], params: dict[str, Any]) -> ModelResponse:
         body = _request_body(self.model, messages, params)
+        attempts = 0
 
-        async def attempt() -> tuple[str, float]:
+        async def attempt() -> ModelResponse:
+            nonlocal attempts
+            attempts += 1
             started = time.perf_counter()
             raw = await transport.post(body)
-            return raw, time.perf_counter() - started
+            return self._parse(raw, time.perf_counter() - started)  # a 2xx page that is no answer is retried
 
-        raw, latency = await self._retrier.acall(attempt)
-        return self._parse(raw, latency)
+        key = id(asyncio.current_task())
+        try:
+            response = await self._retrier.acall(attempt)
+        except CultureKBError:
+            with self._counter_lock:
+                failure = self._last_failure.pop(key, None)
+                self.failures += 1
+                cause = "other" if failure is None else retry_cause(failure)
+                if failure is not None:  # counted as a retry when it failed; it was the last attempt
+                    self.retries_by_cause[cause] -= 1
+                self.failures_by_cause[cause] += 1
+            raise
+        with self._counter_lock:
+            self.answers += 1
+            self._last_failure.pop(key, None)
+        return ModelResponse(text=response.text, model=response.model, usage=response.usage,
+                             latency_s=response.latency_s, attempts=attempts)
 
     def _parse(self, raw: str, latency: float) -> ModelResponse:
         try:
@@ -438,10 +490,8 @@ class OpenAICompatClient:
             choice = data["choices"][0]
             text = choice["message"].get("content")
         except (ValueError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ModelOutputError(
-                f"model '{self.model}' at {self.base_url}: the answer is not a chat completion "
-                f"(no choices[0].message): {raw[:200]!r}. Fix: check that base_url points at an "
-                "OpenAI-compatible /v1 endpoint"
+            raise BadAnswerError(
+                f"the answer is not a chat completion (no choices[0].message): {raw[:200]!r}"
             ) from exc
         usage: dict[str, int] = {}
         raw_usage = data.get("usage")

@@ -107,7 +107,7 @@ def _check_retries(retries: int) -> None:
 def _give_up(model: str, attempts: int, error: Exception, text: str) -> ModelOutputError:
     preview = text[:_ANSWER_PREVIEW] + ("..." if len(text) > _ANSWER_PREVIEW else "")
     return ModelOutputError(
-        f"model '{model}' gave no valid JSON in {attempts} attempt(s); last problem: {error}; "
+        f"model '{model}' gave no valid JSON in {attempts} answer(s); last problem: {error}; "
         f"last answer starts: {preview!r}. Fix: make the prompt state the exact JSON shape, lower the "
         "temperature, raise max_tokens if the answer was cut off, or raise `retries`"
     )
@@ -176,6 +176,10 @@ class JSONAnswer:
     status: Literal["ok", "invalid", "error"] = "ok"
     error: str | None = None
     exception: BaseException | None = None
+    asks: int = 1
+    """Answers asked for: the first and every re-ask."""
+    requests: int = 1
+    """HTTP requests the server saw for the item (retries included; 0 when every answer came from a cache)."""
 
 
 def complete_json_each(client: ModelClient, batch: Sequence[list[Message]], validate: Validator | type,
@@ -218,19 +222,37 @@ def _finish_each(client: ModelClient, batch: Sequence[list[Message]], firsts: Se
     out: list[JSONAnswer] = []
     for messages, first in zip(batch, firsts, strict=True):
         if isinstance(first, BaseException):
-            out.append(JSONAnswer(status="error", error=f"{type(first).__name__}: {first}", exception=first))
+            out.append(JSONAnswer(status="error", error=f"{type(first).__name__}: {first}", exception=first,
+                                  requests=_requests(first)))
             continue
         steps = _reasking(client.id, messages, validate, retries, correction)
         next(steps)
+        asks, requests = 1, _requests(first)
         try:
             done, state = _send(steps, first.text)
             while not done:
-                done, state = _send(steps, client.complete(state, **params).text)
+                asks += 1
+                try:
+                    answer = client.complete(state, **params)
+                except CultureKBError as exc:
+                    requests += _requests(exc)
+                    raise
+                requests += _requests(answer)
+                done, state = _send(steps, answer.text)
         except ModelOutputError as exc:
-            out.append(JSONAnswer(status="invalid", error=str(exc), exception=exc))
+            out.append(JSONAnswer(status="invalid", error=f"{exc} ({requests} request(s) to the server)",
+                                  exception=exc, asks=asks, requests=requests))
             continue
         except CultureKBError as exc:  # a re-ask call failed
-            out.append(JSONAnswer(status="error", error=f"{type(exc).__name__}: {exc}", exception=exc))
+            out.append(JSONAnswer(status="error", error=f"{type(exc).__name__}: {exc}", exception=exc, asks=asks,
+                                  requests=requests))
             continue
-        out.append(JSONAnswer(state))
+        out.append(JSONAnswer(state, asks=asks, requests=requests))
     return out
+
+
+def _requests(outcome: Any) -> int:
+    """Requests the server saw for one answer (`ModelResponse.attempts`) or one failed call (the `attempts` the
+    retry loop put on its error); 1 when the client does not say."""
+    attempts = getattr(outcome, "attempts", None)
+    return attempts if isinstance(attempts, int) and not isinstance(attempts, bool) else 1

@@ -29,6 +29,7 @@ class CountingHashEmbedder:
     id = "counting-hash"
     spec = "counting-hash"
     dim = 16
+    batch_invariant = True  # a text's vector is its hash's: batches of many texts are safe
 
     def __init__(self) -> None:
         self.texts: list[str] = []
@@ -166,3 +167,17 @@ def test_default_embedder_vectors_do_not_depend_on_the_other_texts_of_the_batch(
     all_vectors = whole.encode(texts)
     part = CachedEmbedder(make_embedder(DEFAULT_EMBEDDER), StepCache(None)).encode(texts[::3])
     assert np.array_equal(part, all_vectors[::3])
+
+
+def test_a_local_embedder_without_a_known_tokenizer_embeds_one_text_per_batch():
+    """Padding would make its vectors depend on their batch-mates, which depend on what a killed build cached."""
+
+    class Padded(CountingHashEmbedder):
+        batch_invariant = False
+
+    texts = ["a", "bb", "cc", "ddd"]
+    padded = CachedEmbedder(Padded(), StepCache(None))
+    assert padded.lengths is None
+    assert padded._batches(texts, 64) == [["a"], ["bb"], ["cc"], ["ddd"]]
+    invariant = CachedEmbedder(CountingHashEmbedder(), StepCache(None))
+    assert invariant._batches(texts, 2) == [["a", "bb"], ["cc", "ddd"]]

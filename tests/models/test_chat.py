@@ -142,9 +142,12 @@ def test_unreachable_server_names_the_url(make):
 def test_garbage_body_is_a_model_output_error(openai_server, make):
     server = openai_server((200, "<html>proxy error</html>"))
     client = make(server.base_url)
-    with pytest.raises(ModelOutputError, match="not a chat completion.*proxy error"):
+    with pytest.raises(ModelOutputError, match="not a chat completion.*proxy error.*gave up after 5 attempts"):
         client.complete(USER)
-    assert server.calls == 1  # a 200 answer is not retried, whatever its body
+    # a 200 page that is no chat completion (a proxy's error page) is retried like a 5xx, then a bad answer
+    assert server.calls == client.calls == 5
+    assert client.fault_counts()["failures_by_cause"]["malformed"] == 1
+    assert client.fault_counts()["retries_by_cause"]["malformed"] == 4
 
 
 def test_non_json_error_bodies_follow_their_status(openai_server, make):

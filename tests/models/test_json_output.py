@@ -85,7 +85,7 @@ def test_exhausted_reasks_raise_model_output_error(client_for):
     message = str(info.value)
     assert "openai:json-model" in message
     assert "I refuse to answer" in message
-    assert "3 attempt" in message
+    assert "3 answer(s)" in message
     assert server.chat_calls == 3
 
 
@@ -135,7 +135,11 @@ def test_each_records_ok_reasked_invalid_and_failed_items(client_for):
                                  1, correction=lambda exc: f"ONLY JSON please ({exc})")
     assert [a.status for a in answers] == ["ok", "ok", "invalid", "error"]
     assert answers[1].value == {"label": "fear"}
-    assert "2 attempt" in (answers[2].error or "") and "never JSON" in (answers[2].error or "")
+    assert "2 answer(s)" in (answers[2].error or "") and "never JSON" in (answers[2].error or "")
+    # the counts are what the server saw: two asks of one request each (no transport retry)
+    assert (answers[2].asks, answers[2].requests) == (2, 2)
+    assert "(2 request(s) to the server)" in (answers[2].error or "")
+    assert answers[0].asks == 1 and answers[1].asks == 2
     assert answers[3].value is None and "ProviderError" in (answers[3].error or "")
     assert complete_json_each(client, [], needs_label) == []
 
