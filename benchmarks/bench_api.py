@@ -17,11 +17,19 @@ embeddings ever answers (worst case for the server).
 Reported per configuration and scenario: requests/s, p50 and p99 latency (ms), errors, and requests/s as a
 share of the /livez ceiling of the same server. The client shares the machine with the server (os.cpu_count()
 cores); its CPU seconds are reported too. Writes benchmarks/results/api_load.json and api_load.md; prints one JSON line.
+
+Many clients (`CROWD`, issue 15): one worker (batching on) serves lookup_1_exact and lookup_1 to 1 client
+(sequential) and to 200 concurrent clients, once with the default in-flight limit (`max_in_flight`, 503 with
+Retry-After beyond it) and once unbounded (the server before the limit). Each client is well behaved: after a
+503 it waits the Retry-After delay. Reported: successful req/s, p50 and p99 latency of the successful requests,
+503 answers and other errors. `python benchmarks/bench_api.py --crowd` runs only this part and merges it into
+the recorded results.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import os
@@ -160,30 +168,45 @@ CONFIGS: dict[str, tuple[int, bool, str | None]] = {
 sentence-transformers on torch, the runtime of issue 13's figures)."""
 
 
-def run_server(kb_dir: Path, workers: int, duration_s: float, rng: random.Random, batching: bool = True,
-               embedder: str | None = None) -> dict[str, Any]:
+def _start(kb_dir: Path, workers: int, batching: bool, embedder: str | None,
+           env_extra: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str, dict[str, Any], float]:
+    """Start `culturekb serve` and wait for /readyz: (process, base URL, readyz answer, start-up seconds)."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     argv = [*serve_argv(), "--kb", str(kb_dir), "--port", str(port), "--workers", str(workers),
             "--no-build-index", "--log-level", "warning", "--batching" if batching else "--no-batching",
             *(["--embedder", embedder] if embedder else [])]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **(env_extra or {})}
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ready: dict[str, Any] = {}
+    while time.perf_counter() - t0 < 300:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            r = httpx.get(f"{base}/readyz", timeout=2)
+            if r.status_code == 200:
+                ready = r.json()
+                break
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    return proc, base, ready, time.perf_counter() - t0
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
     try:
-        ready: dict[str, Any] = {}
-        while time.perf_counter() - t0 < 300:
-            if proc.poll() is not None:
-                raise RuntimeError(f"server exited with {proc.returncode}: {proc.stderr.read() if proc.stderr else ''}")
-            try:
-                r = httpx.get(f"{base}/readyz", timeout=2)
-                if r.status_code == 200:
-                    ready = r.json()
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.2)
-        startup_s = time.perf_counter() - t0
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def run_server(kb_dir: Path, workers: int, duration_s: float, rng: random.Random, batching: bool = True,
+               embedder: str | None = None) -> dict[str, Any]:
+    proc, base, ready, startup_s = _start(kb_dir, workers, batching, embedder)
+    try:
         kb = httpx.get(f"{base}/v1/kb", timeout=30).json()
         culture = max(kb["stats"]["cultures"], key=lambda c: kb["stats"]["cultures"][c]["tuples"])
         concepts = [t["concept"] for t in _kb_tuples(kb_dir) if t["culture"] == culture]
@@ -200,12 +223,137 @@ def run_server(kb_dir: Path, workers: int, duration_s: float, rng: random.Random
             out[name]["concepts_per_s"] = round(out[name]["rps"] * (1 if name == "lookup_1" else 32), 1)
         return out
     finally:
-        proc.terminate()
+        _stop(proc)
+
+
+CROWD = 200
+CROWD_SERVERS: dict[str, dict[str, str]] = {
+    "max_in_flight 64 (default)": {},
+    "unbounded (before issue 15)": {"CULTUREKB_API_MAX_IN_FLIGHT": "1000000"},
+}
+
+
+class _RawClient:
+    """One keep-alive HTTP/1.1 connection over asyncio streams. httpx's pool costs the client so much CPU at 200
+    connections that on 2 cores the client, not the server, sets the pace (even /livez drops from 313 to 127
+    req/s), so the crowd runs on this minimal client instead."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def request(self, method: str, path: str, body: Any) -> tuple[int, dict[str, str]]:
+        """Send one request; (status, headers). Reconnects when the server closed the connection."""
+        if self.writer is None or self.reader is None:
+            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        data = b"" if body is None else json.dumps(body).encode()
+        head = (f"{method} {path} HTTP/1.1\r\nHost: {self.host}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(data)}\r\n\r\n").encode()
+        self.writer.write(head + data)
+        await self.writer.drain()
+        raw = await self.reader.readuntil(b"\r\n\r\n")
+        lines = raw.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {k.strip().lower(): v.strip() for k, _, v in (ln.partition(":") for ln in lines[1:] if ln)}
+        await self.reader.readexactly(int(headers.get("content-length", "0")))
+        if headers.get("connection", "").lower() == "close":
+            await self.close()
+        return status, headers
+
+    async def close(self) -> None:
+        """Close the connection (the next request opens a new one)."""
+        if self.writer is not None:
+            self.writer.close()
+            with contextlib.suppress(OSError, ConnectionError):
+                await self.writer.wait_closed()
+        self.reader = self.writer = None
+
+
+async def _run_crowd(base: str, make_request: Any, duration_s: float, clients: int,
+                     warmup_s: float = 1.0) -> dict[str, Any]:
+    """`clients` concurrent clients for `duration_s`; a 503 makes its client wait the Retry-After delay."""
+    latencies: list[float] = []
+    counts = {"busy_503": 0, "errors": 0}
+    host, port = base.removeprefix("http://").split(":")
+
+    async def worker(conn: _RawClient, stop_at: float, record: bool) -> None:
+        while time.perf_counter() < stop_at:
+            method, path, body = make_request()
+            t0 = time.perf_counter()
+            headers: dict[str, str] = {}
+            try:
+                status, headers = await asyncio.wait_for(conn.request(method, path, body), 60)
+            except (TimeoutError, OSError, asyncio.IncompleteReadError, ValueError):
+                status = 0
+                await conn.close()
+            if record:
+                if status == 200:
+                    latencies.append(time.perf_counter() - t0)
+                else:
+                    counts["busy_503" if status == 503 else "errors"] += 1
+            if status == 503:
+                await asyncio.sleep(min(1.0, float(headers.get("retry-after", "1"))))
+
+    conns = [_RawClient(host, int(port)) for _ in range(clients)]
+    await asyncio.gather(*(worker(c, time.perf_counter() + warmup_s, False) for c in conns))
+    t0 = time.perf_counter()
+    await asyncio.gather(*(worker(c, t0 + duration_s, True) for c in conns))
+    elapsed = time.perf_counter() - t0
+    for c in conns:
+        await c.close()
+    latencies.sort()
+    return {
+        "clients": clients,
+        "ok": len(latencies),
+        **counts,
+        "rps": round(len(latencies) / elapsed, 1),
+        "p50_ms": round(1000 * statistics.median(latencies), 2) if latencies else None,
+        "p99_ms": round(1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 2) if latencies
+        else None,
+    }
+
+
+def run_crowd(kb_dir: Path, duration_s: float, rng: random.Random) -> dict[str, Any]:
+    """Sequential vs `CROWD` clients on one worker, with and without the in-flight limit (see the module doc)."""
+    out: dict[str, Any] = {"loadavg_start": [round(x, 2) for x in os.getloadavg()], "duration_s": duration_s}
+    for server, env in CROWD_SERVERS.items():
+        proc, base, _ready, _ = _start(kb_dir, 1, True, None, env)
         try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            kb = httpx.get(f"{base}/v1/kb", timeout=30).json()
+            culture = max(kb["stats"]["cultures"], key=lambda c: kb["stats"]["cultures"][c]["tuples"])
+            concepts = [t["concept"] for t in _kb_tuples(kb_dir) if t["culture"] == culture]
+            scenarios = _scenarios(concepts, culture, rng)
+            rows = {}
+            for name in ("lookup_1_exact", "lookup_1"):
+                for clients in (1, CROWD):
+                    rows[f"{name}, {clients} client{'s' if clients > 1 else ''}"] = asyncio.run(
+                        _run_crowd(base, scenarios[name], duration_s, clients))
+            out[server] = rows
+        finally:
+            _stop(proc)
+    out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    return out
+
+
+def render_crowd(crowd: dict[str, Any]) -> list[str]:
+    """The many-clients table of api_load.md."""
+    lines = ["", f"## {CROWD} concurrent clients vs sequential (1 worker, batching on; load average "
+             f"{crowd['loadavg_start']} at start, {crowd['loadavg_end']} at end; {crowd['duration_s']} s each)", "",
+             "Well-behaved clients: after a 503 a client waits its Retry-After (1 s). req/s counts successful "
+             "answers; p50/p99 are over them. The clients are minimal keep-alive HTTP/1.1 connections on asyncio "
+             "streams (`_RawClient`): with httpx's pool at 200 connections the client itself was the bottleneck on "
+             "2 cores (even /livez fell from 313 req/s with 1 client to 127 with 200), which is what a collapse "
+             "below sequential measured with httpx mostly shows.", "",
+             "| server | scenario | req/s | p50 ms | p99 ms | 503 | other errors |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for server, rows in crowd.items():
+        if not isinstance(rows, dict):
+            continue
+        for name, r in rows.items():
+            lines.append(f"| {server} | {name} | {r['rps']} | {r['p50_ms']} | {r['p99_ms']} | {r['busy_503']} | "
+                         f"{r['errors']} |")
+    return lines
 
 
 def _kb_tuples(kb_dir: Path) -> list[dict[str, Any]]:
@@ -231,6 +379,8 @@ def render_markdown(result: dict[str, Any]) -> str:
     if ratios:
         lines += ["", "| goal | measured |", "|---|---:|"]
         lines += [f"| {k} | {v} |" for k, v in ratios.items()]
+    if result.get("crowd"):
+        lines += render_crowd(result["crowd"])
     return "\n".join(lines) + "\n"
 
 
@@ -268,6 +418,7 @@ def main(duration_s: float = 8.0, configs: tuple[str, ...] = tuple(CONFIGS)) -> 
                     "loadavg_start": [round(x, 2) for x in load_start] if load_start else None},
         "configs": {},
     }
+    result["crowd"] = run_crowd(kb_dir, duration_s, rng)
     for name in configs:
         workers, batching, embedder = CONFIGS[name]
         try:
@@ -285,5 +436,19 @@ def main(duration_s: float = 8.0, configs: tuple[str, ...] = tuple(CONFIGS)) -> 
     return result
 
 
+def main_crowd(duration_s: float = 8.0) -> dict[str, Any]:
+    """Run only the many-clients part and merge it into the recorded api_load.json / api_load.md."""
+    path = RESULTS / "api_load.json"
+    result = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    result["crowd"] = run_crowd(demo_kb(), duration_s, random.Random(SEED))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    if result.get("configs"):
+        (RESULTS / "api_load.md").write_text(render_markdown(result), encoding="utf-8")
+    else:
+        (RESULTS / "api_load.md").write_text("\n".join(render_crowd(result["crowd"])) + "\n", encoding="utf-8")
+    return result["crowd"]
+
+
 if __name__ == "__main__":
-    print(json.dumps(main()))
+    print(json.dumps(main_crowd() if "--crowd" in sys.argv[1:] else main()))
