@@ -90,8 +90,9 @@ _OWN_ARGS = frozenset({"inner_model", "kb", "kb_version", "culture", "culture_fi
                        "sidecar", *DEPRECATED_ALIASES})
 """The wrapper's own model arguments; every other one goes to the inner model."""
 
-_LIVE: weakref.WeakSet[_CultureKBBase] = weakref.WeakSet()
-"""Wrappers of this process, so that the tracker hooks can write their sidecars beside the results."""
+_LATEST: dict[str, weakref.ref[_CultureKBBase]] = {}
+"""The wrapper made last in this process (lmms-eval builds the model, then logs the run's arguments): the tracker
+hooks tie it to the run there, and write its sidecar beside that run's results."""
 
 def _parse(model_args: Any) -> dict[str, Any]:
     if isinstance(model_args, dict):
@@ -140,6 +141,7 @@ def _install_tracker_hooks() -> None:
     def log_experiment_args(self: Any, model_source: Any, model_args: Any, *args: Any, **kwargs: Any) -> None:
         log_args(self, model_source, model_args, *args, **kwargs)
         if model_source == MODEL_ID:
+            self._culturekb_model = _LATEST.get("model")
             inner = {k: v for k, v in _parse(model_args).items() if k not in _OWN_ARGS}
             inner_name = GeneralConfigTracker._get_model_name(",".join(f"{k}={v}" for k, v in inner.items()))
             self.model_name = run_model_name(model_args, inner_name)
@@ -161,11 +163,11 @@ def _install_tracker_hooks() -> None:
         save_aggregated(self, *args, **kwargs)
         tracker = self.general_config_tracker
         if self.output_path and tracker.model_source == MODEL_ID:
-            folder = Path(self.output_path) / tracker.model_name_sanitized
-            for model in list(_LIVE):
-                if model.unwritten:
-                    SidecarWriter(folder).write(model.unwritten)
-                    model.unwritten = []
+            ref = getattr(tracker, "_culturekb_model", None)
+            model = ref() if ref is not None else None
+            if model is not None and model.unwritten:
+                SidecarWriter(Path(self.output_path) / tracker.model_name_sanitized).write(model.unwritten)
+                model.unwritten = []
 
     def create(cls: Any, cache_root: str, *, model: str = "", model_args: Any = "", **kwargs: Any) -> Any:
         if model == MODEL_ID:
@@ -225,7 +227,7 @@ class _CultureKBBase(lmms):
         self.task_dict = self.inner.task_dict  # the evaluator fills ours; the inner model reads its own
         self.injections: dict[tuple[str, str, Any], Injection] = {}
         """What went into each document's requests, by (task, split, doc_id)."""
-        _LIVE.add(self)
+        _LATEST["model"] = weakref.ref(self)
 
     def _make_inner(self, name: str, args: dict[str, Any]) -> lmms:
         from lmms_eval.models import get_model, get_model_manifest
