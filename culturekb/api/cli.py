@@ -37,6 +37,9 @@ def serve_command(
     build_index: Annotated[bool, typer.Option(help="build the index first when it is missing")] = True,
     max_batch: Annotated[int | None, typer.Option(help="most concepts per request (default 256)")] = None,
     max_body_bytes: Annotated[int | None, typer.Option(help="largest request body (default 1 MiB)")] = None,
+    max_in_flight: Annotated[int | None, typer.Option(
+        min=1, help="most /v1 requests one worker serves at once; beyond, 503 with Retry-After (default 64; "
+        "CULTUREKB_API_MAX_IN_FLIGHT)")] = None,
     batching: Annotated[bool | None, typer.Option(
         "--batching/--no-batching", help="gather the query embeddings of concurrent requests into one encode call "
         "(default on; CULTUREKB_API_BATCHING)")] = None,
@@ -47,7 +50,8 @@ def serve_command(
 
     _guard(lambda: serve(kb, host, port, workers, backend=backend, embedder=embedder, tau=tau, config=config,
                          api_keys_file=api_keys_file, build_index=build_index, log_level=log_level,
-                         max_batch=max_batch, max_body_bytes=max_body_bytes, status=status, batching=batching))
+                         max_batch=max_batch, max_body_bytes=max_body_bytes, status=status, batching=batching,
+                         max_in_flight=max_in_flight))
 
 
 def _guard(fn: Callable[[], Any]) -> Any:

@@ -150,3 +150,15 @@ def test_serve_command_tau_flag_env_file_default(use_kb: Path, tmp_path: Path, u
     monkeypatch.setenv("CULTUREKB_TAU", "0.65")
     assert served_tau("--config", str(config)) == 0.65
     assert served_tau("--config", str(config), "--tau", "0.75") == 0.75
+
+
+def test_serve_takes_the_in_flight_limit(use_kb: Path, uvicorn_runs: list[dict[str, Any]]) -> None:
+    from typer.testing import CliRunner
+
+    from culturekb.cli import app
+
+    result = CliRunner().invoke(app, ["serve", "--kb", str(use_kb), "--max-in-flight", "3", "--no-build-index"])
+    assert result.exit_code == 0, result.output
+    assert uvicorn_runs[0]["app"].state.settings.max_in_flight == 3
+    refused = CliRunner().invoke(app, ["serve", "--kb", str(use_kb), "--max-in-flight", "0"])
+    assert refused.exit_code == 2
