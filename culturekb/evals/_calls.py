@@ -16,7 +16,7 @@ from typing import Any
 
 from culturekb.models.base import Message, ModelClient, ModelResponse
 
-__all__ = ["CallTally", "CountingClient"]
+__all__ = ["CallTally", "CountingClient", "run_client", "client_counts", "run_accounting"]
 
 
 @dataclass
@@ -80,3 +80,61 @@ class CountingClient:
         for answer in answers:
             self.tally.add(answer)
         return answers
+
+
+# -- a run's model accounting (run.json) ----------------------------------------------------------------------
+_MAX_LISTED = 50
+_MAX_RUNS = 50
+
+
+def run_client(runner: Any) -> Any:
+    """The model client a runner calls (its own `client`, or its predictor's), or None (an offline run)."""
+    for owner in (runner, getattr(runner, "predictor", None)):
+        client = getattr(owner, "client", None) if owner is not None else None
+        if client is not None:
+            inner = getattr(client, "client", None)  # a CountingClient or similar wrapper
+            return client if hasattr(client, "fault_counts") or inner is None else inner
+    return None
+
+
+def client_counts(client: Any) -> dict[str, Any]:
+    """A client's fault counters now (`OpenAICompatClient.fault_counts`), or {} when it keeps none."""
+    counts = getattr(client, "fault_counts", None)
+    return dict(counts()) if callable(counts) else {}
+
+
+def _minus(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in now.items():
+        old = before.get(key)
+        if isinstance(value, dict):
+            out[key] = {c: n - (old or {}).get(c, 0) for c, n in value.items()}
+        elif isinstance(value, int):
+            out[key] = value - (old if isinstance(old, int) else 0)
+    return out
+
+
+def run_accounting(client: Any, before: dict[str, Any], predictions: dict[str, Sequence[Any]],
+                   previous: dict[str, Any] | None) -> dict[str, Any]:
+    """The ``model`` section of run.json: this run's requests, answers, cache hits, retries and failures by cause
+    (the client's counters less `before`), the items whose call failed (``error``) or whose answer could not be
+    parsed (``invalid``) per setting, and the history of runs into this folder (`previous`: the last run.json's
+    section), so that a rerun that calls nothing keeps what earlier runs paid for instead of overwriting it."""
+    import datetime as dt
+
+    this = _minus(client_counts(client), before) if client is not None else {}
+    failed: dict[str, dict[str, Any]] = {}
+    for setting, preds in predictions.items():
+        for status in ("error", "invalid"):
+            ids = [str(getattr(p, "sample_id", "?")) for p in preds if getattr(p, "parse_status", None) == status]
+            if ids:
+                failed.setdefault(setting, {})[status] = {"count": len(ids), "items": ids[:_MAX_LISTED]}
+    runs = list((previous or {}).get("runs") or [])
+    runs.append({"finished_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), **this})
+    runs = runs[-_MAX_RUNS:]
+    totals: dict[str, int] = {}
+    for run in runs:
+        for key in ("attempts", "answers", "cache_hits", "retries", "failures"):
+            totals[key] = totals.get(key, 0) + int(run.get(key, 0) or 0)
+    return {"model": getattr(client, "id", None), "this_run": this, "failed_items": failed,
+            "all_runs": totals, "runs": runs}

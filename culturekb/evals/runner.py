@@ -76,6 +76,7 @@ from tqdm.auto import tqdm
 from culturekb import registry
 from culturekb._io import atomic_write_json, atomic_write_text
 from culturekb.errors import ConfigError, DataError, ProviderError
+from culturekb.evals._calls import client_counts, run_accounting, run_client
 from culturekb.evals.reports import Plot, ReportFiles, Table, to_jsonable, write_report
 from culturekb.inference.base import Prediction, Predictor
 from culturekb.kb.schema import Sample
@@ -437,6 +438,8 @@ class Runner(ABC):
         logger.info("%s: %d samples x %d settings", self.label, len(samples), len(settings))
 
         done = self._open_checkpoint(out, resume)
+        client = run_client(self)
+        counts_before = client_counts(client)
         by_setting: dict[Setting, list[Prediction]] = {}
         n_predicted: dict[str, int] = {}
         n_resumed: dict[str, int] = {}
@@ -472,13 +475,24 @@ class Runner(ABC):
             files=(*files.all(), out / PREDICTIONS_FILE, out / _RUN_FILE),
             tables=self.tables(metrics),
         )
-        atomic_write_json(out / _RUN_FILE, to_jsonable({**result.summary(), "config": self.config()}))
+        model = run_accounting(client, counts_before, {s.key: p for s, p in by_setting.items()},
+                               _previous_model_section(out / _RUN_FILE))
+        atomic_write_json(out / _RUN_FILE, to_jsonable({**result.summary(), "config": self.config(), "model": model}))
         logger.info("%s: done in %.2fs (%s predicted, %s resumed)", self.label, timings["total"],
                     sum(n_predicted.values()), sum(n_resumed.values()))
         return result
 
 
 T = TypeVar("T")
+
+
+def _previous_model_section(path: Path) -> dict[str, Any] | None:
+    """The ``model`` section of an earlier run.json in the folder (None when there is none or it is unreadable)."""
+    try:
+        section = json.loads(path.read_text(encoding="utf-8")).get("model")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return section if isinstance(section, dict) else None
 
 
 def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:

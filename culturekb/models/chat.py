@@ -259,6 +259,24 @@ async def _cancel_and_close(state: _LoopState | None) -> None:
         await state.transport.close()
 
 
+TIMEOUT_ENV = "CULTUREKB_MODEL_TIMEOUT_S"
+"""Environment variable with the seconds one attempt may take when `timeout_s` is not given (default 60)."""
+
+
+BACKOFF_ENV = "CULTUREKB_MODEL_BACKOFF_S"
+"""Environment variable with the first retry's backoff in seconds when `backoff_s` is not given (default 0.5)."""
+
+
+def _env_seconds(name: str, default: float) -> float:
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return float(value)
+    except ValueError as exc:
+        raise ConfigError(f"{name}={value!r} is not a number of seconds; set it to e.g. 30 or unset it") from exc
+
+
 class OpenAICompatClient:
     """Chat completions over any OpenAI-compatible server; implements `ModelClient`.
 
@@ -271,7 +289,8 @@ class OpenAICompatClient:
     aiohttp), "httpx" (the SDK over httpx) or "auto" ("direct" when aiohttp is installed, else "httpx");
     `transport` names the one in use.
     The API key is read from the environment variable `api_key_env`; without one, "EMPTY" is sent, which local
-    servers accept.
+    servers accept. `timeout_s` defaults to $CULTUREKB_MODEL_TIMEOUT_S, else 60 seconds;
+    `backoff_s` to $CULTUREKB_MODEL_BACKOFF_S, else 0.5 seconds.
     """
 
     def __init__(
@@ -280,9 +299,9 @@ class OpenAICompatClient:
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
         max_concurrency: int = 8,
-        timeout_s: float = 60.0,
+        timeout_s: float | None = None,
         max_retries: int = 4,
-        backoff_s: float = 0.5,
+        backoff_s: float | None = None,
         cache: ResponseCache | None = None,
         cache_scope: str = "",
         http_backend: str = "auto",
@@ -291,6 +310,10 @@ class OpenAICompatClient:
             raise ConfigError("OpenAICompatClient: model is empty; pass a model name such as 'gpt-4o-mini'")
         if max_concurrency < 1:
             raise ConfigError(f"OpenAICompatClient: max_concurrency must be >= 1, got {max_concurrency}")
+        if timeout_s is None:
+            timeout_s = _env_seconds(TIMEOUT_ENV, 60.0)
+        if backoff_s is None:
+            backoff_s = _env_seconds(BACKOFF_ENV, 0.5)
         if timeout_s <= 0:
             raise ConfigError(f"OpenAICompatClient: timeout_s must be > 0, got {timeout_s}")
         if max_retries < 0 or backoff_s < 0:

@@ -189,7 +189,7 @@ def test_llm_rationales_valid_batch(openai_server: Any) -> None:
         ]
         out = gen.generate(requests)
         assert out[0] == ["In this culture the willow recalls parting.", "The willow is a sign of loss."]
-        assert out[2][1] == "The crane is a sign of loss."
+        assert out[2] is not None and out[2][1] == "The crane is a sign of loss."
         assert server.calls == 3
         prompts = sorted(_prompt(b) for b in server.requests)
     willow = next(p for p in prompts if '"willow"' in p)
