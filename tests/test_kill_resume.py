@@ -35,8 +35,9 @@ def _build(out: Path, cache: Path, kill_at: str | None = None) -> subprocess.Com
 
 
 def _kb_files(kb: Path) -> dict[str, bytes]:
-    """The KB's content files (the build report holds per-run timings and counts, so it is left out)."""
-    return {p.name: p.read_bytes() for p in sorted(kb.iterdir()) if not p.name.startswith("build_report")}
+    """The KB's content files; the per-run ones (the build report's timings and counts, the run log) left out."""
+    return {p.name: p.read_bytes() for p in sorted(kb.iterdir())
+            if not p.name.startswith(("build_report", "run.log"))}
 
 
 @pytest.mark.slow
