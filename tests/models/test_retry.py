@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from culturekb.errors import ProviderError
-from culturekb.models._retry import HTTPStatusError, Retrier, RetryPolicy
+from culturekb.errors import ModelOutputError, ProviderError
+from culturekb.models._retry import RETRY_CAUSES, BadAnswerError, HTTPStatusError, Retrier, RetryPolicy, retry_cause
 
 
 def _retrier(max_retries: int = 3, counts: dict[str, int] | None = None) -> Retrier:
@@ -68,3 +68,34 @@ def test_an_unknown_exception_is_not_retried_and_names_the_fix() -> None:
 
     with pytest.raises(ProviderError, match=r"model 'm' at .*: unexpected RuntimeError: boom. Fix: check the server"):
         _retrier().call(broken)
+
+
+def test_failures_are_counted_by_cause_and_errors_carry_the_attempts() -> None:
+    causes: list[str] = []
+    retrier = Retrier(RetryPolicy(max_retries=2, backoff_s=0.001), what="model", model="m",
+                      base_url="http://127.0.0.1:9/v1", api_key_env="KEY", timeout_s=1.0, label="test:m",
+                      on_failure=lambda f: causes.append(retry_cause(f)))
+    script = iter([HTTPStatusError(429, "slow", {"retry-after": "0"}), TimeoutError(), HTTPStatusError(502, "bad")])
+
+    def request() -> str:
+        raise next(script)
+
+    with pytest.raises(ProviderError, match="gave up after 3 attempts") as info:
+        retrier.call(request)
+    assert causes == ["429", "timeout", "5xx"]
+    assert info.value.attempts == 3  # type: ignore[attr-defined]
+
+
+def test_a_page_that_is_no_answer_is_retried_then_a_model_output_error() -> None:
+    causes: list[str] = []
+    retrier = Retrier(RetryPolicy(max_retries=1, backoff_s=0.001), what="model", model="m",
+                      base_url="http://127.0.0.1:9/v1", api_key_env="KEY", timeout_s=1.0, label="test:m",
+                      on_failure=lambda f: causes.append(retry_cause(f)))
+
+    def request() -> str:
+        raise BadAnswerError("the answer is not a chat completion: '<html>'")
+
+    with pytest.raises(ModelOutputError, match="not a chat completion.*web page.*gave up after 2 attempts"):
+        retrier.call(request)
+    assert causes == ["malformed", "malformed"]
+    assert set(RETRY_CAUSES) >= set(causes)
