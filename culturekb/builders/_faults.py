@@ -6,7 +6,8 @@ be reached or kept failing: ``"error"``). `settle` turns a batch of them into va
 
 - a failed call stops the build (after the whole batch has been tried, so every answer received is in the build's
   response cache and a rerun re-pays none of them), with a message naming the item and the requests spent;
-- a bad answer follows the policy `on_bad_answer`: ``fail`` stops the build the same way, ``skip`` and ``flag`` give
+- a bad answer (also a 200 page that is no chat completion after its retries, e.g. HTML) follows the policy
+  `on_bad_answer`: ``fail`` stops the build the same way, ``skip`` and ``flag`` give
   None for the item (the build then drops the tuple, or keeps it flagged for review; nothing is cached for it, so
   a later build asks again) and record it in the `FaultLog`, which the build report shows.
 
@@ -80,7 +81,9 @@ def settle(answers: Sequence[JSONAnswer], items: Sequence[str], step: str, log: 
         if answer.status == "ok":
             out.append(answer.value)
             continue
-        if answer.status == "error" or log.policy == "fail":
+        # a bad answer: no valid JSON after the re-asks, or a page that was no answer after the retries (HTML 200)
+        bad = answer.status == "invalid" or isinstance(answer.exception, ModelOutputError)
+        if not bad or log.policy == "fail":
             failed.append((item, answer))
             out.append(None)
             continue
@@ -91,7 +94,7 @@ def settle(answers: Sequence[JSONAnswer], items: Sequence[str], step: str, log: 
         more = f" ({len(failed) - 1} more item(s) of this batch failed too)" if len(failed) > 1 else ""
         where = (f"{step}: {item}: {answer.error} [{answer.asks} answer(s) asked, {answer.requests} request(s) to "
                  f"the server]{more}")
-        if answer.status == "error":
+        if not (answer.status == "invalid" or isinstance(answer.exception, ModelOutputError)):
             raise ProviderError(f"{where}. The answers already received are in the build's response cache: rerun "
                                 "the same build to resume without paying for them again") from answer.exception
         raise ModelOutputError(f"{where}. Fix: rerun to resume (answers received are cached), or pass "

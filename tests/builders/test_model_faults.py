@@ -135,3 +135,22 @@ def test_a_no_op_rerun_keeps_the_counts_of_earlier_runs(openai_server, tmp_path)
     assert second.report["model_calls"] == 0
     assert [r["model_calls"] for r in saved["runs"]] == [3, 0]
     assert saved["model_calls_all_runs"] == 3
+
+
+def test_an_html_page_with_status_200_is_a_bad_answer_not_an_abort(openai_server, tmp_path):
+    """A proxy's error page for one item: retried like a 5xx, then the policy (here skip) takes it."""
+    from culturekb.testing.openai_server import ScriptedReply
+
+    def responder(body: dict[str, Any]) -> Any:
+        if '"crane"' in str(body["messages"][0]["content"]):
+            return ScriptedReply(status=200, body="<html><body>502 Bad Gateway</body></html>")
+        return GOOD
+
+    srv = openai_server(responder)
+    comp, client = _components(srv.base_url)
+    res = build_kb(_samples(), BuildConfig(on_bad_answer="skip"), cache_dir=tmp_path / "c", components=comp,
+                   progress=False)
+    assert {t.concept for t in res.kb.tuples} == {"moon", "river"}
+    (bad,) = res.report["model"]["bad_answers"]
+    assert "'crane'" in bad["item"] and bad["requests"] == 1 + client.retry.max_retries
+    assert res.report["model"]["failures_by_cause"]["malformed"] == 1
