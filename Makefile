@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 DEMO_DIR ?= demo-output
 
-.PHONY: setup demo test check bench clean
+.PHONY: setup demo test check bench clean wheel-check
 
 setup: $(VENV)/.installed
 
@@ -30,6 +30,11 @@ check: setup
 
 bench: setup
 	$(PY) benchmarks/run_all.py
+
+# build the wheel, install it into a fresh venv, smoke-test it (culturekb --version, build + lookup on the sample)
+wheel-check: setup
+	$(PIP) install -q build
+	PYTHON=$(PY) bash scripts/wheel_smoke.sh
 
 clean:
 	rm -rf $(VENV) $(DEMO_DIR) .pytest_cache .mypy_cache .ruff_cache

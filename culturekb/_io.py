@@ -25,6 +25,9 @@ __all__ = [
     "iter_jsonl_text",
     "atomic_write_json",
     "atomic_dir",
+    "file_mode",
+    "dir_mode",
+    "PRIVATE_FILES_ENV",
     "sha256_text",
     "sha256_file",
     "stable_hash",
@@ -39,8 +42,43 @@ __all__ = [
     "resolve_image_ref",
 ]
 
+PRIVATE_FILES_ENV = "CULTUREKB_PRIVATE_FILES"
+"""Set to 1 (or true/yes/on) to write files 0600 and folders 0700 whatever the umask (private mode)."""
+
 _URI = re.compile(r"^(?:[a-z][a-z0-9+.\-]*://|data:)", re.IGNORECASE)
 _WINDOWS_DRIVE = re.compile(r"^[a-zA-Z]:")
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where /proc allows (os.umask would race with other threads)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _private() -> bool:
+    return os.environ.get(PRIVATE_FILES_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def file_mode() -> int:
+    """The mode new files get: 0666 less the umask (0644 under the usual 022), or 0600 in private mode.
+
+    Temporary files (`tempfile.mkstemp`) are created 0600; atomic writers chmod them to this before the rename,
+    so a KB or a report is readable by the same users as any other file the user writes.
+    """
+    return 0o600 if _private() else 0o666 & ~_umask()
+
+
+def dir_mode() -> int:
+    """The mode new folders get: 0777 less the umask (0755 under the usual 022), or 0700 in private mode."""
+    return 0o700 if _private() else 0o777 & ~_umask()
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
@@ -54,6 +92,7 @@ def atomic_write_bytes(path: str | Path, payload: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, file_mode())  # mkstemp creates 0600
         with os.fdopen(fd, "wb") as fh:
             fh.write(payload)
             fh.flush()
@@ -80,6 +119,7 @@ def atomic_dir(target: str | Path) -> Iterator[Path]:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
+        os.chmod(tmp, dir_mode())  # mkdtemp creates 0700
         yield tmp
         if target.exists():
             old = target.with_name(f".{target.name}.old-{os.getpid()}")

@@ -39,10 +39,56 @@ def _csv(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from culturekb._version import __version__
+
+        out.print(f"culturekb {__version__}", markup=False, highlight=False)
+        raise typer.Exit()
+
+
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to the current sys.stderr (not the one at creation: test runners swap it per command)."""
+
+    _culturekb_cli = True
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        import sys
+
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass
+
+
+def setup_logging(verbosity: int) -> None:
+    """Logging for one command: warnings only; -v: DEBUG from culturekb's loggers; -vv: DEBUG from every library.
+
+    Third-party DEBUG output (httpx, urllib3, filelock, PIL ...) drowns culturekb's own lines, so one -v
+    leaves other libraries at WARNING.
+    """
+    root = logging.getLogger()
+    if not any(getattr(h, "_culturekb_cli", False) for h in root.handlers):
+        handler = _StderrHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        root.addHandler(handler)
+    for h in root.handlers:
+        if getattr(h, "_culturekb_cli", False):  # INFO lines go to run.log files, not to the console
+            h.setLevel(logging.DEBUG if verbosity >= 1 else logging.WARNING)
+    root.setLevel(logging.DEBUG if verbosity >= 2 else logging.WARNING)
+    logging.getLogger("culturekb").setLevel(logging.DEBUG if verbosity >= 1 else logging.NOTSET)
+
+
 @app.callback()
-def _main(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="debug logging")] = False) -> None:
-    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING,
-                        format="%(levelname)s %(name)s: %(message)s")
+def _main(
+    verbose: Annotated[int, typer.Option(
+        "--verbose", "-v", count=True, help="-v: debug logging from culturekb; -vv: from every library too")] = 0,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True, help="print the version and exit")] = False,
+) -> None:
+    setup_logging(verbose)
 
 
 @app.command()
@@ -64,7 +110,8 @@ def build(
     cultures_file: Annotated[Path | None, typer.Option(
         help="JSON or TOML file naming cultures (id, name, aliases, language, western); kept in the KB")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for openai:MODEL backends")] = None,
-    cache_dir: Annotated[Path | None, typer.Option(help="step and response cache (default .culturekb-cache)")] = None,
+    cache_dir: Annotated[Path | None, typer.Option(
+        help="step and response cache (default: the cache_dir setting, else the XDG cache folder)")] = None,
     config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the build report as JSON")] = False,
 ) -> None:
@@ -446,6 +493,33 @@ def demo(
     from culturekb.workflows import run_demo
 
     _guard(lambda: run_demo(out_dir, console=out))  # prints each section as it is ready
+
+
+@app.command("mock-server")
+def mock_server(
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on (0: a free one, printed)")] = 8000,
+    answers: Annotated[Path | None, typer.Option(
+        help="JSONL of scripted chat answers, one per line, consumed in order, the last one repeating: a JSON "
+             "string (the reply text) or an object such as "
+             "{\"status\": 429, \"headers\": {\"Retry-After\": \"1\"}}")] = None,
+    answer: Annotated[str | None, typer.Option(
+        help="the reply text for every request when no --answers file is given")] = None,
+    latency: Annotated[float, typer.Option(help="seconds each request waits before its answer")] = 0.0,
+    log: Annotated[Path | None, typer.Option(help="JSONL file that gets one line per request received")] = None,
+) -> None:
+    """Serve the bundled scripted OpenAI-compatible API (chat completions, embeddings, models) for dry runs of
+    predict, eval and the harness adapters; Ctrl-C stops it."""
+    from culturekb.demo import serve_mock_server
+
+    def ready(base_url: str) -> None:
+        out.print(f"scripted OpenAI-compatible server on {base_url} (Ctrl-C stops it)", markup=False,
+                  highlight=False)
+        out.file.flush()
+
+    calls = _guard(lambda: serve_mock_server(host=host, port=port, answers=answers, answer=answer,
+                                             latency_s=latency, log=log, on_ready=ready))
+    out.print(f"served {calls} model calls", markup=False, highlight=False)
 
 
 def _register_serve() -> None:

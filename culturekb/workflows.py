@@ -166,6 +166,7 @@ def build_from_files(
     `cultures_file` (JSON or TOML, `culturekb.kb.cultures.load_cultures_file`) names cultures, adds aliases and
     sets languages and Western flags before the data is read; the KB's manifest keeps them. `loaded_embedder`: the
     model of the `embedder` option, already loaded (the build then loads no copy of its own)."""
+    from culturekb._runlog import run_log
     from culturekb.builders.pipeline import BuildConfig, build_kb, make_components
     from culturekb.config import load_settings
     from culturekb.kb.card import describe_sources
@@ -185,11 +186,13 @@ def build_from_files(
     if cultures_file is not None:
         declare_cultures(load_cultures_file(cultures_file))
     samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures)
-    components = (make_components(config, loaded_embedder, cache_dir=settings.cache_dir)
-                  if loaded_embedder is not None else None)
-    return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress, components=components,
-                    extra_report={"dropped_no_majority": load_report["dropped_no_majority"],
-                                  "sources": describe_sources(paths, load_report["sources"])})  # KB card
+    with run_log(out, "build", atomic=True):  # the KB folder gets the build's run.log
+        components = (make_components(config, loaded_embedder, cache_dir=settings.cache_dir)
+                      if loaded_embedder is not None else None)
+        return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress,
+                        components=components,
+                        extra_report={"dropped_no_majority": load_report["dropped_no_majority"],
+                                      "sources": describe_sources(paths, load_report["sources"])})  # KB card
 
 
 def inspect_kb(path: str | Path, top: int = 10) -> KBInspection:
@@ -280,10 +283,12 @@ def demo_data_files() -> list[Path]:
 def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> DemoResult:
     """The demo on the embedded defaults (`culturekb.demo`): a six-culture KB built from the shipped BRIGHTER
     sample, calibrated, looked up, compared across cultures, a VLM prompt sent to the bundled test server, and the
-    knowledge report. `console` gets each section as it is ready."""
+    knowledge report. `console` gets each section as it is ready; the folder gets the demo's run.log."""
+    from culturekb._runlog import run_log
     from culturekb.demo import run_demo as demo
 
-    return demo(out, console=console, progress=progress)
+    with run_log(out, "demo"):
+        return demo(out, console=console, progress=progress)
 
 
 # -- retrieval and inference jobs ------------------------------------------------------------------------------

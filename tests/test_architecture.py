@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "culturekb"
 # Layer of each top-level part of the package (module or subpackage under culturekb/).
 LAYER = {
     "errors": "ground", "_version": "ground", "_io": "ground", "_images": "ground", "config": "ground",
-    "registry": "ground",
+    "registry": "ground", "_runlog": "ground",
     "kb": "ground", "text": "text", "models": "models", "builders": "builders", "retrieval": "retrieval",
     "inference": "inference", "evals": "evals", "workflows": "jobs", "demo": "jobs", "api": "faces", "cli": "faces",
     "testing": "testing", "data": "ground",

@@ -7,7 +7,15 @@ from typing import Any
 
 import pytest
 
-from culturekb.config import CONFIG_ENV, DEFAULT_BACKEND, DEFAULT_EMBEDDER, Settings, config_file, load_settings
+from culturekb.config import (
+    CONFIG_ENV,
+    DEFAULT_BACKEND,
+    DEFAULT_EMBEDDER,
+    Settings,
+    config_file,
+    default_cache_dir,
+    load_settings,
+)
 from culturekb.errors import ConfigError
 
 
@@ -41,7 +49,7 @@ def _toml(name: str, value: Any) -> str:
 @pytest.mark.parametrize(("name", "in_file", "in_env", "explicit"), LAYERS, ids=[row[0] for row in LAYERS])
 def test_each_setting_follows_the_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, name: str,
                                              in_file: Any, in_env: Any, explicit: Any) -> None:
-    default = Settings.model_fields[name].default
+    default = Settings.model_fields[name].get_default(call_default_factory=True)  # cache_dir: a factory
     assert getattr(load_settings(), name) == default
     assert not load_settings().is_set(name)
 
@@ -61,7 +69,9 @@ def test_each_setting_follows_the_precedence(monkeypatch: pytest.MonkeyPatch, tm
 def test_defaults_name_the_offline_embedder_and_backend() -> None:
     settings = load_settings()
     assert (settings.embedder, settings.backend, settings.tau) == (DEFAULT_EMBEDDER, DEFAULT_BACKEND, None)
-    assert settings.cache_dir == Path(".culturekb-cache") and settings.max_concurrency == 8
+    assert settings.max_concurrency == 8
+    assert settings.cache_dir == (Path(".culturekb-cache") if Path(".culturekb-cache").is_dir()
+                                  else default_cache_dir())
 
 
 def test_which_file_is_read(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from culturekb._version import __version__
 from culturekb.api._batching import BatchingEmbedder, ServerBusyError
+from culturekb.api._docs import add_offline_docs
 from culturekb.api._state import KBHolder, ReloadSync, set_torch_threads
 from culturekb.api.auth import ApiKeys
 from culturekb.api.limits import (
@@ -103,7 +104,8 @@ def create_app(
                     await task
 
     app = FastAPI(title="culturekb retrieval API", version=__version__, description=_DESCRIPTION,
-                  lifespan=lifespan)
+                  lifespan=lifespan, docs_url=None, redoc_url=None)  # /docs and /redoc: served offline below
+    add_offline_docs(app)
     app.state.settings = settings
     app.state.holder = holder
     app.state.api_keys = ApiKeys(read, admin)

@@ -75,6 +75,7 @@ from tqdm.auto import tqdm
 
 from culturekb import registry
 from culturekb._io import atomic_write_json, atomic_write_text
+from culturekb._runlog import run_log
 from culturekb.errors import ConfigError, DataError, ProviderError
 from culturekb.evals._calls import client_counts, run_accounting, run_client
 from culturekb.evals.reports import Plot, ReportFiles, Table, to_jsonable, write_report
@@ -392,7 +393,7 @@ class Runner(ABC):
         todo = [s for s in samples if not self._is_done(done.get((s.id, setting.key)))]
         pred_path = out_dir / PREDICTIONS_FILE if out_dir is not None else None
         bar = tqdm(total=len(samples), initial=len(samples) - len(todo), desc=f"{self.label} {setting.key}",
-                   unit="sample", disable=not self.progress, leave=False)
+                   unit="sample", disable=not self.progress, leave=True)  # stays as a summary line
         pending = {s.id for s in todo}
         try:
             for preds in self.predict_stream(todo, setting):
@@ -425,9 +426,14 @@ class Runner(ABC):
             yield preds
 
     def run(self, out_dir: str | Path, *, resume: bool = True) -> RunResult:
-        """Load, predict every setting (resuming from `out_dir`), score, report; write ``run.json``."""
+        """Load, predict every setting (resuming from `out_dir`), score, report; write ``run.json`` (and the
+        run's log, ``run.log``)."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        with run_log(out, f"eval {self.label}"):
+            return self._run(out, resume)
+
+    def _run(self, out: Path, resume: bool) -> RunResult:
         timings: dict[str, float] = {}
         t_start = time.perf_counter()
 

@@ -18,7 +18,8 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from importlib.resources import files
 from pathlib import Path
@@ -176,11 +177,30 @@ class SentenceTransformerEmbedder(_MemoEncoder):
         )
 
 
+@contextmanager
+def _no_load_bars() -> Iterator[None]:
+    """Hide the "Loading weights" bars of transformers and huggingface_hub while a model loads (they printed on
+    every command); the settings are restored afterwards."""
+    try:
+        import transformers.utils.logging as tf_logging
+    except ImportError:  # pragma: no cover - sentence-transformers depends on transformers
+        yield
+        return
+    was_on = tf_logging.is_progress_bar_enabled()
+    tf_logging.disable_progress_bar()  # also huggingface_hub's bars
+    try:
+        yield
+    finally:
+        if was_on:
+            tf_logging.enable_progress_bar()
+
+
 @lru_cache(maxsize=4)
 def _st_model(st: Any, path: str, device: str) -> Any:
     """One SentenceTransformer per (folder, device) and process."""
     try:
-        return st.SentenceTransformer(path, device=device, local_files_only=True)
+        with _no_load_bars():
+            return st.SentenceTransformer(path, device=device, local_files_only=True)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot load a sentence-transformers model from {path}: {exc}") from exc
 

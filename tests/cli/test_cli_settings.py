@@ -161,5 +161,9 @@ def test_base_url_cache_dir_and_concurrency_flag_env_file_default(kb: Path, tmp_
     for name in ("CULTUREKB_BASE_URL", "CULTUREKB_CACHE_DIR", "CULTUREKB_MAX_CONCURRENCY"):
         monkeypatch.delenv(name)
     servers["flag"].reset()
-    predict("--base-url", servers["flag"].base_url)  # defaults: ./.culturekb-cache, 8 requests at a time
-    assert served("flag") == (10, 8) and (tmp_path / ".culturekb-cache" / "responses.sqlite").is_file()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    predict("--base-url", servers["flag"].base_url)  # defaults: $XDG_CACHE_HOME/culturekb, 8 requests at a time
+    assert served("flag") == (10, 8) and (tmp_path / "xdg" / "culturekb" / "responses.sqlite").is_file()
+    (tmp_path / ".culturekb-cache").mkdir()  # the folder earlier versions made is still used when present
+    predict("--base-url", servers["flag"].base_url)
+    assert (tmp_path / ".culturekb-cache" / "responses.sqlite").is_file()
