@@ -122,6 +122,8 @@ def test_scripted_model_over_http(retriever, items, openai_server, tmp_path):
     m = res.metrics["settings"]["know"]["all"]
     assert (m["invalid"], m["errors"]) == (2, 1)  # z1, z2 invalid; e3 failed; all scored wrong, none dropped
     assert m["n"] == 5 and m["accuracy"] == pytest.approx(2 / 5)
+    log = (tmp_path / "run.log").read_text(encoding="utf-8")  # every run folder has its log
+    assert "eval cedar started: culturekb" in log and "eval cedar finished after" in log
 
 
 def test_bad_configurations(retriever, items, default_embedder):
