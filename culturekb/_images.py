@@ -11,6 +11,7 @@ import base64
 import binascii
 import io
 import os
+import warnings
 from collections import OrderedDict
 from pathlib import Path
 from threading import Lock
@@ -22,6 +23,7 @@ from culturekb.errors import DataError, require
 __all__ = [
     "DEFAULT_MAX_PIXELS",
     "load_image",
+    "check_image_file",
     "open_image_bytes",
     "image_data_url",
     "decode_data_url",
@@ -50,18 +52,23 @@ def local_image_path(ref: str) -> Path:
     return Path(ref).expanduser()
 
 
-def _finish(img: Any, where: str, ref: str, max_side: int | None, max_pixels: int) -> Any:
-    """Check the size from the header, decode (drafting JPEGs down when possible), orient, flatten to RGB."""
-    pil_image = _pil()
-    from PIL import ImageOps
-
-    width, height = img.size
+def _check_pixels(width: int, height: int, where: str, ref: str, max_pixels: int) -> None:
+    """DataError when an image's header says it has more than `max_pixels` pixels."""
     if width * height > max_pixels:
         raise DataError(
             f"{where}: image {ref} is {width}x{height} = {width * height:,} pixels, above the limit of "
             f"{max_pixels:,} (a guard against decompression bombs); downscale the file, or raise max_pixels "
             "if you trust it"
         )
+
+
+def _finish(img: Any, where: str, ref: str, max_side: int | None, max_pixels: int) -> Any:
+    """Check the size from the header, decode (drafting JPEGs down when possible), orient, flatten to RGB."""
+    pil_image = _pil()
+    from PIL import ImageOps
+
+    width, height = img.size
+    _check_pixels(width, height, where, ref, max_pixels)
     if max_side is not None and img.format == "JPEG":
         img.draft("RGB", (max_side, max_side))  # decode at a reduced scale: much faster for large photos
     img.load()
@@ -119,6 +126,33 @@ def load_image(
     if not os.access(path, os.R_OK):
         raise DataError(f"{where}: image file {ref} is not readable (permission denied); fix its permissions")
     return _open(path, where, ref, max_side, max_pixels)
+
+
+def check_image_file(ref: str, where: str, max_pixels: int = DEFAULT_MAX_PIXELS) -> tuple[int, int]:
+    """(width, height) of the local image `ref`, read from its header only (nothing is decoded): the checks a
+    loader runs before any model loads. A missing file, a file that is not an image (whatever its name says), or
+    an image above `max_pixels` (a decompression bomb) raises the same DataError `load_image` would."""
+    path = local_image_path(ref)
+    if not path.is_file():
+        hint = "it is a directory" if path.is_dir() else "it does not exist"
+        raise DataError(f"{where}: image file {ref} cannot be read ({hint}); fix the sample's 'image' path")
+    pil_image = _pil()
+    try:
+        with warnings.catch_warnings():  # Pillow warns before it refuses; the refusal below says it all
+            warnings.simplefilter("ignore", pil_image.DecompressionBombWarning)
+            with pil_image.open(path) as img:
+                width, height = img.size
+    except pil_image.DecompressionBombError as exc:
+        raise DataError(
+            f"{where}: image {ref} is too large to decode safely ({exc}); downscale the file"
+        ) from exc
+    except (OSError, ValueError, SyntaxError) as exc:
+        raise DataError(
+            f"{where}: {ref} is not an image Pillow can read ({type(exc).__name__}: {exc}); check that the file is "
+            "a complete JPEG, PNG or WebP image (its name may say .jpg when it is not), or re-save it"
+        ) from exc
+    _check_pixels(width, height, where, ref, max_pixels)
+    return width, height
 
 
 def open_image_bytes(

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
@@ -23,6 +24,7 @@ __all__ = [
     "atomic_write_text",
     "atomic_write_bytes",
     "iter_jsonl_text",
+    "json_value",
     "atomic_write_json",
     "atomic_dir",
     "file_mode",
@@ -40,6 +42,8 @@ __all__ = [
     "is_remote_url",
     "safe_relpath",
     "resolve_image_ref",
+    "check_contained",
+    "exclusive_lock",
 ]
 
 PRIVATE_FILES_ENV = "CULTUREKB_PRIVATE_FILES"
@@ -179,23 +183,39 @@ def read_text_utf8(path: str | Path, *, fix: str = "re-save the file as UTF-8",
 def read_json(path: str | Path, *, fix: str = "fix the file", error: type[CultureKBError] = DataError) -> Any:
     """The JSON value in a UTF-8 file; unreadable bytes or invalid JSON raise `error` naming the file, the line
     and `fix`."""
-    text = read_text_utf8(path, fix=fix, error=error)
+    return json_value(read_text_utf8(path, fix=fix, error=error), path, fix, error)
+
+
+def json_value(text: str, where: str | Path, fix: str = "fix or remove the line",
+               error: type[CultureKBError] = DataError, *, one_line: bool = False) -> Any:
+    """`json.loads(text)`, with every way the text can fail turned into `error` naming `where` and `fix`: invalid
+    JSON, nesting too deep for the parser (RecursionError), an integer longer than Python converts (ValueError,
+    `sys.get_int_max_str_digits`). `one_line`: `text` is one line of a file that `where` names, so a JSON error
+    gives only its column."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise error(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {fix}") from exc
+        if one_line:
+            raise error(f"{where}: invalid JSON ({exc.msg} at column {exc.colno}); {fix}") from exc
+        raise error(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {fix}") from exc
+    except RecursionError as exc:
+        raise error(f"{where}: the JSON is nested too deeply to read (thousands of brackets); {fix}") from exc
+    except ValueError as exc:  # "Exceeds the limit (4300 digits) for integer string conversion"
+        raise error(f"{where}: a value cannot be read ({exc}); numbers must be shorter than "
+                    f"{sys.get_int_max_str_digits()} digits (write long ids as strings); {fix}") from exc
 
 
 def iter_jsonl_text(text: str, where: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for each non-blank line; a bad line raises DataError naming `where` and the line."""
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    """(line number, object) for each non-blank line; a bad line raises DataError naming `where` and the line.
+
+    Lines end at ``\\n`` only (a ``\\r`` before it is dropped): U+2028, U+0085 and the other characters that
+    `str.splitlines` also breaks at are valid inside a JSON string."""
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        line = line.removesuffix("\r")
         if not line.strip():
             continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{where}, line {lineno}: invalid JSON ({exc.msg} at column {exc.colno}); one JSON "
-                            "object per line: fix or remove the line") from exc
+        obj = json_value(line, f"{where}, line {lineno}", "one JSON object per line: fix or remove the line",
+                         one_line=True)
         if not isinstance(obj, dict):
             raise DataError(f"{where}, line {lineno}: expected a JSON object, got {type(obj).__name__}")
         yield lineno, obj
@@ -210,10 +230,7 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     path = Path(path)
     text = read_text_utf8(path)
     if path.suffix.lower() == ".json" or text.lstrip().startswith("["):
-        try:
-            items = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno}); fix the file") from exc
+        items = json_value(text, path, "fix the file")
         if not isinstance(items, list):
             raise DataError(f"{path}: a .json data file must hold a list of objects; use JSONL for one object per "
                             "line")
@@ -268,6 +285,21 @@ def safe_relpath(ref: str, where: str, data_root: str | Path | None = None) -> s
     return posix
 
 
+def check_contained(path: str | Path, root: str | Path, where: str, ref: str | None = None) -> None:
+    """Raise DataError when `path`, with every symbolic link on the way followed, is not inside `root` (itself
+    resolved): a linked file or a linked folder under the data root must not lead out of it. A path that does not
+    exist yet is checked as far as it exists."""
+    real_root = Path(root).resolve()
+    real = Path(path).resolve()
+    if real != real_root and real_root not in real.parents:
+        shown = ref if ref is not None else str(path)
+        raise DataError(
+            f"{where}: image path {shown!r} leads out of the data root {root} through a symbolic link (to {real}); "
+            "image paths must stay inside the data root. Copy the file into it, or point --data-root at the "
+            "folder that really holds the images"
+        )
+
+
 def resolve_image_ref(ref: str, where: str, *, data_root: str | Path | None = None, base_dir: str | Path | None = None,
                       check: bool = False) -> str:
     """Where the image `ref` of a data file is: a URI unchanged; a relative path under `data_root` (else under
@@ -285,9 +317,37 @@ def resolve_image_ref(ref: str, where: str, *, data_root: str | Path | None = No
         rel = PurePosixPath(safe_relpath(ref, where, data_root))
         base = Path(data_root) if data_root is not None else Path(base_dir) if base_dir is not None else Path()
         path = base / Path(*rel.parts)
+        check_contained(path, base, where, ref)
     if check and not path.is_file():
         raise DataError(
             f"{where}: image {ref!r} not found at {path}; pass --data-root (data_root=) pointing at the image "
             "folder, fix the path, or load with check_images=False"
         )
     return str(path)
+
+
+@contextlib.contextmanager
+def exclusive_lock(target: str | Path, what: str, fix: str) -> Iterator[Path]:
+    """Hold an exclusive lock named after `target` (the hidden file ``.<name>.lock`` beside it) while the block
+    runs; when another process holds it, raise DataError at once naming `what`, that process and `fix`.
+
+    The lock is an OS file lock (``fcntl.flock``): it is released when the holder exits, even when killed, so a
+    crashed run never leaves a lock that blocks the next one. The lock file itself stays (it is empty apart
+    from the holder's pid)."""
+    import fcntl
+
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    lock = target.with_name(f".{target.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            raise DataError(f"{what}: another process (pid {holder}) is writing to {target} now; {fix}") from exc
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
+        yield lock
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from pydantic import ValidationError
 
+from culturekb._io import exclusive_lock
 from culturekb.config import Settings
 from culturekb.demo import DemoResult
 from culturekb.errors import ConfigError, DataError
@@ -129,8 +130,7 @@ def load_data(
     dropped: dict[str, int] = {}
     sources = []
     for p in map(Path, paths):
-        if not p.is_file():
-            raise DataError(f"data file {p} does not exist")
+        check_data_file(p)
         if p.suffix.lower() == ".csv":
             res = load_artemis_csv(p, data_root=data_root, scheme=scheme, cultures=cultures)
         elif p.suffix.lower() in (".jsonl", ".ndjson"):
@@ -147,6 +147,40 @@ def load_data(
         raise DataError(f"sample id {dup!r} appears in more than one input file; give each file distinct images")
     samples = split_by_image(samples, seed=seed)
     return samples, {"sources": sources, "dropped_no_majority": dropped}
+
+
+def check_data_file(path: str | Path) -> Path:
+    """`path` as a Path when it is an existing file; a folder or a missing path raises DataError saying which."""
+    p = Path(path)
+    if p.is_dir():
+        raise DataError(f"data file {p} is a directory; expected a file (give the path of a CSV or JSONL file in it)")
+    if not p.is_file():
+        raise DataError(f"data file {p} does not exist; check the path")
+    return p
+
+
+def check_kb_out(out: str | Path) -> Path:
+    """`out` as a Path when a KB may be written there: a new path, an empty folder, or an existing KB (replaced
+    whole); a file or a folder of something else raises DataError before any work is done."""
+    from culturekb.kb.store import MANIFEST
+
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise DataError(f"--out {p} is a file; a KB is a directory: choose a new or empty directory")
+    if p.is_dir() and any(p.iterdir()) and not (p / MANIFEST).is_file():
+        raise DataError(f"refusing to write a KB to {p}: it exists and is not a knowledge base (no manifest.json); "
+                        "choose a new or empty directory")
+    return p
+
+
+def check_run_out(out: str | Path) -> Path:
+    """`out` as a Path when a run folder may be made there (a new path or a folder); an existing file raises
+    DataError. Nothing is created here: the runner makes the folder once inputs and models are ready."""
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise DataError(f"--out {p} is a file; a run's reports go in a folder: choose a new folder or an earlier "
+                        "run's folder (to resume it)")
+    return p
 
 
 def build_from_files(
@@ -183,12 +217,18 @@ def build_from_files(
     except ValidationError as exc:
         e = exc.errors()[0]
         raise ConfigError(f"invalid build option {'.'.join(map(str, e['loc']))}: {e['msg']}") from exc
+    check_kb_out(out)  # before anything is read or loaded: a wrong --out is refused at once, not after the build
+    for p in paths:
+        check_data_file(p)
     if cultures_file is not None:
         declare_cultures(load_cultures_file(cultures_file))
     samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures)
-    with run_log(out, "build", atomic=True):  # the KB folder gets the build's run.log
+    # inputs are valid; one build per --out at a time: a second one is refused (exit 2) before any model loads,
+    # not left to race the first one's save
+    with exclusive_lock(out, "build", "wait for that build to finish, or give this one another --out"), \
+            run_log(out, "build", atomic=True):  # the KB folder gets the build's run.log
         components = (make_components(config, loaded_embedder, cache_dir=settings.cache_dir)
-                      if loaded_embedder is not None else None)
+                  if loaded_embedder is not None else None)
         return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress,
                         components=components,
                         extra_report={"dropped_no_majority": load_report["dropped_no_majority"],
@@ -481,11 +521,12 @@ def eval_artemculture(spec: ArtECultureSpec) -> RunResult:
     settings = _settings()
     base_url = spec.base_url or settings.base_url
     assert spec.kb_dir is not None  # ArtECultureSpec requires it
+    check_run_out(spec.out)
+    # the data first, read with the scheme the manifest embeds: bad data is refused before an index is built
+    samples = load_kb_samples(spec.kb_dir, spec.data, data_root=spec.data_root)
     augmenter = open_augmenter(spec.kb_dir, spec.backend, spec.embedder, spec.tau, settings=settings,
                                status=spec.status)
     kb = augmenter.retriever.kb
-    _declare_kb_cultures(kb.culture_details.values())
-    samples, _ = load_data(spec.data, data_root=spec.data_root, scheme=kb.scheme)  # the scheme the manifest embeds
     cache = _response_cache(spec.cache_dir, settings)
     kw: dict[str, Any] = {} if spec.model == "kb-prior" else {
         "cache": cache, "max_concurrency": settings.max_concurrency,
@@ -510,9 +551,9 @@ def eval_knowledge(spec: KnowledgeSpec) -> RunResult:
     from culturekb.inference.predictors import make_predictor
 
     assert spec.kb_dir is not None  # KnowledgeSpec requires it
+    check_run_out(spec.out)
+    samples = load_kb_samples(spec.kb_dir, spec.data, data_root=spec.data_root)  # before the index and model
     augmenter = open_augmenter(spec.kb_dir, spec.backend, spec.embedder, spec.tau, status=spec.status)
-    _declare_kb_cultures(augmenter.retriever.kb.culture_details.values())
-    samples, _ = load_data(spec.data, data_root=spec.data_root, scheme=augmenter.retriever.kb.scheme)
     kw, calibration = _kb_prior_calibration(augmenter, samples, spec.data)
     runner = KnowledgeRunner(samples, make_predictor("kb-prior", augmenter, **kw), augmenter, split=spec.split,
                              n_resamples=spec.n_resamples, confidence=spec.confidence, seed=spec.seed,
@@ -529,10 +570,8 @@ def calibrate_kb(
     """Fit the KB prior's weights and concept filter on the `split` samples of `data` and (with `write`) save them
     as the KB's `calibration.json` (`culturekb.inference.calibration`). The fit sees every tuple the status filter
     serves, whatever an earlier calibration hid."""
+    samples = load_kb_samples(kb_dir, data, data_root=data_root)  # before the index and model
     augmenter = open_augmenter(kb_dir, backend, embedder, tau, settings=settings, status=status, calibrated=False)
-    kb = augmenter.retriever.kb
-    _declare_kb_cultures(kb.culture_details.values())
-    samples, _ = load_data(data, data_root=data_root, scheme=kb.scheme)
     return calibrate_augmenter(augmenter, samples, split, data, kb_dir if write else None)
 
 
@@ -621,6 +660,7 @@ def eval_cedar(spec: CedarSpec) -> RunResult:
     from culturekb.evals.cedar import CedarPredictor, CedarRunner
     from culturekb.evals.loaders import load_cedar
 
+    check_run_out(spec.out)
     samples = load_cedar(spec.data, scheme=spec.scheme, languages=spec.languages, modalities=spec.modalities,
                          data_root=spec.data_root, check_images=spec.model != "kb-prior")
     retriever = _eval_retriever(spec.kb_dir, spec)
@@ -676,6 +716,7 @@ def eval_ricevl_vqa(spec: RiceVLVQASpec) -> RunResult:
     from culturekb.evals.loaders import load_ricevl_vqa
     from culturekb.evals.ricevl import Region, RiceVLVQARunner, SeaLaveJudge, region_from_samples
 
+    check_run_out(spec.out)
     samples = load_ricevl_vqa(spec.data, scheme=spec.scheme, data_root=spec.data_root,
                               check_images=spec.model != "kb-prior",
                               allow_unknown_countries=spec.allow_unknown_countries)
@@ -710,6 +751,7 @@ def eval_ricevl_grounding(spec: RiceVLGroundingSpec) -> RunResult:
     from culturekb.evals.loaders import load_ricevl_grounding
     from culturekb.evals.ricevl import RiceVLGroundingRunner
 
+    check_run_out(spec.out)
     samples = load_ricevl_grounding(spec.data, bbox_format=spec.bbox_format, data_root=spec.data_root,
                                     scheme=spec.scheme, allow_unknown_countries=spec.allow_unknown_countries)
     offline = spec.model in ("kb-prior", "full-image")
@@ -725,6 +767,7 @@ def eval_culturaltom(spec: CulturalToMSpec) -> RunResult:
     positivity baseline; with ``model="positivity"`` only the offline baseline runs."""
     from culturekb.evals.culturaltom import CulturalToMRunner, load_culturaltom, load_matrix
 
+    check_run_out(spec.out)
     matrix = load_matrix(spec.matrix)
     with_model = spec.model != "positivity"
     image_free = spec.setting_names is not None and set(spec.setting_names) <= {"blind", "positivity"}
@@ -750,6 +793,7 @@ def eval_commet(spec: CommetSpec) -> RunResult:
     feedback is chosen; settings orig, blind and, with `spec.kb_dir`, kb-cues."""
     from culturekb.evals.commet import CommetRunner, ModelAnswerJudge, OfflineAnswerJudge, load_story_turns
 
+    check_run_out(spec.out)
     stories = load_story_turns(spec.data, data_root=spec.data_root)
     retriever = _eval_retriever(spec.kb_dir, spec)
     cache = _response_cache(spec.cache_dir)

@@ -41,6 +41,25 @@ def _row(t: KnowledgeTuple) -> dict[str, Any]:
     }
 
 
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""Leading characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection)."""
+
+
+def csv_safe(value: Any) -> Any:
+    """A CSV cell that a spreadsheet shows as text: a string starting with = + - @ tab or CR gets a leading ``'``
+    (OWASP's advice against CSV formula injection); other values are returned as they are."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def csv_unsafe(value: str) -> str:
+    """The cell `csv_safe` was given: the ``'`` it added before a formula character removed."""
+    if value.startswith("'") and value[1:].startswith(_FORMULA_START):
+        return value[1:]
+    return value
+
+
 def export_review_queue(kb: KnowledgeBase, path: str | Path, include_all_flagged: bool = False) -> int:
     """Write the pending tuples (or every flagged one) for review; the format follows the suffix (.csv/.jsonl)."""
     path = Path(path)
@@ -51,7 +70,7 @@ def export_review_queue(kb: KnowledgeBase, path: str | Path, include_all_flagged
         buf = io.StringIO()
         w = csv.DictWriter(buf, fieldnames=FIELDS)
         w.writeheader()
-        w.writerows(rows)
+        w.writerows({k: csv_safe(v) for k, v in r.items()} for r in rows)
         atomic_write_text(path, buf.getvalue())
     else:
         raise DataError(f"{path}: review queue must end in .csv or .jsonl")
@@ -74,7 +93,8 @@ def _read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     missing = {"tuple_id", "decision"} - set(reader.fieldnames or [])
     if missing:
         raise DataError(f"{path}: missing column(s) {sorted(missing)}; export a queue with `culturekb review export`")
-    return [(i, row) for i, row in enumerate(reader, start=2)]
+    return [(i, {k: csv_unsafe(v) if isinstance(v, str) else v for k, v in row.items()})
+            for i, row in enumerate(reader, start=2)]
 
 
 def import_review_decisions(kb: KnowledgeBase, path: str | Path) -> tuple[KnowledgeBase, ReviewSummary]:

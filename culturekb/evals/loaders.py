@@ -99,6 +99,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from culturekb._images import check_image_file
 from culturekb._io import is_uri, iter_json_records, resolve_image_ref
 from culturekb.errors import ConfigError, DataError
 from culturekb.evals.boxes import BOX_FORMATS, BOX_KEY_LAYOUTS, convert_box
@@ -198,7 +199,7 @@ class Row:
         """Field `name` as stripped text ('' when absent); a non-string, or an empty required field, is a DataError."""
         value = self.get(name)
         if isinstance(value, int | float) and not isinstance(value, bool) and name == "id":
-            value = str(value)
+            value = _number_id(value, self.where)
         if value is not None and not isinstance(value, str):
             raise DataError(f"{self.where}: field {name!r} must be a string, got {type(value).__name__} {value!r}")
         text = (value or "").strip()
@@ -214,13 +215,29 @@ class Row:
         return {k: v for k, v in self.data.items() if k not in taken}
 
 
+def _number_id(value: float, where: str) -> str:
+    """A numeric id as text: an integer (``7`` or ``7.0``) as its digits; NaN, an infinity or a fraction is a
+    DataError (``NaN`` would become the id "nan")."""
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise DataError(f"{where}: field 'id' is {value!r}, not an id; give a string or a whole number")
+    return str(int(value))
+
+
 def read_rows(path: str | Path) -> Iterator[Row]:
-    """The objects of a JSONL file (or a JSON array file), with line numbers; bad JSON is a `DataError`."""
+    """The objects of a JSONL file (or a JSON array file), with line numbers; bad JSON, a missing file, a
+    folder, or a file with no objects at all is a `DataError` naming the file."""
     p = Path(path)
+    if p.is_dir():
+        raise DataError(f"data file {p} is a directory; expected a JSONL file (give the file's path, not its folder)")
     if not p.is_file():
         raise DataError(f"data file {p} does not exist; give the path of a JSONL file")
+    empty = True
     for line, obj in iter_json_records(p):
+        empty = False
         yield Row(obj, str(p), line)
+    if empty:
+        raise DataError(f"{p}: the file holds no items (it is empty or blank); give a JSONL file with one object "
+                        "per line")
 
 
 def _check_unique(samples: Sequence[Sample], path: str | Path) -> None:
@@ -233,7 +250,13 @@ def _check_unique(samples: Sequence[Sample], path: str | Path) -> None:
 
 
 def _resolve_image(row: Row, value: str, data_root: Path | None, check: bool) -> str:
-    return resolve_image_ref(value, row.where, data_root=data_root, base_dir=Path(row.source).parent, check=check)
+    """The image's path (URIs unchanged); with `check` (a model will see it) the local file must exist and its
+    header must be a readable image within the pixel limit, so a bad image stops the run before any model
+    loads."""
+    found = resolve_image_ref(value, row.where, data_root=data_root, base_dir=Path(row.source).parent, check=check)
+    if check and not is_uri(found):
+        check_image_file(found, f"{row.where}, field 'image'")
+    return found
 
 
 def _culture(registry: CultureRegistry, value: str, row: Row, field: str, allow_unknown: bool = False) -> Culture:
@@ -304,6 +327,9 @@ def load_cedar(
                 "source_line": row.line}
         out.append(Sample(id=sid, culture=culture.id, image=image, text=narrative or None, question=question,
                           label=label, split="test", metadata=meta))
+    if not out:
+        raise DataError(f"{path}: no item is left after keeping languages {sorted(keep_langs or [])} and modalities "
+                        f"{sorted(keep_mods or [])}; check --languages and --modality against the file")
     _check_unique(out, path)
     return out
 
@@ -385,6 +411,9 @@ def load_ricevl_vqa(
                 raise DataError(f"{row.where}: a tf question needs a truth value as answer, got {raw_answer!r} "
                                 "(use true/false, yes/no or a JSON bool)")
         else:
+            if isinstance(raw_answer, float) and not math.isfinite(raw_answer):
+                raise DataError(f"{row.where}: field 'answer' is {raw_answer!r}, not an answer; give the reference "
+                                "answer as text")
             if isinstance(raw_answer, int | float) and not isinstance(raw_answer, bool):
                 raw_answer = str(raw_answer)
             if not isinstance(raw_answer, str) or not raw_answer.strip():

@@ -74,6 +74,7 @@ from __future__ import annotations
 import csv
 import io
 import logging
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -203,7 +204,7 @@ def _culture_filter(cultures: Iterable[str] | None, registry: CultureRegistry) -
 # -- CSV -----------------------------------------------------------------------------------------------------
 def _read_csv_rows(path: Path, text: str) -> tuple[list[str], list[tuple[int, list[str]]]]:
     """Header (lower-cased) and (start line, fields) of each non-blank data row."""
-    reader = csv.reader(io.StringIO(text, newline=""))
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
     header: list[str] | None = None
     rows: list[tuple[int, list[str]]] = []
     prev = 0
@@ -217,7 +218,7 @@ def _read_csv_rows(path: Path, text: str) -> tuple[list[str], list[tuple[int, li
                 continue
             rows.append((start, fields))
     except csv.Error as exc:
-        raise DataError(f"{path}, line {reader.line_num}: malformed CSV ({exc}); fix the quoting of that row") from exc
+        raise DataError(_csv_error(path, exc, prev + 1, reader.line_num)) from exc
     if header is None:
         raise DataError(
             f"{path}: the file is empty; expected a CSV header with columns {list(CSV_REQUIRED_COLUMNS)} and "
@@ -226,6 +227,21 @@ def _read_csv_rows(path: Path, text: str) -> tuple[list[str], list[tuple[int, li
     if not rows:
         raise DataError(f"{path}: the file has a header but no data rows; add at least one annotation row")
     return header, rows
+
+
+def _csv_error(path: Path, exc: csv.Error, start: int, line: int) -> str:
+    """The message of a CSV the reader gave up on, naming the row (the line it starts on) and the right fix."""
+    msg = str(exc)
+    if "field larger than field limit" in msg:
+        return (f"{path}, row starting on line {start}: a field is larger than {csv.field_size_limit():,} "
+                "characters, the most one CSV field may hold here; shorten that field (an utterance of this size "
+                "is probably several rows run together by a missing closing quote)")
+    if "unexpected end of data" in msg:
+        return (f"{path}, row starting on line {start}: a quote opened in this row is never closed, so the rest of "
+                "the file would be read as one field; close the quote (a quote inside a quoted field is written "
+                "twice: \"\")")
+    return (f"{path}, line {line} (row starting on line {start}): malformed CSV ({msg}); fix the quoting of that "
+            "row: quote fields holding commas, quotes or line breaks, and double the quotes inside them")
 
 
 def load_artemis_csv(
@@ -306,19 +322,31 @@ def _annotation(lineno: int, fields: list[str], header: list[str], col: dict[str
     label = canonical_label(scheme, get("emotion"), f"{where}, column 'emotion'")
     split = _norm_split(get("split"), f"{where}, column 'split'")
     rep = get("repetition")
-    repetition = None
-    if rep:
-        try:
-            repetition = int(float(rep))
-        except ValueError as exc:
-            raise DataError(f"{where}: column 'repetition' is {rep!r}, not a number of annotators") from exc
+    repetition = _repetition(rep, where) if rep else None
     return Annotation(painting, art_style, culture, label, get("utterance"), split, repetition, lineno)
+
+
+def _repetition(rep: str, where: str) -> int:
+    """The number of annotators in a 'repetition' cell: a whole number >= 1 (``3`` or ``3.0``); ``inf``, ``nan``,
+    a fraction or a negative number is a DataError."""
+    try:
+        value = float(rep)
+    except ValueError as exc:
+        raise DataError(f"{where}: column 'repetition' is {rep[:40]!r}, not a number of annotators") from exc
+    if not math.isfinite(value) or value < 1 or value != int(value):
+        raise DataError(f"{where}: column 'repetition' is {rep[:40]!r}; it must be a whole number of annotators "
+                        "(1 or more)")
+    return int(value)
 
 
 # -- JSONL ---------------------------------------------------------------------------------------------------
 def _str_list(value: Any, name: str, where: str) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    if not isinstance(value, list):
         raise DataError(f"{where}: field {name!r} must be a list of strings, got {type(value).__name__}")
+    for i, v in enumerate(value):
+        if not isinstance(v, str):
+            raise DataError(f"{where}: field {name!r} must be a list of strings, but item {i} is "
+                            f"{type(v).__name__} {repr(v)[:40]}; quote it or remove it")
     return [v.strip() for v in value if v.strip()]
 
 

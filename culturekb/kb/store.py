@@ -335,7 +335,7 @@ class KnowledgeBase:
             raise DataError(f"{directory}: {TUPLES} is missing; the KB is incomplete, rebuild it")
         tuples: list[KnowledgeTuple] = []
         tuples_text = read_text_utf8(tpath, fix="the file is damaged, rebuild the KB")
-        for lineno, line in enumerate(tuples_text.splitlines(), start=1):
+        for lineno, line in enumerate(tuples_text.split("\n"), start=1):  # not splitlines: U+2028 is text
             if not line.strip():
                 continue
             try:

@@ -193,8 +193,8 @@ def _options(row: Mapping[str, Any], where: str) -> list[str]:
     if isinstance(value, str) and value.strip().startswith("["):
         try:
             value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{where}: 'options' is not a JSON list ({exc.msg})") from exc
+        except (ValueError, RecursionError) as exc:  # bad JSON, nesting too deep, an over-long integer
+            raise DataError(f"{where}: 'options' is not a JSON list ({str(exc)[:200]})") from exc
     if not isinstance(value, list) or len(value) != N_OPTIONS:
         got = len(value) if isinstance(value, list) else type(value).__name__
         raise DataError(f"{where}: 'options' must hold exactly {N_OPTIONS} answer texts, got {got}")
