@@ -329,3 +329,23 @@ def test_two_processes_write_one_step_cache_and_one_response_cache(tmp_path: Pat
     assert got == {k: {"text": k.replace("-", " ")} for k in keys}
     responses = ResponseCache(tmp_path / "responses.sqlite")
     assert all((e := responses.get(k)) is not None and e.text == "answer " + k.replace("-", " ") for k in keys)
+
+
+def test_a_stale_index_message_keeps_the_case_of_the_kb_path(tmp_path: Path) -> None:
+    """The suggested command names the KB folder as the user wrote it (`.capitalize()` lower-cased it)."""
+    from culturekb.errors import IndexError_
+    from culturekb.kb.schema import KnowledgeTuple
+    from culturekb.kb.schemes import get_scheme
+    from culturekb.kb.store import KnowledgeBase
+    from culturekb.retrieval.index import IndexMeta, _check_identity
+
+    t = KnowledgeTuple(concept="sea", culture="en", label="awe", distribution={"awe": 1.0}, support=2,
+                       rationales=["vast"])
+    kb_path = tmp_path / "MyKB_Final"
+    kb = KnowledgeBase([t], get_scheme("artemis9"))
+    kb.save(kb_path)
+    meta = IndexMeta(kb_version="0" * 16, embedder="st:all-MiniLM-L6-v2", dim=384, backend="numpy", count=1,
+                     ids=("x",))
+    with pytest.raises(IndexError_) as info:
+        _check_identity(meta, kb, "st:all-MiniLM-L6-v2", kb_path / "index" / "numpy")
+    assert f"Rebuild it with `culturekb index --kb {kb_path} --backend numpy`" in str(info.value)
