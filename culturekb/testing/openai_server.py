@@ -10,8 +10,12 @@ Measured against the hand-written HTTP/1.1 parser it replaced, side by side on a
 hand-written HTTP code is kept): the seven test files that use the server most (172 tests), run three times
 each way, took 25.7 s of CPU (median; 21.7-27.2) against 26.3 s (23.7-26.5), 0.98x; in one process with an
 httpx client, 32 threads reached 434 requests/s against 470 (0.92x) and one thread 288/s against 388 (0.74x), a
-start and stop 209 ms against 175 (with a first request). No test or benchmark needs more than a few hundred
-requests per second from it.
+start and stop 209 ms against 175 (with a first request). `benchmarks/bench_model_calls.py` (640 calls, 32 in
+flight, 50 ms latency; load average 10 on 2 cores), alternated: 477 and 484 calls/s against 525 and 527 with the
+server in its own process (0.91x; 0.75 of the ideal rate against 0.82), 446 against 494 (median of 4) with it in
+the benchmark's process (0.90x). uvicorn parses HTTP with h11 here; with httptools installed (uvicorn's
+"standard" parser, picked automatically) the in-process figure was 489 against 500 (0.98x), but it is not
+declared: it would also change the parser of `culturekb serve`.
 
 (Why one module over 500 lines: it is one test double, the whole scripted server; its parts only make sense
 together and nothing in the package imports it but the demo job.)
