@@ -14,7 +14,7 @@ start and stop 209 ms against 175 (with a first request). `benchmarks/bench_mode
 flight, 50 ms latency; load average 10 on 2 cores), alternated: 477 and 484 calls/s against 525 and 527 with the
 server in its own process (0.91x; 0.75 of the ideal rate against 0.82), 446 against 494 (median of 4) with it in
 the benchmark's process (0.90x). uvicorn parses HTTP with h11 here; with httptools installed (uvicorn's
-"standard" parser, picked automatically) the in-process figure was 489 against 500 (0.98x), but it is not
+"standard" parser, picked automatically) the own-process figure was 489 against 500 (0.98x), but it is not
 declared: it would also change the parser of `culturekb serve`.
 
 (Why one module over 500 lines: it is one test double, the whole scripted server; its parts only make sense
