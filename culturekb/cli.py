@@ -70,7 +70,7 @@ def setup_logging(verbosity: int) -> None:
     leaves other libraries at WARNING.
     """
     root = logging.getLogger()
-    if not any(getattr(h, "_culturekb_cli", False) for h in root.handlers):
+    if not root.handlers:  # as logging.basicConfig: a host that set up logging (pytest, an app) keeps its own
         handler = _StderrHandler()
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
         root.addHandler(handler)

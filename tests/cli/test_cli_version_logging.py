@@ -42,6 +42,7 @@ def restore_logging():
 
 
 def test_one_v_is_debug_for_culturekb_only_two_for_every_library(restore_logging):
+    logging.getLogger().handlers[:] = []  # as in a plain `culturekb` process (pytest's handlers come back after)
     setup_logging(1)
     assert logging.getLogger("culturekb.retrieval").isEnabledFor(logging.DEBUG)
     assert not logging.getLogger("httpx").isEnabledFor(logging.DEBUG)
@@ -54,6 +55,15 @@ def test_one_v_is_debug_for_culturekb_only_two_for_every_library(restore_logging
     assert logging.getLogger("culturekb.kb").isEnabledFor(logging.WARNING)
     handlers = [h for h in logging.getLogger().handlers if getattr(h, "_culturekb_cli", False)]
     assert len(handlers) == 1  # one handler however many commands run in a process
+    assert handlers[0].level == logging.WARNING  # INFO lines go to run.log files only
+
+
+def test_a_host_with_its_own_logging_keeps_it(restore_logging):
+    root = logging.getLogger()
+    mine = logging.NullHandler()
+    root.handlers[:] = [mine]
+    setup_logging(0)
+    assert root.handlers == [mine]  # like logging.basicConfig: nothing added to a configured root
 
 
 def test_vv_is_accepted_by_the_cli(restore_logging):
