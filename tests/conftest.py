@@ -7,6 +7,14 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# the default cache folder is $XDG_CACHE_HOME/culturekb: never the user's ~/.cache during tests (and each test gets
+# its own below, as each test that changed into its tmp_path got a fresh ./.culturekb-cache before)
+import atexit  # noqa: E402
+import shutil  # noqa: E402
+import tempfile  # noqa: E402
+
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="culturekb-tests-xdg-")
+atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
 
 from collections.abc import Callable, Iterator  # noqa: E402
 from typing import Any  # noqa: E402
@@ -32,6 +40,13 @@ def _no_settings_from_the_shell(monkeypatch: pytest.MonkeyPatch) -> None:
     (test switches such as CULTUREKB_API_BASE_URL for the `api` marker stay)."""
     for name in _settings_variables() & set(os.environ):
         monkeypatch.delenv(name)
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_home(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test's default cache folder ($XDG_CACHE_HOME/culturekb) is its own: no answer cached by another test
+    or an earlier run is served to it."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
 
 
 @pytest.fixture(scope="session")
