@@ -10,6 +10,7 @@ from typing import Any
 
 from culturekb._io import atomic_write_text, read_jsonl, read_text_utf8
 from culturekb.errors import DataError
+from culturekb.kb.loaders import csv_error_message
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 
@@ -89,12 +90,21 @@ def _read_rows(path: Path) -> list[tuple[int, dict[str, Any]]]:
     if path.suffix != ".csv":
         raise DataError(f"{path}: review decisions must be a .csv or .jsonl file")
     text = read_text_utf8(path)
-    reader = csv.DictReader(io.StringIO(text))
-    missing = {"tuple_id", "decision"} - set(reader.fieldnames or [])
-    if missing:
-        raise DataError(f"{path}: missing column(s) {sorted(missing)}; export a queue with `culturekb review export`")
-    return [(i, {k: csv_unsafe(v) if isinstance(v, str) else v for k, v in row.items()})
-            for i, row in enumerate(reader, start=2)]
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    rows: list[tuple[int, dict[str, Any]]] = []
+    start = 1
+    try:
+        missing = {"tuple_id", "decision"} - set(reader.fieldnames or [])
+        if missing:
+            raise DataError(f"{path}: missing column(s) {sorted(missing)}; export a queue with "
+                            "`culturekb review export`")
+        start = reader.line_num + 1
+        for row in reader:
+            rows.append((start, {k: csv_unsafe(v) if isinstance(v, str) else v for k, v in row.items()}))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        raise DataError(csv_error_message(path, exc, start, reader.line_num)) from exc
+    return rows
 
 
 def import_review_decisions(kb: KnowledgeBase, path: str | Path) -> tuple[KnowledgeBase, ReviewSummary]:

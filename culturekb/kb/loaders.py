@@ -89,6 +89,7 @@ from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
 __all__ = [
+    "csv_error_message",
     "LoadResult",
     "load_artemis_csv",
     "load_samples_jsonl",
@@ -218,7 +219,7 @@ def _read_csv_rows(path: Path, text: str) -> tuple[list[str], list[tuple[int, li
                 continue
             rows.append((start, fields))
     except csv.Error as exc:
-        raise DataError(_csv_error(path, exc, prev + 1, reader.line_num)) from exc
+        raise DataError(csv_error_message(path, exc, prev + 1, reader.line_num)) from exc
     if header is None:
         raise DataError(
             f"{path}: the file is empty; expected a CSV header with columns {list(CSV_REQUIRED_COLUMNS)} and "
@@ -229,7 +230,7 @@ def _read_csv_rows(path: Path, text: str) -> tuple[list[str], list[tuple[int, li
     return header, rows
 
 
-def _csv_error(path: Path, exc: csv.Error, start: int, line: int) -> str:
+def csv_error_message(path: Path, exc: csv.Error, start: int, line: int) -> str:
     """The message of a CSV the reader gave up on, naming the row (the line it starts on) and the right fix."""
     msg = str(exc)
     if "field larger than field limit" in msg:
