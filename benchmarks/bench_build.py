@@ -3,8 +3,9 @@
 - ``today``: the build as it was: sentence-transformers runtime (import and load counted), rationale candidates
   embedded chunk by chunk through the embedder's own memo (``build_kb(vector_cache=False)``), cold step cache;
 - ``cold_old_path``: the default (numpy) MiniLM runtime, the old chunk-by-chunk path, cold step cache;
+- ``cold_1_thread``: as ``cold`` with its batches embedded on one thread (``CULTUREKB_EMBED_THREADS=1``);
 - ``cold``: the default runtime, every distinct text embedded once in one pass through the step cache's vector
-  table, cold step cache (model load counted);
+  table, its batches on one thread per CPU, cold step cache (model load counted);
 - ``rebuild``: the same build again over that cache (zero model calls, zero texts embedded);
 - ``changed_rationales``: ``max_rationales`` 3 over that cache: rationales and verdicts recomputed, vectors read
   from the vector cache (zero texts embedded);
@@ -57,9 +58,20 @@ def _summary(report: dict[str, Any], load_s: float = 0.0) -> dict[str, Any]:
     return out
 
 
-def _offline(samples: list[Any], config: BuildConfig, cache: Path, embedder_spec: str, vector_cache: bool
-             ) -> dict[str, Any]:
-    """One offline build with a fresh embedder instance (an empty memo); its model load is timed apart."""
+def _offline(samples: list[Any], config: BuildConfig, cache: Path, embedder_spec: str, vector_cache: bool,
+             threads: int | None = None) -> dict[str, Any]:
+    """One offline build with a fresh embedder instance (an empty memo); its model load is timed apart.
+    `threads`: CULTUREKB_EMBED_THREADS for this build (None: the default, one per CPU for the numpy MiniLM)."""
+    if threads is not None:
+        os.environ["CULTUREKB_EMBED_THREADS"] = str(threads)
+    try:
+        return _offline_build(samples, config, cache, embedder_spec, vector_cache)
+    finally:
+        os.environ.pop("CULTUREKB_EMBED_THREADS", None)
+
+
+def _offline_build(samples: list[Any], config: BuildConfig, cache: Path, embedder_spec: str, vector_cache: bool
+                   ) -> dict[str, Any]:
     t0 = time.perf_counter()
     embedder = make_embedder(embedder_spec)
     embedder.encode(["warm up"])  # the numpy runtime reads its weights on the first encode
@@ -82,6 +94,8 @@ def main(data: str | None = None, today: bool = True) -> dict[str, Any]:
         if today:
             runs["today"] = _offline(samples, config, root / "today", "minilm:st", vector_cache=False)
         runs["cold_old_path"] = _offline(samples, config, root / "old", config.embedder, vector_cache=False)
+        runs["cold_1_thread"] = _offline(samples, config, root / "one", config.embedder, vector_cache=True,
+                                         threads=1)
         runs["cold"] = _offline(samples, config, root / "new", config.embedder, vector_cache=True)
         runs["rebuild"] = _offline(samples, config, root / "new", config.embedder, vector_cache=True)
         changed = BuildConfig(max_rationales=3)
@@ -103,6 +117,7 @@ def main(data: str | None = None, today: bool = True) -> dict[str, Any]:
     cold = runs["cold"]
     ratios = {
         "cold_old_path_over_cold": round(runs["cold_old_path"]["total_s"] / cold["total_s"], 2),
+        "cold_1_thread_over_cold": round(runs["cold_1_thread"]["total_s"] / cold["total_s"], 2),
         "cold_old_path_over_cold_rationales": round(
             runs["cold_old_path"]["steps"]["rationales"]["seconds"] / cold["steps"]["rationales"]["seconds"], 2),
     }
@@ -117,6 +132,7 @@ def main(data: str | None = None, today: bool = True) -> dict[str, Any]:
         "rebuild_same_kb_version": runs["rebuild"]["kb_version"] == cold["kb_version"],
         "old_and_new_path_same_kb_version": runs["cold_old_path"]["kb_version"] == cold["kb_version"],
         "prefilled_same_kb_version": runs["prefilled"]["kb_version"] == cold["kb_version"],
+        "one_thread_same_kb_version": runs["cold_1_thread"]["kb_version"] == cold["kb_version"],
         "llm_first": _summary(llm_first.report),
         "llm_second": _summary(llm_second.report),
         "llm_server_calls_total": server_calls,
@@ -130,7 +146,8 @@ def main(data: str | None = None, today: bool = True) -> dict[str, Any]:
 
 def render_markdown(result: dict[str, Any]) -> str:
     """The side-by-side table of the offline builds."""
-    names = [n for n in ("today", "cold_old_path", "cold", "rebuild", "changed_rationales", "prefilled") if n in result]
+    runs = ("today", "cold_old_path", "cold_1_thread", "cold", "rebuild", "changed_rationales", "prefilled")
+    names = [n for n in runs if n in result]
     lines = [
         "# Build benchmark (offline extractive build)",
         "",
@@ -153,7 +170,8 @@ def render_markdown(result: dict[str, Any]) -> str:
         )
     lines += ["", "Ratios: " + ", ".join(f"{k} {v}x" for k, v in result["ratios"].items()), "",
               f"Same KB version as the cold build: rebuild {result['rebuild_same_kb_version']}, over a cache "
-              f"another build filled {result['prefilled_same_kb_version']}, old chunk-by-chunk path "
+              f"another build filled {result['prefilled_same_kb_version']}, batches on one thread "
+              f"{result.get('one_thread_same_kb_version')}, old chunk-by-chunk path "
               f"{result['old_and_new_path_same_kb_version']}. The old path embeds texts in padded batches whose "
               "composition moves a vector by ~1e-7, enough to swap near-tied rationales and change judge scores at "
               "the 6th decimal; the new path embeds batches of one token count (no padding), so a text's vector "

@@ -16,15 +16,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from culturekb.errors import DataError
+from culturekb.errors import ConfigError, DataError
 from culturekb.kb._checkpoints import kill_point
 from culturekb.models.base import Embedder
 
@@ -152,6 +154,24 @@ def token_counter(embedder: Embedder) -> Callable[[Sequence[str]], list[int]] | 
     return lambda texts: [len(e.ids) for e in tok.encode_batch(list(texts))]
 
 
+def embed_workers(inner: Embedder) -> int:
+    """Threads that embed a build's batches at once: one per CPU (at most 4) for an embedder whose `encode` runs
+    its own forward pass on one BLAS thread and is thread-safe (`parallel_batches = True`, the numpy MiniLM), else
+    one. `CULTUREKB_EMBED_THREADS` overrides. Each batch's vectors do not depend on which thread embedded it, so
+    the KB is the same bytes with any count (batches are committed in their canonical order)."""
+    raw = os.environ.get("CULTUREKB_EMBED_THREADS", "").strip()
+    if raw:
+        try:
+            return max(1, int(raw))
+        except ValueError:
+            raise ConfigError(f"CULTUREKB_EMBED_THREADS={raw!r} is not a whole number; set it to 1 or more, or "
+                            "unset it") from None
+    if not getattr(inner, "parallel_batches", False):
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, min(4, cpus))
+
+
 class CachedEmbedder:
     """An `Embedder` in front of the build's vector cache: memory first, then the step cache file, then `inner`.
 
@@ -166,7 +186,7 @@ class CachedEmbedder:
     """
 
     def __init__(self, inner: Embedder, cache: StepCache, batch_size: int = 64,
-                 lengths: Callable[[Sequence[str]], list[int]] | None = None) -> None:
+                 lengths: Callable[[Sequence[str]], list[int]] | None = None, workers: int | None = None) -> None:
         self.inner = inner
         self.cache = cache
         self.batch_size = int(batch_size)
@@ -177,6 +197,7 @@ class CachedEmbedder:
         if spec is not None:
             self.spec = spec
         self._memo: dict[str, np.ndarray] = {}
+        self.workers = embed_workers(inner) if workers is None else max(1, int(workers))
         self.encoded = 0
         self.calls = 0
         self.from_cache = 0
@@ -198,17 +219,29 @@ class CachedEmbedder:
                     self.from_cache += 1
             missing = [t for t in wanted if t not in self._memo]
             step = max(1, self.batch_size)
-            for batch in self._batches(missing, step):
-                vectors = np.asarray(self.inner.encode(batch, batch_size=step), dtype=np.float32)
-                if vectors.shape != (len(batch), self.dim):
-                    raise DataError(f"{self.id}: expected vectors of shape {(len(batch), self.dim)}, got "
-                                    f"{vectors.shape}")
-                self.calls += 1
-                self.encoded += len(batch)
-                self.cache.put_vectors(self.id, [(keys[t], v) for t, v in zip(batch, vectors, strict=True)])
-                self._memo.update(zip(batch, vectors, strict=True))
-                kill_point("vectors")
+            batches = self._batches(missing, step)
+
+            def run(batch: list[str]) -> np.ndarray:
+                return np.asarray(self.inner.encode(batch, batch_size=step), dtype=np.float32)
+
+            if self.workers > 1 and len(batches) > 1:
+                with ThreadPoolExecutor(self.workers, thread_name_prefix="culturekb-embed") as pool:
+                    for batch, vectors in zip(batches, pool.map(run, batches), strict=True):
+                        self._keep(batch, vectors, keys)
+            else:
+                for batch in batches:
+                    self._keep(batch, run(batch), keys)
         return np.stack([self._memo[t] for t in texts]).astype(np.float32, copy=False)
+
+    def _keep(self, batch: list[str], vectors: np.ndarray, keys: dict[str, str]) -> None:
+        """Check, count, commit and memo one embedded batch (in batch order, whatever thread embedded it)."""
+        if vectors.shape != (len(batch), self.dim):
+            raise DataError(f"{self.id}: expected vectors of shape {(len(batch), self.dim)}, got {vectors.shape}")
+        self.calls += 1
+        self.encoded += len(batch)
+        self.cache.put_vectors(self.id, [(keys[t], v) for t, v in zip(batch, vectors, strict=True)])
+        self._memo.update(zip(batch, vectors, strict=True))
+        kill_point("vectors")
 
     def _batches(self, texts: list[str], step: int) -> list[list[str]]:
         """Canonical batches: by token count (one count per batch) when known; else one text per batch for a

@@ -214,6 +214,9 @@ class MiniLMEmbedder(_MemoEncoder):
     process. `model_path`: another BERT mean-pooling sentence-transformers folder (id `st:<folder name>`).
     """
 
+    parallel_batches = True
+    """`encode` is thread-safe and runs one BLAS thread, so a build may embed several batches at once."""
+
     def __init__(self, model_path: str | Path | None = None, memo_size: int = _DEFAULT_MEMO) -> None:
         super().__init__(memo_size)
         if model_path is None:

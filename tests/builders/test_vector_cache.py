@@ -181,3 +181,41 @@ def test_a_local_embedder_without_a_known_tokenizer_embeds_one_text_per_batch():
     assert padded._batches(texts, 64) == [["a"], ["bb"], ["cc"], ["ddd"]]
     invariant = CachedEmbedder(CountingHashEmbedder(), StepCache(None))
     assert invariant._batches(texts, 2) == [["a", "bb"], ["cc", "ddd"]]
+
+
+def test_batches_embedded_on_several_threads_give_the_same_vectors_and_cache(samples, tmp_path):
+    """The numpy MiniLM embeds a build's batches on one thread per CPU: same vectors, same cache rows, same
+    counts as one thread, the batches committed in canonical order."""
+    from culturekb.builders.rationales import split_sentences
+    from culturekb.config import DEFAULT_EMBEDDER
+    from culturekb.models.factory import make_embedder
+
+    texts = list(dict.fromkeys(x for s in samples for e in s.explanations for x in split_sentences(e)))[:120]
+    runs = {}
+    for workers in (1, 3):
+        cache = StepCache(tmp_path / f"steps-{workers}.sqlite")
+        emb = CachedEmbedder(make_embedder(DEFAULT_EMBEDDER), cache, batch_size=8, workers=workers)
+        assert emb.workers == workers
+        vectors = emb.encode(texts)
+        stored = cache.get_vectors(emb.id, [text_key(t) for t in texts], emb.dim)
+        runs[workers] = (vectors, stored, emb.calls, emb.encoded)
+        cache.close()
+    (v1, s1, c1, e1), (v3, s3, c3, e3) = runs[1], runs[3]
+    assert np.array_equal(v1, v3)
+    assert s1.keys() == s3.keys() and all(np.array_equal(s1[k], s3[k]) for k in s1)
+    assert (c1, e1) == (c3, e3) and c1 > 1 and e1 == len(texts)
+
+
+def test_embed_threads_follow_the_embedder_and_the_environment(monkeypatch):
+    from culturekb.builders._stepcache import embed_workers
+    from culturekb.errors import ConfigError
+    from culturekb.models.embedders import MiniLMEmbedder
+
+    monkeypatch.delenv("CULTUREKB_EMBED_THREADS", raising=False)
+    assert embed_workers(CountingHashEmbedder()) == 1  # not marked parallel_batches
+    assert 1 <= embed_workers(MiniLMEmbedder()) <= 4
+    monkeypatch.setenv("CULTUREKB_EMBED_THREADS", "2")
+    assert embed_workers(CountingHashEmbedder()) == 2
+    monkeypatch.setenv("CULTUREKB_EMBED_THREADS", "two")
+    with pytest.raises(ConfigError, match="CULTUREKB_EMBED_THREADS"):
+        embed_workers(CountingHashEmbedder())
