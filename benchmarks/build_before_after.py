@@ -62,7 +62,7 @@ def main(base: str, data: Path, rounds: int) -> dict[str, Any]:
         finally:
             subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=False,
                            capture_output=True)
-    med = {side: statistics.median(r["wall_s"] for r in rs) for side, rs in runs.items()}
+    med = {side: round(statistics.median(r["wall_s"] for r in rs), 2) for side, rs in runs.items()}
     head_rev = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, check=False).stdout.strip()
     result = {"base": base, "head": head_rev, "data": str(data), "rounds": rounds, "cpus": os.cpu_count(),
