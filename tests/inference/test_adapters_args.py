@@ -25,6 +25,7 @@ def test_harness_args_for_a_kb(kb_dir, small_kb):
     version = small_kb.version
     assert kb_version_of(kb_dir) == version
     args = harness_args_for(kb_dir, culture="zh", prompt_language="en")
+    kb_dir = kb_dir.resolve()  # the pasted path is absolute
     assert args["kb_version"] == version
     assert args["lmms_eval"] == f"inner_model=INNER,kb={kb_dir},kb_version={version},culture=zh,prompt_language=en"
     assert args["inspect_ai"].split(" -S ")[:2] == [f"-S kb={kb_dir}", f"kb_version={version}"]
@@ -35,6 +36,18 @@ def test_harness_args_for_a_kb(kb_dir, small_kb):
         harness_args_for(kb_dir, colour="red")
     with pytest.raises(ConfigError, match="does not exist"):
         harness_args_for(kb_dir.parent / "missing")
+
+
+def test_harness_args_for_a_relative_path_with_spaces(tmp_path, small_kb, monkeypatch):
+    """Pasted elsewhere, the path still points at the KB; the shell keeps a spaced path in one argument."""
+    import shlex
+
+    small_kb.save(tmp_path / "my kb")
+    monkeypatch.chdir(tmp_path)
+    args = harness_args_for("my kb")
+    assert f"kb={tmp_path.resolve() / 'my kb'}," in args["lmms_eval"]
+    words = shlex.split(args["inspect_ai"])
+    assert words[:2] == ["-S", f"kb={tmp_path.resolve() / 'my kb'}"]
 
 
 def test_deprecated_spellings_warn_and_map():

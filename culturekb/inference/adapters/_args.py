@@ -8,6 +8,7 @@ renamed with a `FutureWarning` that names the new spelling (`canonical_args`).
 
 from __future__ import annotations
 
+import shlex
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -107,14 +108,15 @@ def harness_args_for(kb_dir: str | Path, **options: Any) -> dict[str, str]:
     the inner model's own arguments to add); ``inspect_ai`` (the ``-S`` solver arguments of
     ``inspect eval --solver culturekb/culturekb_knowledge``); ``vlmevalkit`` (the keyword arguments of
     ``run_vlmevalkit``/``CultureKBVLM``). `options` (names of the shared vocabulary, e.g. ``culture="zh"``,
-    ``prompt_language="en"``) are added to each; None values are left out.
+    ``prompt_language="en"``) are added to each; None values are left out. The KB path is made absolute (the
+    harness may run elsewhere) and the inspect_ai arguments are shell-quoted.
     """
     known = {a.name for a in ARGUMENTS}
     opts = canonical_args(options, "harness_args_for")
     unknown = sorted(set(opts) - known)
     if unknown:
         raise ConfigError(f"harness_args_for: unknown argument(s) {unknown}; use names of {sorted(known)}")
-    kb = str(kb_dir)
+    kb = str(Path(kb_dir).expanduser().resolve())  # absolute: the harness may run from another folder
     version = kb_version_of(kb)
     common = {"kb": kb, "kb_version": version, **{k: str(v) for k, v in opts.items() if k not in ("kb", "kb_version")}}
     lmms = {"inner_model": str(common.pop("inner_model", "INNER")), **common}
@@ -127,6 +129,6 @@ def harness_args_for(kb_dir: str | Path, **options: Any) -> dict[str, str]:
     return {
         "kb_version": version,
         "lmms_eval": ",".join(f"{k}={v}" for k, v in lmms.items()),
-        "inspect_ai": " ".join(f"-S {k}={v}" for k, v in inspect_args.items()),
+        "inspect_ai": " ".join(f"-S {shlex.quote(f'{k}={v}')}" for k, v in inspect_args.items()),
         "vlmevalkit": ", ".join(f"{k}={v!r}" for k, v in vlm.items()),
     }
