@@ -144,7 +144,7 @@ def load_script(path: str | Path) -> list[ScriptedReply]:
     """
     replies: list[ScriptedReply] = []
     fields = {"content", "status", "body", "delay_s", "headers"}
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    lines = Path(path).read_text(encoding="utf-8").split("\n")  # not splitlines(): U+2028 may sit in a string
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -161,7 +161,9 @@ def load_script(path: str | Path) -> list[ScriptedReply]:
                 raise ValueError(f"{path}:{n}: {exc}") from exc
         else:
             raise ValueError(
-                f"{path}:{n}: a scripted answer is a JSON string or an object with some of {sorted(fields)}"
+                f"{path}:{n}: a scripted answer is a JSON string or an object with some of {sorted(fields)}; to "
+                "answer with a JSON object, write it as a string (\"{\\\"label\\\": \\\"awe\\\"}\") or as its "
+                "\"content\" field"
             )
     return replies
 
