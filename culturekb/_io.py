@@ -12,8 +12,10 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import sys
 import tempfile
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -44,6 +46,7 @@ __all__ = [
     "resolve_image_ref",
     "check_contained",
     "exclusive_lock",
+    "sqlite_wal",
 ]
 
 PRIVATE_FILES_ENV = "CULTUREKB_PRIVATE_FILES"
@@ -351,3 +354,24 @@ def exclusive_lock(target: str | Path, what: str, fix: str) -> Iterator[Path]:
         yield lock
     finally:
         os.close(fd)  # closing the descriptor releases the lock
+
+
+def sqlite_wal(conn: sqlite3.Connection, timeout_s: float = 30.0) -> None:
+    """Put an SQLite connection in WAL mode, waiting up to `timeout_s` while another process holds the file.
+
+    SQLite may answer a journal-mode change with "database is locked" at once, without calling the busy handler,
+    while another connection is opening or writing the same file (two builds sharing one cache). Retries with a
+    growing pause; other errors, and the lock still held at the deadline, are raised.
+    """
+    deadline = time.monotonic() + timeout_s
+    pause = 0.01
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.25)

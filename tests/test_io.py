@@ -115,3 +115,30 @@ def test_both_loader_stacks_refuse_escapes_without_a_data_root(tmp_path: Path, r
         load_samples_jsonl(kb_file)
     with pytest.raises(DataError, match="escapes the data root"):
         load_ricevl_vqa(vqa_file, check_images=False)
+
+
+def test_sqlite_wal_waits_out_a_lock_another_process_holds():
+    """A journal-mode change can answer "database is locked" at once (no busy handler) while another process opens
+    the same cache; it is retried until the lock goes, other errors are raised at once."""
+    import sqlite3
+
+    from culturekb._io import sqlite_wal
+
+    class Flaky:
+        def __init__(self, errors):
+            self.errors = list(errors)
+            self.calls = 0
+
+        def execute(self, sql):
+            self.calls += 1
+            if self.errors:
+                raise sqlite3.OperationalError(self.errors.pop(0))
+            return None
+
+    conn = Flaky(["database is locked", "database is locked"])
+    sqlite_wal(conn, timeout_s=5)  # type: ignore[arg-type]
+    assert conn.calls == 3
+    with pytest.raises(sqlite3.OperationalError, match="disk I/O"):
+        sqlite_wal(Flaky(["disk I/O error"]), timeout_s=5)  # type: ignore[arg-type]
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        sqlite_wal(Flaky(["database is locked"] * 1000), timeout_s=0.05)  # type: ignore[arg-type]

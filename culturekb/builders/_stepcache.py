@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from culturekb._io import sqlite_wal
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb._checkpoints import kill_point
 from culturekb.models.base import Embedder
@@ -52,7 +53,7 @@ class StepCache:
             target = str(self.path)
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(target, check_same_thread=False, timeout=30)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        sqlite_wal(self._conn)
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS steps (step TEXT, key TEXT, value TEXT, PRIMARY KEY (step, key))"
         )

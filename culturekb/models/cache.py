@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from culturekb._io import stable_hash
+from culturekb._io import sqlite_wal, stable_hash
 from culturekb.errors import DataError
 
 __all__ = ["ResponseCache", "CacheEntry"]
@@ -61,7 +61,7 @@ class ResponseCache:
         self._puts = 0
         try:
             self._conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            sqlite_wal(self._conn)
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from culturekb._io import sqlite_wal
 from culturekb.errors import ConfigError, IndexError_
 from culturekb.models.base import Embedder
 
@@ -61,7 +62,7 @@ class EmbeddingCache:
             self._conn = sqlite3.connect(str(self.path), timeout=timeout_s, check_same_thread=False,
                                          isolation_level=None)
             self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
+            sqlite_wal(self._conn, timeout_s)
             self._conn.execute("PRAGMA synchronous = NORMAL")
             self._conn.execute(
                 "CREATE TABLE IF NOT EXISTS embeddings (key TEXT NOT NULL, text TEXT NOT NULL, dim INTEGER NOT NULL, "
