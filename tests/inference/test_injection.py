@@ -213,7 +213,7 @@ def _lmms_eval(kb_dir: Path, culture: str, version: str, concepts: list[str] = C
     sys.modules[module.__name__] = module
     manifest = ModelManifest("ckb_same_block_echo", simple_class_path=f"{module.__name__}.Echo")
     MODEL_REGISTRY_V2.register_manifest(manifest, overwrite=True)
-    model = CultureKBSimple(inner_model="ckb_same_block_echo", kb=str(kb_dir), kb_version=version, kb_template="none",
+    model = CultureKBSimple(inner_model="ckb_same_block_echo", kb=str(kb_dir), kb_version=version, template="none",
                             **options)
     model.task_dict = {"toy": {"test": [{"culture": culture, "concepts": concepts}]}}
     request = Instance("generate_until", ("What do you feel?", {}, None, 0, "toy", "test"), idx=0,
@@ -253,7 +253,7 @@ def _inspect_ai(kb_dir: Path, culture: str, version: str, concepts: list[str] = 
 
     from culturekb.inference.adapters.inspect_ai import STORE_KEY, culturekb_knowledge
 
-    solve = culturekb_knowledge(kb_dir=str(kb_dir), template=None, kb_version=version, **options)
+    solve = culturekb_knowledge(kb=str(kb_dir), template=None, kb_version=version, **options)
     question = "What do you feel?"
     state = TaskState(ModelName("mockllm/model"), "s1", 1, question, [ChatMessageUser(content=question)],
                       metadata={"culture": culture, "concepts": concepts})
