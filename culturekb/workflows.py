@@ -159,20 +159,6 @@ def check_data_file(path: str | Path) -> Path:
     return p
 
 
-def check_kb_out(out: str | Path) -> Path:
-    """`out` as a Path when a KB may be written there: a new path, an empty folder, or an existing KB (replaced
-    whole); a file or a folder of something else raises DataError before any work is done."""
-    from culturekb.kb.store import MANIFEST
-
-    p = Path(out)
-    if p.exists() and not p.is_dir():
-        raise DataError(f"--out {p} is a file; a KB is a directory: choose a new or empty directory")
-    if p.is_dir() and any(p.iterdir()) and not (p / MANIFEST).is_file():
-        raise DataError(f"refusing to write a KB to {p}: it exists and is not a knowledge base (no manifest.json); "
-                        "choose a new or empty directory")
-    return p
-
-
 def check_run_out(out: str | Path) -> Path:
     """`out` as a Path when a run folder may be made there (a new path or a folder); an existing file raises
     DataError. Nothing is created here: the runner makes the folder once inputs and models are ready."""
@@ -205,6 +191,7 @@ def build_from_files(
     from culturekb.config import load_settings
     from culturekb.kb.card import describe_sources
     from culturekb.kb.cultures import declare_cultures, load_cultures_file
+    from culturekb.kb.store import check_kb_target
 
     settings = load_settings(settings_file, cache_dir=cache_dir, base_url=options.get("base_url"))
     opts = {k: v for k, v in options.items() if v is not None}
@@ -217,7 +204,7 @@ def build_from_files(
     except ValidationError as exc:
         e = exc.errors()[0]
         raise ConfigError(f"invalid build option {'.'.join(map(str, e['loc']))}: {e['msg']}") from exc
-    check_kb_out(out)  # before anything is read or loaded: a wrong --out is refused at once, not after the build
+    check_kb_target(out)  # before anything is read or loaded: a wrong --out is refused at once, not after the build
     for p in paths:
         check_data_file(p)
     if cultures_file is not None:

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from culturekb.errors import ModelOutputError, ProviderError
+from culturekb.models._retry import counts_since
 from culturekb.models.json_output import JSONAnswer
 
 __all__ = ["BAD_ANSWER_POLICIES", "BadAnswer", "FaultLog", "settle", "model_report", "client_counts",
@@ -71,6 +72,12 @@ class FaultLog:
             self.bad.append(bad)
 
 
+def _is_bad_answer(answer: JSONAnswer) -> bool:
+    """A bad answer (not a failed call): no valid JSON after the re-asks, or a page that was no answer after the
+    retries (HTML 200)."""
+    return answer.status == "invalid" or isinstance(answer.exception, ModelOutputError)
+
+
 def settle(answers: Sequence[JSONAnswer], items: Sequence[str], step: str, log: FaultLog) -> list[Any]:
     """The value of each answer, or None for a bad answer that the policy skips or flags; raises for a failed call
     (ProviderError) and, under ``fail``, for a bad answer (ModelOutputError), naming the item."""
@@ -81,9 +88,7 @@ def settle(answers: Sequence[JSONAnswer], items: Sequence[str], step: str, log: 
         if answer.status == "ok":
             out.append(answer.value)
             continue
-        # a bad answer: no valid JSON after the re-asks, or a page that was no answer after the retries (HTML 200)
-        bad = answer.status == "invalid" or isinstance(answer.exception, ModelOutputError)
-        if not bad or log.policy == "fail":
+        if not _is_bad_answer(answer) or log.policy == "fail":
             failed.append((item, answer))
             out.append(None)
             continue
@@ -94,7 +99,7 @@ def settle(answers: Sequence[JSONAnswer], items: Sequence[str], step: str, log: 
         more = f" ({len(failed) - 1} more item(s) of this batch failed too)" if len(failed) > 1 else ""
         where = (f"{step}: {item}: {answer.error} [{answer.asks} answer(s) asked, {answer.requests} request(s) to "
                  f"the server]{more}")
-        if not (answer.status == "invalid" or isinstance(answer.exception, ModelOutputError)):
+        if not _is_bad_answer(answer):
             raise ProviderError(f"{where}. The answers already received are in the build's response cache: rerun "
                                 "the same build to resume without paying for them again") from answer.exception
         raise ModelOutputError(f"{where}. Fix: rerun to resume (answers received are cached), or pass "
@@ -103,7 +108,9 @@ def settle(answers: Sequence[JSONAnswer], items: Sequence[str], step: str, log: 
     return out
 
 
-def _client_counts(clients: Sequence[Any]) -> dict[str, Any]:
+def client_counts(clients: Sequence[Any]) -> dict[str, Any]:
+    """The clients' summed counters now (`fault_counts`; a client without them counts its `calls` as attempts),
+    to subtract at the end of a build."""
     total: dict[str, Any] = {"attempts": 0, "answers": 0, "cache_hits": 0, "retries": 0, "retries_by_cause": {},
                              "failures": 0, "failures_by_cause": {}}
     for client in clients:
@@ -121,20 +128,9 @@ def _client_counts(clients: Sequence[Any]) -> dict[str, Any]:
 def model_report(clients: Sequence[Any], log: FaultLog, before: dict[str, Any] | None = None) -> dict[str, Any]:
     """This build's model accounting: the clients' counts (less `before`, what they had counted before the build),
     the re-asks, and each bad answer with the action the policy took."""
-    counts = _client_counts(clients)
-    if before:
-        for key, value in before.items():
-            if isinstance(value, dict):
-                counts[key] = {c: counts.get(key, {}).get(c, 0) - n for c, n in value.items()} | {
-                    c: n for c, n in counts.get(key, {}).items() if c not in value}
-            elif isinstance(value, int):
-                counts[key] = counts.get(key, 0) - value
+    counts = counts_since(client_counts(clients), before or {})
     return {**counts, "reasks": log.reasks, "items_asked": log.items, "on_bad_answer": log.policy,
             "bad_answers": [asdict(b) for b in log.bad],
             "skipped": sum(1 for b in log.bad if b.action == "skip"),
             "flagged": sum(1 for b in log.bad if b.action == "flag")}
 
-
-def client_counts(clients: Sequence[Any]) -> dict[str, Any]:
-    """The clients' summed counters now (to subtract at the end of a build)."""
-    return _client_counts(clients)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from culturekb.models._retry import counts_since
 from culturekb.models.base import Message, ModelClient, ModelResponse
 
 __all__ = ["CallTally", "CountingClient", "run_client", "client_counts", "run_accounting"]
@@ -103,17 +104,6 @@ def client_counts(client: Any) -> dict[str, Any]:
     return dict(counts()) if callable(counts) else {}
 
 
-def _minus(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in now.items():
-        old = before.get(key)
-        if isinstance(value, dict):
-            out[key] = {c: n - (old or {}).get(c, 0) for c, n in value.items()}
-        elif isinstance(value, int):
-            out[key] = value - (old if isinstance(old, int) else 0)
-    return out
-
-
 def run_accounting(client: Any, before: dict[str, Any], predictions: dict[str, Sequence[Any]],
                    previous: dict[str, Any] | None) -> dict[str, Any]:
     """The ``model`` section of run.json: this run's requests, answers, cache hits, retries and failures by cause
@@ -122,7 +112,7 @@ def run_accounting(client: Any, before: dict[str, Any], predictions: dict[str, S
     section), so that a rerun that calls nothing keeps what earlier runs paid for instead of overwriting it."""
     import datetime as dt
 
-    this = _minus(client_counts(client), before) if client is not None else {}
+    this = counts_since(client_counts(client), before) if client is not None else {}
     failed: dict[str, dict[str, Any]] = {}
     for setting, preds in predictions.items():
         for status in ("error", "invalid"):

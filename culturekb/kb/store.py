@@ -31,7 +31,8 @@ from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
-__all__ = ["KnowledgeBase", "MANIFEST", "TUPLES", "read_manifest", "manifest_scheme", "manifest_cultures"]
+__all__ = ["KnowledgeBase", "check_kb_target", "MANIFEST", "TUPLES", "read_manifest", "manifest_scheme",
+           "manifest_cultures"]
 
 MANIFEST = "manifest.json"
 TUPLES = "tuples.jsonl"
@@ -130,6 +131,18 @@ def _version() -> str:
     from culturekb._version import __version__
 
     return __version__
+
+
+def check_kb_target(directory: str | Path) -> Path:
+    """`directory` as a Path when a KB may be written there: a new path, an empty folder or an existing KB (replaced
+    whole); a file or a folder of something else raises DataError (the build checks this before any work)."""
+    p = Path(directory)
+    if p.exists() and not p.is_dir():
+        raise DataError(f"{p} is a file; a KB is a directory: choose a new or empty directory")
+    if p.is_dir() and any(p.iterdir()) and not (p / MANIFEST).is_file():
+        raise DataError(f"refusing to write a KB to {p}: it exists and is not a knowledge base (no manifest.json); "
+                        "choose a new or empty directory")
+    return p
 
 
 class KnowledgeBase:
@@ -301,13 +314,8 @@ class KnowledgeBase:
         directory = Path(directory)
         from culturekb.kb.card import with_card  # the card is not versioned content: editing it changes no version
 
+        check_kb_target(directory)
         extra_files = with_card(self, directory, extra_files)
-        not_a_kb = any(directory.iterdir()) and not (directory / MANIFEST).is_file() if directory.is_dir() else True
-        if directory.exists() and not_a_kb:
-            raise DataError(
-                f"refusing to write a KB to {directory}: it exists and is not a knowledge base "
-                "(no manifest.json); choose a new or empty directory"
-            )
         remove_stale_temp_dirs(directory)
         with atomic_dir(directory) as tmp:
             writer = tmp / _WRITER

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 from culturekb.errors import ModelOutputError, ProviderError
 
 __all__ = ["RetryPolicy", "Retrier", "Failure", "HTTPStatusError", "BadAnswerError", "classify", "classify_status",
-           "describe_failure", "retry_cause", "RETRY_CAUSES"]
+           "describe_failure", "retry_cause", "RETRY_CAUSES", "counts_since"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +97,19 @@ def retry_cause(failure: Failure) -> str:
     if failure.status is not None and failure.status >= 500:
         return "5xx"
     return "other"
+
+
+def counts_since(now: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """Fault counters (`OpenAICompatClient.fault_counts`, or sums of them) less what they were at `before`: the
+    counts of one build or run. Numbers and per-cause maps are subtracted; other values are left out."""
+    out: dict[str, Any] = {}
+    for key, value in now.items():
+        old = before.get(key)
+        if isinstance(value, dict):
+            out[key] = {c: n - (old or {}).get(c, 0) for c, n in value.items()}
+        elif isinstance(value, int):
+            out[key] = value - (old if isinstance(old, int) else 0)
+    return out
 
 
 def _retry_after(headers: Any) -> float | None:

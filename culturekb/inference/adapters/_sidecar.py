@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from culturekb._io import read_jsonl
 from culturekb.errors import ConfigError
 from culturekb.inference.adapters._common import Injection
 
@@ -104,5 +105,4 @@ def read_sidecar(where: str | Path) -> list[dict[str, Any]]:
     path = sidecar_path(where)
     if path is None or not path.is_file():
         raise ConfigError(f"no sidecar at {where}; the adapters write {SIDECAR_NAME} beside the harness's outputs")
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
+    return read_jsonl(path)
