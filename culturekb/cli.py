@@ -490,7 +490,7 @@ def demo(
     """The whole system offline on the multilingual sample shipped with the package: build a six-culture KB,
     calibrate it, look up, show where cultures disagree, send a prompt to the bundled test server, and report whether
     knowledge helps."""
-    from culturekb.workflows import run_demo
+    from culturekb.demo import run_demo
 
     _guard(lambda: run_demo(out_dir, console=out))  # prints each section as it is ready
 

@@ -105,7 +105,14 @@ def demo_dataset() -> DemoData:
 def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> DemoResult:
     """Build, calibrate, look up, compare cultures, show a VLM prompt and report whether knowledge helps (see the
     module docstring). `console` (anything with ``print``, e.g. a rich Console) gets each section as soon as it is
-    ready; the result holds the whole page."""
+    ready; the result holds the whole page, and the folder gets the demo's run.log."""
+    from culturekb._runlog import run_log
+
+    with run_log(out, "demo"):
+        return _run_demo(out, console=console, progress=progress)
+
+
+def _run_demo(out: str | Path, console: Any, progress: bool) -> DemoResult:
     from culturekb.inference.augmenter import Augmenter
     from culturekb.models.factory import make_embedder
     from culturekb.retrieval.index import build_index

@@ -18,7 +18,6 @@ from pydantic import ValidationError
 
 from culturekb._io import exclusive_lock
 from culturekb.config import Settings
-from culturekb.demo import DemoResult
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
 
@@ -51,7 +50,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KBInspection",
-    "DemoResult",
     "IndexSummary",
     "LookupRow",
     "load_data",
@@ -61,7 +59,6 @@ __all__ = [
     "apply_review",
     "export_review",
     "render_build_report",
-    "run_demo",
     "demo_data_files",
     "index_kb",
     "open_augmenter",
@@ -267,7 +264,7 @@ def kb_info(kb_dir: str | Path) -> dict[str, Any]:
 
 def kb_card(kb_dir: str | Path) -> Path:
     """(Re)generate `KB_CARD.md` of an existing KB, keeping the user's text outside the generated markers."""
-    from culturekb.kb.card import write_card
+    from culturekb.kb.store import write_card
 
     return write_card(kb_dir)
 
@@ -305,17 +302,6 @@ def demo_data_files() -> list[Path]:
     if not files:
         raise DataError(f"no demo data under {root}; the package install is incomplete")
     return files
-
-
-def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> DemoResult:
-    """The demo on the embedded defaults (`culturekb.demo`): a six-culture KB built from the shipped BRIGHTER
-    sample, calibrated, looked up, compared across cultures, a VLM prompt sent to the bundled test server, and the
-    knowledge report. `console` gets each section as it is ready; the folder gets the demo's run.log."""
-    from culturekb._runlog import run_log
-    from culturekb.demo import run_demo as demo
-
-    with run_log(out, "demo"):
-        return demo(out, console=console, progress=progress)
 
 
 # -- retrieval and inference jobs ------------------------------------------------------------------------------

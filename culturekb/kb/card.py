@@ -20,13 +20,15 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from culturekb._io import atomic_write_text, read_json, read_text_utf8, sha256_file
 from culturekb.errors import DataError
 
 if TYPE_CHECKING:
-    from culturekb.kb.store import KnowledgeBase
+    from culturekb.kb.cultures import Culture
+    from culturekb.kb.schema import KnowledgeTuple
+    from culturekb.kb.schemes import EmotionScheme
 
 __all__ = [
     "CARD",
@@ -39,12 +41,40 @@ __all__ = [
     "merge_card",
     "card_text",
     "read_card",
-    "write_card",
+    "CardSource",
     "describe_sources",
     "with_card",
 ]
 
 logger = logging.getLogger(__name__)
+
+
+class CardSource(Protocol):
+    """What the card reads of a KB (`culturekb.kb.store.KnowledgeBase` is one): the card module sits below the
+    store, which writes the card on every save."""
+
+    @property
+    def tuples(self) -> Sequence[KnowledgeTuple]: ...
+
+    @property
+    def scheme(self) -> EmotionScheme: ...
+
+    @property
+    def build_config(self) -> Mapping[str, Any]: ...
+
+    @property
+    def path(self) -> Path | None: ...
+
+    @property
+    def cultures(self) -> Sequence[str]: ...
+
+    @property
+    def culture_details(self) -> Mapping[str, Culture]: ...
+
+    @property
+    def version(self) -> str: ...
+
+    def __len__(self) -> int: ...
 
 CARD = "KB_CARD.md"
 REPORT = "build_report.json"
@@ -114,7 +144,7 @@ def _kappa_band(kappa: float) -> str:
     return "almost perfect"
 
 
-def card_facts(kb: KnowledgeBase, report: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def card_facts(kb: CardSource, report: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """What the card states, as JSON-ready data: identity, scheme, sources, cultures with tuples by review status,
     judges and their agreement, review totals, and the known limits that follow from them."""
     report = dict(report or {})
@@ -296,7 +326,7 @@ def read_card(kb_dir: str | Path) -> str | None:
     return read_text_utf8(path, fix=f"re-save {CARD} as UTF-8 or delete it and run `culturekb kb card`")
 
 
-def card_text(kb: KnowledgeBase, directory: str | Path, report: Mapping[str, Any] | None = None) -> str:
+def card_text(kb: CardSource, directory: str | Path, report: Mapping[str, Any] | None = None) -> str:
     """The card to save with `kb` into `directory`: the report given (else the one in `directory`, else the one
     beside the KB it was loaded from), merged into the card already there (else the one beside the source KB)."""
     directory = Path(directory)
@@ -309,18 +339,7 @@ def card_text(kb: KnowledgeBase, directory: str | Path, report: Mapping[str, Any
     return merge_card(render_generated(card_facts(kb, report)), existing)
 
 
-def write_card(kb_dir: str | Path) -> Path:
-    """(Re)generate the card of an existing KB in place (atomically), keeping the user's text; returns its path."""
-    from culturekb.kb.store import KnowledgeBase
-
-    directory = Path(kb_dir)
-    kb = KnowledgeBase.load(directory)
-    path = directory / CARD
-    atomic_write_text(path, card_text(kb, directory))
-    return path
-
-
-def with_card(kb: KnowledgeBase, directory: str | Path, extra_files: Mapping[str, Any] | None) -> dict[str, Any]:
+def with_card(kb: CardSource, directory: str | Path, extra_files: Mapping[str, Any] | None) -> dict[str, Any]:
     """`extra_files` of a KB save plus the card (`card_text`, with the build report among them if any), unless
     they carry a card already. Called by `KnowledgeBase.save` before it replaces `directory`."""
     files = dict(extra_files or {})

@@ -27,11 +27,12 @@ from culturekb._io import (
 )
 from culturekb.errors import DataError, SchemaError
 from culturekb.kb._checkpoints import kill_point
+from culturekb.kb.card import CARD, card_text, with_card  # the card is no versioned content
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
-__all__ = ["KnowledgeBase", "check_kb_target", "MANIFEST", "TUPLES", "read_manifest", "manifest_scheme",
+__all__ = ["KnowledgeBase", "check_kb_target", "write_card", "MANIFEST", "TUPLES", "read_manifest", "manifest_scheme",
            "manifest_cultures"]
 
 MANIFEST = "manifest.json"
@@ -312,7 +313,6 @@ class KnowledgeBase:
         The KB card (`KB_CARD.md`, `culturekb.kb.card`) is written too, keeping the user's text of the card there.
         """
         directory = Path(directory)
-        from culturekb.kb.card import with_card  # the card is not versioned content: editing it changes no version
 
         check_kb_target(directory)
         extra_files = with_card(self, directory, extra_files)
@@ -406,3 +406,12 @@ def manifest_scheme(manifest: Manifest, source: str = MANIFEST) -> EmotionScheme
     if manifest.scheme:
         return EmotionScheme.from_dict(manifest.scheme, source=source)
     return get_scheme(manifest.label_scheme)
+
+
+def write_card(kb_dir: str | Path) -> Path:
+    """(Re)generate the card of an existing KB in place (atomically), keeping the user's text; returns its path."""
+    directory = Path(kb_dir)
+    kb = KnowledgeBase.load(directory)
+    path = directory / CARD
+    atomic_write_text(path, card_text(kb, directory))
+    return path

@@ -17,6 +17,8 @@ import unicodedata
 from functools import lru_cache
 from importlib import resources
 
+from culturekb.text.scripts import SCRIPT_LANGUAGE, dominant_script, script_of
+
 __all__ = ["normalise_concept", "singularise", "english_stopwords", "MAX_CONCEPT_CHARS"]
 
 MAX_CONCEPT_CHARS = 64
@@ -131,8 +133,6 @@ def _arabic(text: str) -> str:
 
 def _non_latin_language(text: str) -> str | None:
     """For text with letters outside the Latin script: the language of its main script (None otherwise)."""
-    from culturekb.text.languages import SCRIPT_LANGUAGE, dominant_script, script_of
-
     if all(script_of(ch) in (None, "latin") for ch in text):
         return None
     script = dominant_script(text)
@@ -178,6 +178,4 @@ def normalise_concept(text: str, language: str = "en") -> str | None:
 
 def _no_space_script(text: str) -> bool:
     """Whether `text` is mostly Chinese or Japanese (spaces inside it are then no word breaks)."""
-    from culturekb.text.languages import dominant_script
-
     return dominant_script(text) in _NO_SPACE_SCRIPTS

@@ -13,7 +13,8 @@ from typer.testing import CliRunner
 
 from culturekb.cli import app
 from culturekb.kb import KnowledgeBase, KnowledgeTuple
-from culturekb.kb.card import BEGIN, CARD, END, card_facts, describe_sources, merge_card, read_card, write_card
+from culturekb.kb.card import BEGIN, CARD, END, card_facts, describe_sources, merge_card, read_card
+from culturekb.kb.store import write_card
 from culturekb.workflows import build_from_files
 
 runner = CliRunner()

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from culturekb.evals.commet.judges import normalise_answer
-from culturekb.evals.commet.runner import StoryPrediction, TurnRecord
+from culturekb.evals.commet.records import StoryPrediction, TurnRecord
 from culturekb.evals.commet.stories import CATEGORIES, MODALITIES, OUTCOME_KEYS, Story
 from culturekb.evals.metrics import mean_by_group, mean_score
 from culturekb.evals.reports import BarPlot, Plot, Table

@@ -20,14 +20,15 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
 
 from culturekb.errors import ConfigError, CultureKBError, DataError
 from culturekb.evals._calls import CallTally, CountingClient
 from culturekb.evals._cues import item_concepts
 from culturekb.evals.commet.judges import AnswerJudge, JudgeRequest, OfflineAnswerJudge
+from culturekb.evals.commet.records import StoryPrediction, TurnRecord
+from culturekb.evals.commet.report import commet_plots, commet_tables, score_commet
 from culturekb.evals.commet.stories import Outcome, Story, Turn
 from culturekb.evals.reports import Plot, Table
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
@@ -48,52 +49,6 @@ COMMET_SETTINGS: tuple[str, ...] = ("orig", "kb-cues", "blind")
 COMMET_CUES = BlockTemplate("cue_item", "commet_cues")
 """The kb-cues block: the packaged cue lines under a frame written for stories."""
 _BLANK_LINES = re.compile(r"\n{3,}")
-
-
-class TurnRecord(BaseModel):
-    """What happened in one turn: the feedback shown, the answer, and the judge's verdict."""
-
-    model_config = ConfigDict(frozen=True)
-
-    turn: int
-    """1-based."""
-    category: str
-    question: str
-    image_sent: bool = False
-    feedback_key: str = ""
-    """The key of the feedback shown before this turn (right, wrong, a branch, any); "" for none."""
-    previous_correct: bool | None = None
-    """Whether the previous answer was judged right (None on the first turn)."""
-    answer: str | None = None
-    expected: list[str] = Field(default_factory=list)
-    correct: bool = False
-    branch: str | None = None
-    judge_status: Literal["ok", "invalid", "error", "skipped"] = "skipped"
-    judge_method: str = ""
-    similarity: float | None = None
-    reason: str = ""
-    cached: bool = False
-    error: str | None = None
-
-
-class StoryPrediction(Prediction):
-    """One story played in one setting (`label`: ``correct`` when every answer was right, else ``incorrect``)."""
-
-    story_status: Literal["played", "failed", "skipped"] = "played"
-    """played; failed (a call failed: played again on a rerun); skipped (the blind setting, text-complete)."""
-    modality: str = ""
-    category: str = ""
-    turns: list[TurnRecord] = Field(default_factory=list)
-    n_turns: int = 0
-    n_correct: int = 0
-    story_correct: bool = False
-    cue_status: str = "not-used"
-    judge: str = ""
-    model_calls: int = 0
-    """Model answers received while playing the story, sent to the model (cached ones in `model_cached`)."""
-    model_cached: int = 0
-    judge_calls: int = 0
-    judge_cached: int = 0
 
 
 @register_runner("commet")
@@ -307,8 +262,6 @@ class CommetRunner(Runner):
               ) -> dict[str, Any]:
         """Story and question accuracy per setting, per category and modality; feedback, blind and cue diagnostics;
         model and judge calls per story and question."""
-        from culturekb.evals.commet.report import score_commet
-
         stories = [self.stories[s.id] for s in samples]
         by_key: dict[str, list[StoryPrediction]] = {}
         for setting, preds in predictions_by_setting.items():
@@ -323,12 +276,8 @@ class CommetRunner(Runner):
 
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
         """Markdown tables of the CoMMET results."""
-        from culturekb.evals.commet.report import commet_tables
-
         return commet_tables(results)
 
     def plots(self, results: Mapping[str, Any]) -> list[Plot]:
         """PNG plots: story and question accuracy per mental-state category and per modality."""
-        from culturekb.evals.commet.report import commet_plots
-
         return commet_plots(results)
