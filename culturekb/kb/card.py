@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from culturekb._io import atomic_write_text, read_json, read_text_utf8, sha256_file
+from culturekb._io import read_json, read_text_utf8, sha256_file
 from culturekb.errors import DataError
 
 if TYPE_CHECKING:
@@ -49,32 +49,32 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class CardSource(Protocol):
+class CardSource(Protocol):  # noqa: D101
     """What the card reads of a KB (`culturekb.kb.store.KnowledgeBase` is one): the card module sits below the
     store, which writes the card on every save."""
 
     @property
-    def tuples(self) -> Sequence[KnowledgeTuple]: ...
+    def tuples(self) -> Sequence[KnowledgeTuple]: ...  # noqa: D102
 
     @property
-    def scheme(self) -> EmotionScheme: ...
+    def scheme(self) -> EmotionScheme: ...  # noqa: D102
 
     @property
-    def build_config(self) -> Mapping[str, Any]: ...
+    def build_config(self) -> Mapping[str, Any]: ...  # noqa: D102
 
     @property
-    def path(self) -> Path | None: ...
+    def path(self) -> Path | None: ...  # noqa: D102
 
     @property
-    def cultures(self) -> Sequence[str]: ...
+    def cultures(self) -> Sequence[str]: ...  # noqa: D102
 
     @property
-    def culture_details(self) -> Mapping[str, Culture]: ...
+    def culture_details(self) -> Mapping[str, Culture]: ...  # noqa: D102
 
     @property
-    def version(self) -> str: ...
+    def version(self) -> str: ...  # noqa: D102
 
-    def __len__(self) -> int: ...
+    def __len__(self) -> int: ...  # noqa: D102
 
 CARD = "KB_CARD.md"
 REPORT = "build_report.json"

@@ -22,7 +22,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-
 from culturekb.errors import ConfigError, CultureKBError, DataError
 from culturekb.evals._calls import CallTally, CountingClient
 from culturekb.evals._cues import item_concepts
