@@ -49,7 +49,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class CardSource(Protocol):  # noqa: D101
+class CardSource(Protocol):
     """What the card reads of a KB (`culturekb.kb.store.KnowledgeBase` is one): the card module sits below the
     store, which writes the card on every save."""
 
@@ -75,6 +75,7 @@ class CardSource(Protocol):  # noqa: D101
     def version(self) -> str: ...  # noqa: D102
 
     def __len__(self) -> int: ...  # noqa: D102
+
 
 CARD = "KB_CARD.md"
 REPORT = "build_report.json"

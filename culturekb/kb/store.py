@@ -27,7 +27,7 @@ from culturekb._io import (
 )
 from culturekb.errors import DataError, SchemaError
 from culturekb.kb._checkpoints import kill_point
-from culturekb.kb.card import CARD, card_text, with_card  # the card is no versioned content
+from culturekb.kb.card import CARD, card_text, with_card  # not versioned: editing the card changes no version
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
 from culturekb.kb.schemes import EmotionScheme, get_scheme
@@ -313,7 +313,6 @@ class KnowledgeBase:
         The KB card (`KB_CARD.md`, `culturekb.kb.card`) is written too, keeping the user's text of the card there.
         """
         directory = Path(directory)
-
         check_kb_target(directory)
         extra_files = with_card(self, directory, extra_files)
         remove_stale_temp_dirs(directory)
