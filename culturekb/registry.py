@@ -7,6 +7,13 @@ imported until it is used; third-party packages add entries through the entry-po
 ``name`` or ``name:argument`` (``openai:gpt-4o-mini``, ``st:/models/e5``, ``faiss:hnsw``); what the argument
 means is up to the kind's factory.
 
+One factory signature: ``factory(argument, **options)``, `argument` being what follows the first ':' of the spec
+('' when there is none) and `options` keywords only (`Registry.create`). A model-client factory returns a provider
+(an ``async complete``, which `culturekb.models.make_client` wraps in the one `Model`) or a full client; a
+predictor factory gets the augmenter as an option (``augmenter=``). Three kinds still take their own first
+argument, as their registries say: `STORES` (the dimension), `JUDGES` (the label scheme) and
+`CONCEPT_EXTRACTORS` (none).
+
 Rules, the same for every kind:
 
 - A name is registered once. Registering it again with another target raises, unless ``replace=True``; the
@@ -231,10 +238,10 @@ class Registry(Generic[T]):
         found, argument = self.entry(spec)
         return found.load(self.kind), argument
 
-    def create(self, spec: str, *args: Any, **kw: Any) -> T:
-        """``factory(argument, *args, **kw)``: the convention of the kinds whose spec carries an argument."""
+    def create(self, spec: str, **options: Any) -> T:
+        """``factory(argument, **options)``: the one factory signature."""
         factory, argument = self.resolve(spec)
-        return factory(argument, *args, **kw)
+        return factory(argument, **options)
 
     @contextmanager
     def isolated(self) -> Iterator[Registry[T]]:
@@ -285,19 +292,21 @@ STORES.register("faiss", "culturekb.retrieval.stores.faiss_store:FaissStore", "f
 STORES.register("qdrant", "culturekb.retrieval.stores.qdrant_store:QdrantStore")
 
 EMBEDDERS: Registry[Any] = Registry("embedder", "culturekb.embedders", plugin_form="{name}:...")
-"""Called as ``factory(argument, base_url=..., **kw)``."""
+"""Called as ``factory(argument, **options)`` (options: base_url ...)."""
 EMBEDDERS.register("minilm", "culturekb.models.factory:_minilm")
 EMBEDDERS.register("st", "culturekb.models.factory:_sentence_transformer", "st:PATH")
 EMBEDDERS.register("use", "culturekb.models.factory:_use")
 EMBEDDERS.register("openai-embed", "culturekb.models.factory:_openai_embedder", "openai-embed:MODEL")
 
 CLIENTS: Registry[Any] = Registry("model client", "culturekb.model_clients", plugin_form="{name}:...")
-"""Called as ``factory(argument, base_url=..., **kw)``; every client can serve as predictor and judge."""
+"""Called as ``factory(argument, **options)`` (options it names: base_url, timeout_s ...; `make_client` leaves out the
+server options a factory does not name); returns a provider to wrap or a full client. Every client can serve as
+predictor and judge."""
 CLIENTS.register("openai", "culturekb.models.factory:_openai_client", "openai:MODEL")
-CLIENTS.register("hf", "culturekb.inference.hf_client:hf_client_factory", "hf:PATH")
+CLIENTS.register("hf", "culturekb.models.hf_client:hf_client_factory", "hf:PATH")
 
 PREDICTORS: Registry[Any] = Registry("predictor", "culturekb.predictors")
-"""Predictors that are not a model client, called as ``factory(argument, augmenter, base_url=..., **kw)``; any
+"""Predictors that are not a model client, called as ``factory(argument, augmenter=..., **options)``; any
 `CLIENTS` spec makes a model predictor."""
 PREDICTORS.register("kb-prior", "culturekb.inference.predictors:kb_prior_predictor")
 

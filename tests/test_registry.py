@@ -110,7 +110,7 @@ def test_the_built_in_entries() -> None:
     assert {"lexicon", "prototype"} <= set(registry.JUDGES.names())
     assert {"precomputed", "text", "vlm", "clip"} <= set(registry.CONCEPT_EXTRACTORS.names())
     assert {"artemculture", "cedar", "ricevl-vqa", "ricevl-grounding"} <= set(registry.RUNNERS.names())
-    from culturekb.inference.hf_client import hf_client_factory
+    from culturekb.models.hf_client import hf_client_factory
 
     assert registry.CLIENTS.get("hf:/models/x") is hf_client_factory
 
@@ -258,8 +258,8 @@ def test_every_factory_resolves_through_the_registry() -> None:
 
     registry.PREDICTORS.register("probe", _Recorder)
     pred = make_predictor("probe:p", "AUGMENTER", seed=1)  # type: ignore[arg-type]
-    assert isinstance(pred, _Recorder) and pred.args == ("p", "AUGMENTER")
-    assert pred.kw == {"base_url": None, "seed": 1}
+    assert isinstance(pred, _Recorder) and pred.args == ("p",)  # factory(argument, **options)
+    assert pred.kw == {"augmenter": "AUGMENTER", "base_url": None, "seed": 1}
 
     registry.JUDGES.register("probe", _Recorder)
     judge = make_judge("probe", scheme="cedar14", k=2)

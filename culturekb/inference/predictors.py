@@ -234,7 +234,7 @@ def make_predictor(spec: str, augmenter: Augmenter, base_url: str | None = None,
     """
     source = registry.which(spec, registry.PREDICTORS, registry.CLIENTS, kind="model")
     if source is registry.PREDICTORS:
-        predictor: Predictor = registry.PREDICTORS.create(spec, augmenter, base_url=base_url, **kw)
+        predictor: Predictor = registry.PREDICTORS.create(spec, augmenter=augmenter, base_url=base_url, **kw)
         return predictor
     from culturekb.models.factory import make_client
 

@@ -1,11 +1,12 @@
-"""Model access: chat clients, embedders, the response cache and JSON-output helpers.
+"""Model access: the one model wrapper (`Model`) over thin providers, embedders, the response cache and
+JSON-output helpers.
 
 Importing this package is light: the `openai` SDK, torch and sentence-transformers load on first use.
 """
 
 from culturekb.models.base import Embedder, Message, ModelClient, ModelResponse
 from culturekb.models.cache import CacheEntry, ResponseCache
-from culturekb.models.chat import OpenAICompatClient
+from culturekb.models.chat import OpenAICompatClient, OpenAICompatProvider
 from culturekb.models.embedders import (
     MiniLMEmbedder,
     OpenAIEmbedder,
@@ -23,13 +24,19 @@ from culturekb.models.factory import (
     register_embedder,
 )
 from culturekb.models.json_output import acomplete_json, complete_json, extract_json
+from culturekb.models.model import SERVER_PARAMS, Model, Provider, is_provider
 
 __all__ = [
     "Message",
     "ModelResponse",
     "ModelClient",
     "Embedder",
+    "Model",
+    "Provider",
+    "is_provider",
+    "SERVER_PARAMS",
     "OpenAICompatClient",
+    "OpenAICompatProvider",
     "ResponseCache",
     "CacheEntry",
     "MiniLMEmbedder",

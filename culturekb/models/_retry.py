@@ -5,7 +5,8 @@ backoff and jitter, honouring a server's `Retry-After` header; any other HTTP er
 request (no http:// scheme ...), fails at once.
 
 `Retrier.call` (sync) and `Retrier.acall` (async) run a request until it succeeds, a failure is not transient,
-or the retries are spent; then they raise `ProviderError` with `describe_failure`'s message.
+or the retries are spent; then they raise `ProviderError` with `describe_failure`'s message. A `CultureKBError`
+the request raises itself (a local model's bad input, say) is final and passes through unchanged.
 `classify` understands the `openai` SDK's exceptions, aiohttp's (the chat client's direct transport) and
 `HTTPStatusError`, which a transport that does not raise on HTTP errors by itself raises for a non-2xx answer;
 `classify_status` is the one rule for status codes.
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from itertools import count
 from typing import Any, TypeVar
 
-from culturekb.errors import ModelOutputError, ProviderError
+from culturekb.errors import CultureKBError, ModelOutputError, ProviderError
 
 __all__ = ["RetryPolicy", "Retrier", "Failure", "HTTPStatusError", "BadAnswerError", "classify", "classify_status",
            "describe_failure", "retry_cause", "RETRY_CAUSES", "counts_since"]
@@ -273,6 +274,8 @@ class Retrier:
     def _delay_after(self, exc: Exception, attempt: int) -> float:
         """Seconds to wait after failed attempt number `attempt` (from 0); raises ProviderError when the failure
         is not transient or the retries are spent."""
+        if isinstance(exc, CultureKBError):  # the callee's own error already says what went wrong: final
+            raise _with_attempts(exc, attempt + 1)
         failure = classify(exc)
         if failure is None:
             fix = f". Fix: {self.unexpected_fix}" if self.unexpected_fix else ""

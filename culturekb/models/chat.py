@@ -1,11 +1,9 @@
-"""A `ModelClient` for any OpenAI-compatible chat server (OpenAI, vLLM, SGLang, Ollama, LiteLLM ...).
+"""The provider for any OpenAI-compatible chat server (OpenAI, vLLM, SGLang, Ollama, LiteLLM ...), and
+`OpenAICompatClient`, the one model wrapper (`models.model.Model`) around it.
 
-Async at the core, with bounded concurrency, timeouts, and its own retries (exponential backoff with jitter
-on timeouts, connection errors, 429 and 5xx; other 4xx fail at once). Answers can go through a
-`ResponseCache`, so an interrupted run resumes without paying for the same call twice.
-
-The synchronous `complete` and `complete_many` run on a private event loop in a background thread, so they
-work both in plain scripts and where an event loop is already running (notebooks, async servers).
+The provider sends one request and parses the answer; the wrapper adds bounded concurrency, retries (exponential
+backoff with jitter on timeouts, connection errors, 429 and 5xx; other 4xx fail at once), the response cache (an
+interrupted run resumes without paying for the same call twice), the counters and the synchronous methods.
 
 Transports (`http_backend`): "direct" POSTs the JSON body with a plain aiohttp session, no SDK in between;
 "aiohttp" and "httpx" go through the `openai` SDK's AsyncOpenAI on that HTTP library. All three send the same
@@ -27,34 +25,23 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from culturekb.errors import ConfigError, CultureKBError
-from culturekb.models._retry import (
-    RETRY_CAUSES,
-    BadAnswerError,
-    Failure,
-    HTTPStatusError,
-    Retrier,
-    RetryPolicy,
-    retry_cause,
-)
+from culturekb.errors import ConfigError
+from culturekb.models._retry import BadAnswerError, HTTPStatusError
 from culturekb.models.base import Message, ModelResponse
 from culturekb.models.cache import ResponseCache
+from culturekb.models.model import BACKOFF_ENV, Model, env_seconds
 
 if TYPE_CHECKING:
     import aiohttp
 
-__all__ = ["OpenAICompatClient", "DEFAULT_OPENAI_BASE_URL"]
+__all__ = ["OpenAICompatClient", "OpenAICompatProvider", "DEFAULT_OPENAI_BASE_URL", "TIMEOUT_ENV", "BACKOFF_ENV"]
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
-
-T = TypeVar("T")
 
 _HTTP_BACKENDS = ("auto", "direct", "aiohttp", "httpx")
 
@@ -192,134 +179,43 @@ def _request_body(model: str, messages: list[Message], params: dict[str, Any]) -
     return body
 
 
-@dataclass(frozen=True)
-class _LoopState:
-    """What belongs to one event loop: the transport (HTTP client) and the concurrency bound."""
-
-    transport: _Transport
-    semaphore: asyncio.Semaphore
-
-
-class _BackgroundLoop:
-    """An event loop running forever in a daemon thread; sync code submits coroutines to it."""
-
-    def __init__(self, name: str) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
-
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        if threading.current_thread() is self.thread:
-            coro.close()
-            raise RuntimeError("a synchronous model call was made from inside the client's own event loop; use await")
-        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
-        try:
-            return future.result()
-        except BaseException:
-            future.cancel()
-            raise
-
-    def stop(self) -> None:
-        if self.loop.is_closed():
-            return
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        if threading.current_thread() is not self.thread:
-            self.thread.join(timeout=5.0)
-        if not self.loop.is_running():
-            self.loop.close()
-
-
-def _shutdown_background(
-    bg: _BackgroundLoop, states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState]
-) -> None:
-    """Close the private loop's HTTP client, then the loop (also run when a client is garbage-collected)."""
-    if bg.loop.is_closed():
-        return
-    state = states.pop(bg.loop, None)
-    if threading.current_thread() is not bg.thread:
-        try:
-            bg.run(_cancel_and_close(state))
-        except Exception as exc:  # closing is best effort; the connections die with the loop anyway
-            logger.debug("closing the HTTP client failed: %r", exc)
-    bg.stop()
-
-
-async def _cancel_and_close(state: _LoopState | None) -> None:
-    """Cancel calls still running on this loop (their callers get CancelledError), then close the HTTP client."""
-    current = asyncio.current_task()
-    pending = [task for task in asyncio.all_tasks() if task is not current]
-    for task in pending:
-        task.cancel()
-    await asyncio.gather(*pending, return_exceptions=True)
-    if state is not None:
-        await state.transport.close()
-
-
 TIMEOUT_ENV = "CULTUREKB_MODEL_TIMEOUT_S"
 """Environment variable with the seconds one attempt may take when `timeout_s` is not given (default 60)."""
 
 
-BACKOFF_ENV = "CULTUREKB_MODEL_BACKOFF_S"
-"""Environment variable with the first retry's backoff in seconds when `backoff_s` is not given (default 0.5)."""
+class OpenAICompatProvider:
+    """Chat completions over any OpenAI-compatible server: one request per `complete`, nothing around it.
 
-
-def _env_seconds(name: str, default: float) -> float:
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        return float(value)
-    except ValueError as exc:
-        raise ConfigError(f"{name}={value!r} is not a number of seconds; set it to e.g. 30 or unset it") from exc
-
-
-class OpenAICompatClient:
-    """Chat completions over any OpenAI-compatible server; implements `ModelClient`.
-
-    `max_concurrency` bounds requests in flight per event loop (the synchronous methods share one private loop).
-    `calls` counts HTTP requests sent (retries included), `retries` the retried ones, `cache_hits` answers served
-    from the cache, `answers` the answers received, `failures` the calls that failed after their retries;
-    `retries_by_cause` and `failures_by_cause` split them by `_retry.retry_cause` (`fault_counts` gives them all).
-    A 2xx answer that is not a chat completion (an HTML page, broken JSON) is retried like a 5xx.
-    `http_backend`: "direct" (plain aiohttp, the leanest), "aiohttp" (the `openai` SDK over
-    aiohttp), "httpx" (the SDK over httpx) or "auto" ("direct" when aiohttp is installed, else "httpx");
-    `transport` names the one in use.
-    The API key is read from the environment variable `api_key_env`; without one, "EMPTY" is sent, which local
-    servers accept. `timeout_s` defaults to $CULTUREKB_MODEL_TIMEOUT_S, else 60 seconds;
-    `backoff_s` to $CULTUREKB_MODEL_BACKOFF_S, else 0.5 seconds.
+    The wrapper (`culturekb.models.model.Model`) adds the cache, retries, the concurrency bound and the counters;
+    `OpenAICompatClient` is that wrapper with this provider inside. Raises what the transport raises
+    (`HTTPStatusError`, the SDK's or aiohttp's errors, `BadAnswerError` for a 2xx answer that is not a chat
+    completion), which `_retry.classify` understands. One HTTP client per event loop, with a pool of
+    `max_concurrency + 4` connections. `http_backend`: "direct" (plain aiohttp, the leanest), "aiohttp" (the
+    `openai` SDK over aiohttp), "httpx" (the SDK over httpx) or "auto" ("direct" when aiohttp is installed, else
+    "httpx"); `transport` names the one in use. The API key is read from the environment variable `api_key_env`;
+    without one, "EMPTY" is sent, which local servers accept. `timeout_s` defaults to $CULTUREKB_MODEL_TIMEOUT_S,
+    else 60 seconds.
     """
+
+    params = None
+    """Every call parameter goes to the server (server-specific ones too, e.g. vLLM's top_k)."""
+    unexpected_fix = "check that the server speaks the OpenAI chat completions API"
 
     def __init__(
         self,
         model: str,
         base_url: str | None = None,
         api_key_env: str = "OPENAI_API_KEY",
-        max_concurrency: int = 8,
         timeout_s: float | None = None,
-        max_retries: int = 4,
-        backoff_s: float | None = None,
-        cache: ResponseCache | None = None,
-        cache_scope: str = "",
         http_backend: str = "auto",
+        max_concurrency: int = 8,
     ) -> None:
         if not model:
             raise ConfigError("OpenAICompatClient: model is empty; pass a model name such as 'gpt-4o-mini'")
-        if max_concurrency < 1:
-            raise ConfigError(f"OpenAICompatClient: max_concurrency must be >= 1, got {max_concurrency}")
         if timeout_s is None:
-            timeout_s = _env_seconds(TIMEOUT_ENV, 60.0)
-        if backoff_s is None:
-            backoff_s = _env_seconds(BACKOFF_ENV, 0.5)
+            timeout_s = env_seconds(TIMEOUT_ENV, 60.0)
         if timeout_s <= 0:
             raise ConfigError(f"OpenAICompatClient: timeout_s must be > 0, got {timeout_s}")
-        if max_retries < 0 or backoff_s < 0:
-            raise ConfigError(
-                f"OpenAICompatClient: max_retries and backoff_s must be >= 0, got {max_retries} and {backoff_s}"
-            )
         if http_backend not in _HTTP_BACKENDS:
             raise ConfigError(
                 f"OpenAICompatClient: http_backend {http_backend!r} is unknown; use one of {', '.join(_HTTP_BACKENDS)}"
@@ -330,182 +226,37 @@ class OpenAICompatClient:
         self.id = f"openai:{model}"
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_BASE_URL).rstrip("/")
         self.api_key_env = api_key_env
-        self.max_concurrency = max_concurrency
         self.timeout_s = timeout_s
-        self.retry = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
-        self.cache = cache
-        self.cache_scope = cache_scope
         self.http_backend = http_backend
         self.transport = _resolve_backend(http_backend)  # what "auto" stands for here
-        self.calls = 0
-        self.cache_hits = 0
-        self.retries = 0
-        self.answers = 0
-        self.failures = 0
-        self.retries_by_cause: dict[str, int] = dict.fromkeys(RETRY_CAUSES, 0)
-        self.failures_by_cause: dict[str, int] = dict.fromkeys(RETRY_CAUSES, 0)
-        self._last_failure: dict[int, Failure] = {}
-        self._counter_lock = threading.Lock()
-        self._states_lock = threading.Lock()
-        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = (
+        self.pool_size = max(1, max_concurrency)
+        self._lock = threading.Lock()
+        self._transports: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Transport] = (
             weakref.WeakKeyDictionary()
         )
-        self._bg: _BackgroundLoop | None = None
-        self._retrier = Retrier(self.retry, what="model", model=model, base_url=self.base_url,
-                                api_key_env=api_key_env, timeout_s=timeout_s, label=self.id,
-                                unexpected_fix="check that the server speaks the OpenAI chat completions API",
-                                on_attempt=lambda: self._count("calls"), on_retry=lambda: self._count("retries"),
-                                on_failure=self._note_failure)
-
-    # -- plumbing ---------------------------------------------------------------------------------------------
 
     def _api_key(self) -> str:
         return os.environ.get(self.api_key_env) or "EMPTY"
 
-    def _state(self) -> _LoopState:
+    def _transport(self) -> _Transport:
         loop = asyncio.get_running_loop()
-        with self._states_lock:
-            state = self._states.get(loop)
-            if state is None:
-                transport: _Transport
+        with self._lock:
+            transport = self._transports.get(loop)
+            if transport is None:
                 if self.transport == "direct":
-                    transport = _DirectTransport(self.base_url, self._api_key(), self.max_concurrency, self.timeout_s)
+                    transport = _DirectTransport(self.base_url, self._api_key(), self.pool_size, self.timeout_s)
                 else:
-                    transport = _SDKTransport(
-                        self.transport, self.base_url, self._api_key(), self.max_concurrency, self.timeout_s
-                    )
-                state = _LoopState(transport, asyncio.Semaphore(self.max_concurrency))
-                self._states[loop] = state
-            return state
+                    transport = _SDKTransport(self.transport, self.base_url, self._api_key(), self.pool_size,
+                                              self.timeout_s)
+                self._transports[loop] = transport
+            return transport
 
-    def _background(self) -> _BackgroundLoop:
-        with self._states_lock:
-            if self._bg is None:
-                self._bg = _BackgroundLoop(name=f"culturekb-{self.id}")
-                weakref.finalize(self, _shutdown_background, self._bg, self._states)
-            return self._bg
-
-    def _count(self, name: str) -> None:
-        with self._counter_lock:
-            setattr(self, name, getattr(self, name) + 1)
-
-    def _note_failure(self, failure: Failure) -> None:
-        """Count a failed attempt under its cause as a retry; `_request` moves the last one to the failures when
-        the call fails in the end."""
-        task = asyncio.current_task()
-        with self._counter_lock:
-            self._last_failure[id(task)] = failure
-            self.retries_by_cause[retry_cause(failure)] += 1
-
-    def fault_counts(self) -> dict[str, Any]:
-        """What this client's calls cost and met: requests sent (attempts), answers, cache hits, retries and final
-        failures by cause (timeout, 429, 5xx, connection, malformed, other)."""
-        with self._counter_lock:
-            return {"attempts": self.calls, "answers": self.answers, "cache_hits": self.cache_hits,
-                    "retries": self.retries, "retries_by_cause": dict(self.retries_by_cause),
-                    "failures": self.failures, "failures_by_cause": dict(self.failures_by_cause)}
-
-    # -- ModelClient ------------------------------------------------------------------------------------------
-
-    async def acomplete(self, messages: list[Message], **params: Any) -> ModelResponse:
-        """One chat completion; served from the cache when this exact request was answered before.
-
-        On your own event loop, `await client.aclose()` before the loop ends, to close its connections.
-        """
-        if params.get("stream"):
-            raise ConfigError(f"{self.id}: stream=True is not supported; drop the 'stream' parameter")
-        key: str | None = None
-        if self.cache is not None:
-            key = self.cache.key_for(self.id, messages, params, self.cache_scope)
-            entry = self.cache.get(key)
-            if entry is not None:
-                self._count("cache_hits")
-                return ModelResponse(text=entry.text, model=self.id, cached=True, usage=entry.meta.get("usage", {}),
-                                     attempts=0)
-        state = self._state()
-        async with state.semaphore:
-            response = await self._request(state.transport, messages, params)
-        if key is not None and self.cache is not None:
-            self.cache.put(key, response.text, {"usage": response.usage, "latency_s": response.latency_s})
-        return response
-
-    def complete(self, messages: list[Message], **params: Any) -> ModelResponse:
-        """Synchronous `acomplete`."""
-        return self._background().run(self.acomplete(messages, **params))
-
-    def complete_many(
-        self, batch: Sequence[list[Message]], *, return_exceptions: bool = False, **params: Any
-    ) -> list[Any]:
-        """All completions of `batch` concurrently (at most `max_concurrency` in flight), in input order.
-
-        The first failure cancels the rest and is raised; answers already received stay in the cache. With
-        `return_exceptions=True` a failed item's slot holds its `ProviderError` and the others go on.
-        """
-        if not batch:
-            return []
-        return self._background().run(self._gather(batch, params, return_exceptions))
-
-    async def acomplete_many(
-        self, batch: Sequence[list[Message]], *, return_exceptions: bool = False, **params: Any
-    ) -> list[Any]:
-        """Async `complete_many` on the caller's event loop."""
-        return await self._gather(batch, params, return_exceptions)
-
-    async def _gather(
-        self, batch: Sequence[list[Message]], params: dict[str, Any], return_exceptions: bool = False
-    ) -> list[Any]:
-        """`max_concurrency` workers pull requests in order, so a batch of any size costs few tasks."""
-        results: list[Any] = [None] * len(batch)
-        indices = iter(range(len(batch)))
-
-        async def worker() -> None:
-            for i in indices:  # one iterator shared by all workers; next() never interleaves on one loop
-                if return_exceptions:
-                    try:
-                        results[i] = await self.acomplete(batch[i], **params)
-                    except CultureKBError as exc:
-                        results[i] = exc
-                else:
-                    results[i] = await self.acomplete(batch[i], **params)
-
-        workers = [asyncio.ensure_future(worker()) for _ in range(min(self.max_concurrency, len(batch)))]
-        try:
-            await asyncio.gather(*workers)
-        except BaseException:
-            for task in workers:
-                task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
-            raise
-        return results
-
-    async def _request(self, transport: _Transport, messages: list[Message], params: dict[str, Any]) -> ModelResponse:
+    async def complete(self, messages: list[Message], **params: Any) -> ModelResponse:
+        """One request; a 2xx page that is no chat completion raises `BadAnswerError` (retried by the wrapper)."""
         body = _request_body(self.model, messages, params)
-        attempts = 0
-
-        async def attempt() -> ModelResponse:
-            nonlocal attempts
-            attempts += 1
-            started = time.perf_counter()
-            raw = await transport.post(body)
-            return self._parse(raw, time.perf_counter() - started)  # a 2xx page that is no answer is retried
-
-        key = id(asyncio.current_task())
-        try:
-            response = await self._retrier.acall(attempt)
-        except CultureKBError:
-            with self._counter_lock:
-                failure = self._last_failure.pop(key, None)
-                self.failures += 1
-                cause = "other" if failure is None else retry_cause(failure)
-                if failure is not None:  # counted as a retry when it failed; it was the last attempt
-                    self.retries_by_cause[cause] -= 1
-                self.failures_by_cause[cause] += 1
-            raise
-        with self._counter_lock:
-            self.answers += 1
-            self._last_failure.pop(key, None)
-        return ModelResponse(text=response.text, model=response.model, usage=response.usage,
-                             latency_s=response.latency_s, attempts=attempts)
+        started = time.perf_counter()
+        raw = await self._transport().post(body)
+        return self._parse(raw, time.perf_counter() - started)
 
     def _parse(self, raw: str, latency: float) -> ModelResponse:
         try:
@@ -529,31 +280,68 @@ class OpenAICompatClient:
                 text = ""
         return ModelResponse(text=text, model=self.id, cached=False, usage=usage, latency_s=latency)
 
-    # -- lifecycle --------------------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
         """Close the HTTP client bound to the running event loop."""
         loop = asyncio.get_running_loop()
-        with self._states_lock:
-            state = self._states.pop(loop, None)
-        if state is not None:
-            await state.transport.close()
+        with self._lock:
+            transport = self._transports.pop(loop, None)
+        if transport is not None:
+            await transport.close()
 
-    def close(self) -> None:
-        """Close the private event loop and its HTTP connections (idempotent).
+    def __repr__(self) -> str:
+        return f"OpenAICompatProvider(model={self.model!r}, base_url={self.base_url!r})"
 
-        Synchronous calls still running in other threads are cancelled (they raise CancelledError).
-        """
-        with self._states_lock:
-            bg, self._bg = self._bg, None
-        if bg is not None:
-            _shutdown_background(bg, self._states)
 
-    def __enter__(self) -> OpenAICompatClient:
-        return self
+class OpenAICompatClient(Model):
+    """The one wrapper (`Model`) over an `OpenAICompatProvider`: what ``make_client("openai:MODEL")`` gives, built
+    from one set of arguments; implements `ModelClient`.
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    `max_concurrency`, `max_retries`, `backoff_s`, `cache` and `cache_scope` go to the wrapper, the rest to the
+    provider (see both). A 2xx answer that is not a chat completion (an HTML page, broken JSON) is retried like a
+    5xx. `model`, `base_url`, `transport` ... are the provider's.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        max_concurrency: int = 8,
+        timeout_s: float | None = None,
+        max_retries: int = 4,
+        backoff_s: float | None = None,
+        cache: ResponseCache | None = None,
+        cache_scope: str = "",
+        http_backend: str = "auto",
+    ) -> None:
+        if max_concurrency < 1:
+            raise ConfigError(f"OpenAICompatClient: max_concurrency must be >= 1, got {max_concurrency}")
+        provider = OpenAICompatProvider(model, base_url, api_key_env=api_key_env, timeout_s=timeout_s,
+                                        http_backend=http_backend, max_concurrency=max_concurrency)
+        super().__init__(provider, cache=cache, cache_scope=cache_scope, max_concurrency=max_concurrency,
+                         max_retries=max_retries, backoff_s=backoff_s)
+        self.provider: OpenAICompatProvider = provider
+
+    @property
+    def model(self) -> str:
+        """The model name the server is asked for."""
+        return self.provider.model
+
+    @property
+    def base_url(self) -> str:
+        """The server's URL (up to /v1)."""
+        return self.provider.base_url
+
+    @property
+    def transport(self) -> str:
+        """The HTTP transport in use ("direct", "aiohttp" or "httpx")."""
+        return self.provider.transport
+
+    @property
+    def timeout_s(self) -> float:
+        """Seconds one attempt may take."""
+        return self.provider.timeout_s
 
     def __repr__(self) -> str:
         return f"OpenAICompatClient(model={self.model!r}, base_url={self.base_url!r})"

@@ -1,10 +1,12 @@
 """Build model clients and embedders from config strings (`"openai:gpt-4o-mini"`, `"minilm"`, `"st:PATH"`).
 
 Both go through the one registry (`culturekb.registry.CLIENTS` / `EMBEDDERS`): the built-in backends are lazy
-``"module:attr"`` entries there (the factories below, and `culturekb.inference.hf_client` for ``hf:PATH``);
+``"module:attr"`` entries there (the factories below, and `culturekb.models.hf_client` for ``hf:PATH``);
 third-party packages add theirs with `register_client` / `register_embedder` or through the entry-point groups
-`culturekb.model_clients` and `culturekb.embedders` (the entry point names a factory with the signature of
-`ClientFactory` / `EmbedderFactory`). Every registered client also works as a predictor and as a judge.
+`culturekb.model_clients` and `culturekb.embedders`. Every factory is called as ``factory(argument, **options)``
+(the registry's one signature). A model-client factory returns a provider (an ``async complete``, see
+`culturekb.models.model`), which `make_client` wraps in the one `Model`, or a full client (with `acomplete`),
+used as it is. Every registered client also works as a predictor and as a judge.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 from culturekb import registry
 from culturekb.errors import ConfigError
 from culturekb.models.base import Embedder, ModelClient
+from culturekb.models.model import Model, accepted_options, is_provider
 
 __all__ = [
     "ClientFactory",
@@ -26,14 +29,24 @@ __all__ = [
     "register_embedder",
     "client_forms",
     "embedder_forms",
+    "WRAPPER_OPTIONS",
+    "SERVER_OPTIONS",
 ]
 
 logger = logging.getLogger(__name__)
 
-ClientFactory = Callable[..., ModelClient]
-"""Called as factory(argument, base_url=..., **kw); `argument` is what follows the first ':' ('' if none)."""
+ClientFactory = Callable[..., Any]
+"""Called as factory(argument, **options); `argument` is what follows the first ':' ('' if none). Returns a provider
+(wrapped by `make_client`) or a full `ModelClient`."""
 EmbedderFactory = Callable[..., Embedder]
-"""Called as factory(argument, base_url=..., **kw)."""
+"""Called as factory(argument, **options)."""
+
+WRAPPER_OPTIONS = frozenset({"cache", "cache_scope", "max_concurrency", "max_retries", "backoff_s"})
+"""`make_client` options that belong to the wrapper (`Model`); a factory gets them only when it names them (or
+takes ``**kw``)."""
+SERVER_OPTIONS = frozenset({"base_url", "timeout_s", "http_backend", "api_key_env"})
+"""`make_client` options that only a model server uses: dropped, with a log line, for a factory that does not
+name them, so one set of options serves every backend spec."""
 
 
 def register_client(name: str, factory: ClientFactory | str, form: str = "", *, replace: bool = False) -> None:
@@ -57,10 +70,35 @@ def embedder_forms() -> list[str]:
     return registry.EMBEDDERS.forms()
 
 
-def make_client(spec: str, base_url: str | None = None, **kw: Any) -> ModelClient:
-    """A `ModelClient` from a spec such as 'openai:gpt-4o-mini'; `kw` goes to the backend's constructor."""
-    client: ModelClient = registry.CLIENTS.create(spec, base_url=base_url, **kw)
+def make_client(spec: str, base_url: str | None = None, **options: Any) -> ModelClient:
+    """A `ModelClient` from a spec such as 'openai:gpt-4o-mini'.
+
+    The backend's factory is called as ``factory(argument, **options)`` with the options it takes
+    (`WRAPPER_OPTIONS` and `SERVER_OPTIONS` it does not name are left out; `base_url` is one of them); what it
+    returns is wrapped in the one `Model` (cache, retries, concurrency, counters: the `WRAPPER_OPTIONS`) when it is
+    a provider, and used as it is when it is a full client already.
+    """
+    factory, argument = registry.CLIENTS.resolve(spec)
+    given = {"base_url": base_url, **options}
+    names = accepted_options(factory)
+    passed = {k: v for k, v in given.items()
+              if names is None or k in names or k not in WRAPPER_OPTIONS | SERVER_OPTIONS}
+    ignored = sorted(k for k, v in given.items() if k in SERVER_OPTIONS and k not in passed and v is not None)
+    if ignored:
+        logger.info("%s: the backend takes no server options %s; ignoring them", spec, ignored)
+    made = factory(argument, **passed) if names != [] else _no_argument_factory(factory, spec, argument)
+    if is_provider(made):
+        wrapper = {k: v for k, v in options.items() if k in WRAPPER_OPTIONS}
+        return Model(made, id=None if getattr(made, "id", None) else spec, **wrapper)
+    client: ModelClient = made
     return client
+
+
+def _no_argument_factory(factory: Any, spec: str, argument: str) -> Any:
+    """A factory (a minimal provider class) that takes nothing: called with nothing; the spec has no argument."""
+    if argument:
+        raise ConfigError(f"model client {spec!r}: the backend takes no value after ':'")
+    return factory()
 
 
 def make_embedder(spec: str = "minilm", base_url: str | None = None, **kw: Any) -> Embedder:
@@ -86,10 +124,14 @@ def _no_argument(argument: str, name: str, base_url: str | None) -> None:
         raise ConfigError(f"embedder {name!r} runs locally and takes no base_url")
 
 
-def _openai_client(argument: str, base_url: str | None = None, **kw: Any) -> ModelClient:
-    from culturekb.models.chat import OpenAICompatClient
+def _openai_client(argument: str, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
+                   timeout_s: float | None = None, http_backend: str = "auto", max_concurrency: int = 8) -> Any:
+    """The provider of ``openai:MODEL`` (`make_client` wraps it); `max_concurrency` sizes its connection pool."""
+    from culturekb.models.chat import OpenAICompatProvider
 
-    return OpenAICompatClient(_need_argument(argument, "openai:MODEL"), base_url=base_url, **kw)
+    return OpenAICompatProvider(_need_argument(argument, "openai:MODEL"), base_url=base_url,
+                                api_key_env=api_key_env, timeout_s=timeout_s, http_backend=http_backend,
+                                max_concurrency=max_concurrency)
 
 
 MINILM_RUNTIMES = {"": "numpy", "numpy": "numpy", "st": "sentence-transformers",

@@ -9,7 +9,15 @@ from typing import Any
 import pytest
 
 from culturekb.errors import ConfigError, ModelOutputError, ProviderError
-from culturekb.models import ModelClient, OpenAICompatClient, ResponseCache, complete_json, make_client
+from culturekb.models import (
+    Model,
+    ModelClient,
+    OpenAICompatClient,
+    OpenAICompatProvider,
+    ResponseCache,
+    complete_json,
+    make_client,
+)
 from culturekb.models import chat as chat_module
 from culturekb.models._retry import Failure, HTTPStatusError, classify, describe_failure
 from culturekb.testing import ScriptedReply
@@ -289,9 +297,9 @@ def test_cache_persists_across_instances(openai_server, make, tmp_path):
 def test_api_key_is_read_from_the_environment(openai_server, make, monkeypatch):
     monkeypatch.delenv("CULTUREKB_TEST_KEY", raising=False)
     client = make(openai_server().base_url, api_key_env="CULTUREKB_TEST_KEY")
-    assert client._api_key() == "EMPTY"
+    assert client.provider._api_key() == "EMPTY"
     monkeypatch.setenv("CULTUREKB_TEST_KEY", "sk-test")
-    assert client._api_key() == "sk-test"
+    assert client.provider._api_key() == "sk-test"
 
 
 @pytest.mark.parametrize(
@@ -384,7 +392,8 @@ def test_classify_understands_every_transport():
 def test_make_client_builds_openai_clients_and_lists_valid_forms(openai_server):
     server = openai_server(["via factory"])
     client = make_client("openai:test-model", base_url=server.base_url, max_concurrency=2)
-    assert isinstance(client, OpenAICompatClient)
+    assert isinstance(client, Model) and isinstance(client.provider, OpenAICompatProvider)
+    assert client.provider.base_url == server.base_url.rstrip("/")
     try:
         assert client.id == "openai:test-model" and client.max_concurrency == 2
         assert client.complete(USER).text == "via factory"
@@ -456,5 +465,6 @@ def test_plugin_clients_come_in_through_entry_points(monkeypatch):
         with pytest.raises(ConfigError, match="fake:"):  # unloaded plugins are listed among the valid forms
             make_client("nope:x")
         client = make_client("fake:plugin-model", base_url="http://127.0.0.1:1/v1")
-        assert isinstance(client, OpenAICompatClient) and client.id == "openai:plugin-model"
+        assert isinstance(client, Model) and client.id == "openai:plugin-model"
+        assert isinstance(client.provider, OpenAICompatProvider)
         assert "fake" in registry.CLIENTS

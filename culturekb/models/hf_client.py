@@ -1,4 +1,5 @@
-"""A `ModelClient` over a local Hugging Face transformers vision-language model (`hf:PATH`).
+"""The provider for a local Hugging Face transformers vision-language model (`hf:PATH`), and `HFVLMClient`, the one
+model wrapper (`models.model.Model`: cache, counters, sync bridge) around it.
 
 Loads a checkpoint folder with `AutoProcessor` + `AutoModelForImageTextToText` (text-only checkpoints fall back
 to `AutoModelForCausalLM`), never from the hub (`local_files_only=True`). OpenAI-format messages (text parts and
@@ -22,20 +23,17 @@ from culturekb._images import DEFAULT_MAX_PIXELS, decode_data_url, is_remote_url
 from culturekb.errors import ConfigError, CultureKBError, DataError, ProviderError, require
 from culturekb.models.base import Message, ModelResponse
 from culturekb.models.cache import ResponseCache
+from culturekb.models.model import Model
 
-__all__ = ["HFVLMClient", "hf_client_factory", "to_hf_conversation"]
+__all__ = ["HFVLMClient", "HFVLMProvider", "hf_client_factory", "to_hf_conversation"]
 
 logger = logging.getLogger(__name__)
 
 _FEATURE = "the local Hugging Face model client (hf:PATH)"
-_IGNORED_PARAMS = frozenset(
-    {"response_format", "extra_body", "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs", "user",
-     "timeout"}
-)
-_KNOWN_PARAMS = frozenset(
+_PARAMS = frozenset(
     {"temperature", "max_tokens", "max_completion_tokens", "max_new_tokens", "top_p", "top_k", "seed", "stop", "n",
-     "stream", "repetition_penalty"}
-) | _IGNORED_PARAMS
+     "repetition_penalty"}
+)
 
 
 def _torch() -> Any:
@@ -147,16 +145,19 @@ def to_hf_conversation(
     return conversation, images
 
 
-class HFVLMClient:
-    """A local transformers VLM behind the `ModelClient` protocol; id `hf:<path>`.
+class HFVLMProvider:
+    """A local transformers VLM as a provider (`models.model`); id `hf:<path>`.
 
     `path`: a local checkpoint folder (config, weights, processor files); with `model` and `processor` given,
     nothing is loaded and `path` only names the client. `device`: "cpu", "cuda", "cuda:1", "mps" or "auto".
     `dtype`: None (float32 on CPU, the checkpoint's dtype elsewhere), "auto", or a torch dtype or its name.
     Decoding is greedy unless a call passes `temperature > 0`; `max_tokens` caps new tokens (default
-    `max_new_tokens`). `complete_many` batches up to `batch_size` prompts with the same number of images.
-    Calls are serialised on one lock: one model, one generate at a time.
+    `max_new_tokens`). `complete_batch` batches up to `batch_size` prompts with the same number of images.
+    Calls are serialised on one lock (one model, one generate at a time) and run in a worker thread. The wrapper
+    drops the server-only parameters (response_format ...) and rejects parameters not in `params`.
     """
+
+    params = _PARAMS
 
     def __init__(
         self,
@@ -170,8 +171,6 @@ class HFVLMClient:
         batch_size: int = 4,
         max_image_side: int = 1024,
         max_pixels: int = DEFAULT_MAX_PIXELS,
-        cache: ResponseCache | None = None,
-        cache_scope: str = "",
         trust_remote_code: bool = False,
     ) -> None:
         if max_new_tokens < 1:
@@ -186,12 +185,7 @@ class HFVLMClient:
         self.batch_size = batch_size
         self.max_image_side = max_image_side
         self.max_pixels = max_pixels
-        self.cache = cache
-        self.cache_scope = cache_scope
-        self.calls = 0
-        self.cache_hits = 0
         self._lock = threading.Lock()
-        self._warned: set[str] = set()
         if model is None:
             model, processor = self._load(Path(self.path).expanduser(), dtype, trust_remote_code)
         else:
@@ -257,17 +251,6 @@ class HFVLMClient:
     # -- generation -------------------------------------------------------------------------------------------
 
     def _generation_kwargs(self, params: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-        unknown = sorted(set(params) - _KNOWN_PARAMS)
-        if unknown:
-            raise ConfigError(
-                f"{self.id}: unsupported parameters {unknown}; the hf: client takes {sorted(_KNOWN_PARAMS)}"
-            )
-        for name in sorted(set(params) & _IGNORED_PARAMS):
-            if name not in self._warned:
-                self._warned.add(name)
-                logger.warning("%s: parameter %r has no local equivalent and is ignored", self.id, name)
-        if params.get("stream"):
-            raise ConfigError(f"{self.id}: stream=True is not supported; drop the 'stream' parameter")
         if params.get("n", 1) not in (1, None):
             raise ConfigError(f"{self.id}: n={params['n']} is not supported; ask for one completion per call")
         limit = params.get("max_tokens") or params.get("max_completion_tokens") or params.get("max_new_tokens")
@@ -326,7 +309,6 @@ class HFVLMClient:
                     f"{self.id}: generation failed on {self.device} ({type(exc).__name__}: {exc}); lower batch_size "
                     "or max_tokens if memory ran out, or check that the messages suit this model"
                 ) from exc
-            self.calls += len(prepared)
         latency = (time.perf_counter() - started) / len(prepared)
         prompt_len = inputs["input_ids"].shape[1]
         new_tokens = output[:, prompt_len:]
@@ -349,12 +331,11 @@ class HFVLMClient:
             responses.append(ModelResponse(text=out, model=self.id, cached=False, usage=usage, latency_s=latency))
         return responses
 
-    # -- ModelClient ------------------------------------------------------------------------------------------
+    # -- provider -------------------------------------------------------------------------------------------
 
-    def complete_many(
-        self, batch: Sequence[list[Message]], *, return_exceptions: bool = False, **params: Any
-    ) -> list[Any]:
-        """Completions for `batch`, in input order; cached answers are reused, the rest run in batches.
+    def _complete_batch(self, batch: Sequence[list[Message]], return_exceptions: bool, params: dict[str, Any]
+                        ) -> list[Any]:
+        """Answers for `batch`, in input order, run in groups of the same number of images.
 
         With `return_exceptions`, an item that fails (an unreadable image, a failed generation) holds its
         `CultureKBError` in place of a `ModelResponse`, and the other items still run; bad parameters always
@@ -364,16 +345,8 @@ class HFVLMClient:
             raise ConfigError(f"{self.id}: the client was closed; create a new HFVLMClient")
         gen_kw, stops = self._generation_kwargs(params)
         results: list[ModelResponse | CultureKBError | None] = [None] * len(batch)
-        keys: list[str | None] = [None] * len(batch)
         prepared: dict[int, tuple[str, list[Any]]] = {}
         for i, messages in enumerate(batch):
-            if self.cache is not None:
-                keys[i] = self.cache.key_for(self.id, messages, params, self.cache_scope)
-                entry = self.cache.get(keys[i] or "")
-                if entry is not None:
-                    self.cache_hits += 1
-                    results[i] = ModelResponse(entry.text, self.id, cached=True, usage=entry.meta.get("usage", {}))
-                    continue
             try:
                 prepared[i] = self._prepare(messages, f"batch[{i}]")
             except CultureKBError as exc:
@@ -403,25 +376,17 @@ class HFVLMClient:
                             results[i] = item_exc
                 for i, response in answered:
                     results[i] = response
-                    key = keys[i]
-                    if self.cache is not None and key is not None:
-                        self.cache.put(key, response.text, {"usage": response.usage, "latency_s": response.latency_s})
         return [r for r in results if r is not None]
 
-    def complete(self, messages: list[Message], **params: Any) -> ModelResponse:
-        """One completion (greedy unless `temperature > 0`)."""
-        response: ModelResponse = self.complete_many([messages], **params)[0]
+    async def complete_batch(self, batch: Sequence[list[Message]], *, return_exceptions: bool = False,
+                             **params: Any) -> list[Any]:
+        """Answers for several conversations at once, in a worker thread (the event loop stays responsive)."""
+        return await asyncio.to_thread(self._complete_batch, batch, return_exceptions, params)
+
+    async def complete(self, messages: list[Message], **params: Any) -> ModelResponse:
+        """One completion (greedy unless `temperature > 0`), in a worker thread."""
+        response: ModelResponse = (await self.complete_batch([messages], **params))[0]
         return response
-
-    async def acomplete(self, messages: list[Message], **params: Any) -> ModelResponse:
-        """`complete` in a worker thread, so the event loop stays responsive while the model runs."""
-        return await asyncio.to_thread(self.complete, messages, **params)
-
-    async def acomplete_many(
-        self, batch: Sequence[list[Message]], *, return_exceptions: bool = False, **params: Any
-    ) -> list[Any]:
-        """`complete_many` in a worker thread."""
-        return await asyncio.to_thread(self.complete_many, batch, return_exceptions=return_exceptions, **params)
 
     def close(self) -> None:
         """Drop the model and free accelerator memory."""
@@ -430,25 +395,62 @@ class HFVLMClient:
             _torch().cuda.empty_cache()
 
     def __repr__(self) -> str:
-        return f"HFVLMClient(path={self.path!r}, device={self.device!r})"
+        return f"HFVLMProvider(path={self.path!r}, device={self.device!r})"
 
 
-_HTTP_ONLY_KW = frozenset({"max_concurrency", "timeout_s", "max_retries", "backoff_s", "http_backend", "api_key_env"})
+class HFVLMClient(Model):
+    """The one wrapper (`Model`) over an `HFVLMProvider`: what ``make_client("hf:PATH")`` gives, built from one set
+    of arguments; implements `ModelClient`. `cache` and `cache_scope` go to the wrapper, the rest to the provider
+    (`model`, `processor`, `device`, `text_only` ... are the provider's). `close` drops the model."""
+
+    def __init__(self, path: str | Path, device: str = "cpu", max_new_tokens: int = 128, dtype: Any = None,
+                 model: Any = None, processor: Any = None, *, cache: ResponseCache | None = None,
+                 cache_scope: str = "", **kw: Any) -> None:
+        provider = HFVLMProvider(path, device, max_new_tokens, dtype, model, processor, **kw)
+        super().__init__(provider, cache=cache, cache_scope=cache_scope, max_concurrency=1, max_retries=0)
+        self.provider: HFVLMProvider = provider
+
+    @property
+    def model(self) -> Any:
+        """The transformers model (None once closed)."""
+        return self.provider.model
+
+    @property
+    def processor(self) -> Any:
+        """The processor (or tokenizer) it was loaded with."""
+        return self.provider.processor
+
+    @property
+    def device(self) -> str:
+        """The device the model runs on."""
+        return self.provider.device
+
+    @property
+    def text_only(self) -> bool:
+        """Whether the checkpoint has no image processor."""
+        return self.provider.text_only
+
+    def __repr__(self) -> str:
+        return f"HFVLMClient(path={self.provider.path!r}, device={self.device!r})"
 
 
-def hf_client_factory(argument: str, base_url: str | None = None, **kw: Any) -> HFVLMClient:
-    """Factory for `make_client("hf:PATH", **kw)` (registered as ``hf`` in `culturekb.registry.CLIENTS`);
-    `kw` goes to `HFVLMClient`.
-
-    Options that only make sense for a model server (max_concurrency, timeout_s, retries ...) are dropped with
-    a log line, so one set of options can serve every backend spec.
-    """
+def hf_client_factory(
+    argument: str,
+    base_url: str | None = None,
+    *,
+    device: str = "cpu",
+    max_new_tokens: int = 128,
+    dtype: Any = None,
+    batch_size: int = 4,
+    max_image_side: int = 1024,
+    max_pixels: int = DEFAULT_MAX_PIXELS,
+    trust_remote_code: bool = False,
+) -> HFVLMProvider:
+    """Factory of ``hf:PATH`` (registered as ``hf`` in `culturekb.registry.CLIENTS`): the provider, which
+    `make_client` wraps. Server options (timeout_s ...) are not named here, so `make_client` drops them."""
     if not argument:
         raise ConfigError("spec 'hf' needs a local checkpoint path after ':'; expected the form 'hf:PATH'")
     if base_url is not None:
         raise ConfigError(f"hf:{argument} runs the model locally and takes no base_url; drop --base-url")
-    dropped = sorted(set(kw) & _HTTP_ONLY_KW)
-    if dropped:
-        logger.info("hf:%s runs locally; ignoring server options %s", argument, dropped)
-    return HFVLMClient(argument, **{k: v for k, v in kw.items() if k not in _HTTP_ONLY_KW})
-
+    return HFVLMProvider(argument, device, max_new_tokens, dtype, batch_size=batch_size,
+                         max_image_side=max_image_side, max_pixels=max_pixels, trust_remote_code=trust_remote_code)

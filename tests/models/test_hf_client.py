@@ -106,7 +106,7 @@ def tiny_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def client(tiny_vlm: Path) -> Any:
-    from culturekb.inference.hf_client import HFVLMClient
+    from culturekb.models.hf_client import HFVLMClient
 
     return HFVLMClient(tiny_vlm, max_new_tokens=5)
 
@@ -161,7 +161,7 @@ def test_acomplete_runs_in_a_thread(client: Any) -> None:
 
 
 def test_messages_with_images_are_converted_to_the_processor_format(image_file: str) -> None:
-    from culturekb.inference.hf_client import to_hf_conversation
+    from culturekb.models.hf_client import to_hf_conversation
 
     messages = [{"role": "system", "content": "You judge art."}, *build_messages("Which emotion?", image_file)]
     conversation, images = to_hf_conversation(messages, max_image_side=64)
@@ -178,7 +178,7 @@ def test_messages_with_images_are_converted_to_the_processor_format(image_file: 
 
 
 def test_bad_messages_are_clear_errors() -> None:
-    from culturekb.inference.hf_client import to_hf_conversation
+    from culturekb.models.hf_client import to_hf_conversation
 
     remote = [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x.org/a.jpg"}}]}]
     with pytest.raises(DataError, match="remote URL.*does not download"):
@@ -216,7 +216,7 @@ def test_stop_sequences_cut_the_answer(client: Any) -> None:
 
 
 def test_response_cache_serves_repeats(client: Any, tiny_vlm: Path, tmp_path: Path) -> None:
-    from culturekb.inference.hf_client import HFVLMClient
+    from culturekb.models.hf_client import HFVLMClient
 
     cached = HFVLMClient(tiny_vlm, model=client.model, processor=client.processor,
                          cache=ResponseCache(tmp_path / "cache.sqlite"))
@@ -228,7 +228,7 @@ def test_response_cache_serves_repeats(client: Any, tiny_vlm: Path, tmp_path: Pa
 
 
 def test_make_client_builds_hf_clients(tiny_vlm: Path) -> None:
-    import culturekb.inference.hf_client  # noqa: F401 - registers the "hf" backend
+    import culturekb.models.hf_client  # noqa: F401 - registers the "hf" backend
 
     made = make_client(f"hf:{tiny_vlm}", max_new_tokens=3, max_concurrency=8, timeout_s=30.0)
     assert made.id == f"hf:{tiny_vlm}"
@@ -240,7 +240,7 @@ def test_make_client_builds_hf_clients(tiny_vlm: Path) -> None:
 
 
 def test_missing_or_wrong_paths_are_config_errors(tmp_path: Path) -> None:
-    from culturekb.inference.hf_client import HFVLMClient
+    from culturekb.models.hf_client import HFVLMClient
 
     with pytest.raises(ConfigError, match=r"does not exist.*never downloads"):
         HFVLMClient(tmp_path / "no-such-model")
@@ -250,21 +250,21 @@ def test_missing_or_wrong_paths_are_config_errors(tmp_path: Path) -> None:
         HFVLMClient(tmp_path, max_new_tokens=0)
     with pytest.raises(ConfigError, match="both model and processor"):
         HFVLMClient(tmp_path, model=object())
-    from culturekb.inference.hf_client import _resolve_dtype
+    from culturekb.models.hf_client import _resolve_dtype
 
     with pytest.raises(ConfigError, match="not a torch dtype"):
         _resolve_dtype("float99", "cpu")
 
 
 def test_hub_ids_are_never_downloaded(tmp_path: Path) -> None:
-    from culturekb.inference.hf_client import HFVLMClient
+    from culturekb.models.hf_client import HFVLMClient
 
     with pytest.raises(ConfigError, match="does not exist"):
         HFVLMClient("HuggingFaceTB/SmolVLM-256M-Instruct")
 
 
 def test_text_only_checkpoint_falls_back_to_a_causal_lm(tiny_lm: Path, image_file: str) -> None:
-    from culturekb.inference.hf_client import HFVLMClient
+    from culturekb.models.hf_client import HFVLMClient
 
     lm = HFVLMClient(tiny_lm, max_new_tokens=3)
     assert lm.text_only
@@ -281,14 +281,14 @@ def test_checkpoint_without_chat_template_is_rejected(tiny_lm: Path, tmp_path: P
     shutil.copytree(tiny_lm, folder)
     _tokenizer(None).save_pretrained(folder)
     (folder / "chat_template.jinja").unlink(missing_ok=True)
-    from culturekb.inference.hf_client import HFVLMClient
+    from culturekb.models.hf_client import HFVLMClient
 
     with pytest.raises(ConfigError, match="no chat template"):
         HFVLMClient(folder)
 
 
 def test_missing_transformers_raises_missing_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from culturekb.inference.hf_client import HFVLMClient
+    from culturekb.models.hf_client import HFVLMClient
 
     monkeypatch.setitem(sys.modules, "transformers", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'culturekb\[vision\]'"):
@@ -302,7 +302,7 @@ def test_missing_transformers_raises_missing_extra(monkeypatch: pytest.MonkeyPat
 def test_runs_on_cuda_in_bfloat16(tiny_vlm: Path, image_file: str) -> None:
     import torch
 
-    from culturekb.inference.hf_client import HFVLMClient
+    from culturekb.models.hf_client import HFVLMClient
 
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
@@ -314,7 +314,7 @@ def test_runs_on_cuda_in_bfloat16(tiny_vlm: Path, image_file: str) -> None:
 
 
 def test_closed_client_says_so(client: Any, tiny_vlm: Path) -> None:
-    from culturekb.inference.hf_client import HFVLMClient
+    from culturekb.models.hf_client import HFVLMClient
 
     other = HFVLMClient(tiny_vlm, model=client.model, processor=client.processor)
     other.close()
@@ -341,16 +341,19 @@ def test_a_failing_generation_is_isolated_to_its_item(client: Any, image_file: s
 
     good = [{"role": "user", "content": "which emotion"}]
     bad = [{"role": "user", "content": "which answer"}]
-    real = client._run_batch
+    real = client.provider._run_batch
 
     def flaky(prepared: list[Any], gen_kw: dict[str, Any], stops: list[str]) -> list[Any]:
         if any("answer" in text for text, _ in prepared):
             raise ProviderError("out of memory (simulated)")
         return real(prepared, gen_kw, stops)
 
-    monkeypatch.setattr(client, "_run_batch", flaky)
+    monkeypatch.setattr(client.provider, "_run_batch", flaky)
+    before = client.fault_counts()
     answers = client.complete_many([good, bad, good], return_exceptions=True)
     assert isinstance(answers[1], ProviderError)
     assert answers[0].text == answers[2].text
+    counts = client.fault_counts()  # the wrapper counts a local model's failures as it counts a server's
+    assert counts["failures"] - before["failures"] == 1 and counts["answers"] - before["answers"] == 2
     with pytest.raises(ProviderError, match="simulated"):
         client.complete_many([good, bad])
