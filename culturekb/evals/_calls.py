@@ -1,9 +1,9 @@
 """Per-item model-call counts: a `ModelClient` wrapper that tallies the requests one item (a question, a story)
 makes, sent and served from the response cache apart.
 
-A client's own counters (`OpenAICompatClient.calls`, `cache_hits`) cover every item of a run at once, and a run
-answers many items concurrently; a runner that reports how many calls each item took wraps the shared client once
-per item: ``counted = CountingClient(client, tally)``. The wrapper only delegates and counts; retries inside the
+The model wrapper's counters (`culturekb.models.Model.calls`, `cache_hits`, `fault_counts`) cover every item of a
+run at once, and a run answers many items concurrently; a runner that reports how many calls each item took wraps
+the shared client once per item: ``counted = CountingClient(client, tally)``. The wrapper only delegates and counts; retries inside the
 client are not counted again (a request that the client retried is one call here).
 """
 
@@ -16,6 +16,7 @@ from typing import Any
 
 from culturekb.models._retry import counts_since
 from culturekb.models.base import Message, ModelClient, ModelResponse
+from culturekb.models.model import Model
 
 __all__ = ["CallTally", "CountingClient", "run_client", "client_counts", "run_accounting"]
 
@@ -88,23 +89,22 @@ _MAX_LISTED = 50
 _MAX_RUNS = 50
 
 
-def run_client(runner: Any) -> Any:
+def run_client(runner: Any) -> ModelClient | None:
     """The model client a runner calls (its own `client`, or its predictor's), or None (an offline run)."""
     for owner in (runner, getattr(runner, "predictor", None)):
         client = getattr(owner, "client", None) if owner is not None else None
         if client is not None:
-            inner = getattr(client, "client", None)  # a CountingClient or similar wrapper
-            return client if hasattr(client, "fault_counts") or inner is None else inner
+            return client  # type: ignore[no-any-return]
     return None
 
 
-def client_counts(client: Any) -> dict[str, Any]:
-    """A client's fault counters now (`OpenAICompatClient.fault_counts`), or {} when it keeps none."""
-    counts = getattr(client, "fault_counts", None)
-    return dict(counts()) if callable(counts) else {}
+def client_counts(client: ModelClient | None) -> dict[str, Any]:
+    """The model wrapper's counters now (`Model.fault_counts`); {} offline, or for a plug-in's own full client
+    (one that `make_client` did not wrap), which keeps none the run could read."""
+    return client.fault_counts() if isinstance(client, Model) else {}
 
 
-def run_accounting(client: Any, before: dict[str, Any], predictions: dict[str, Sequence[Any]],
+def run_accounting(client: ModelClient | None, before: dict[str, Any], predictions: dict[str, Sequence[Any]],
                    previous: dict[str, Any] | None) -> dict[str, Any]:
     """The ``model`` section of run.json: this run's requests, answers, cache hits, retries and failures by cause
     (the client's counters less `before`), the items whose call failed (``error``) or whose answer could not be
@@ -126,5 +126,5 @@ def run_accounting(client: Any, before: dict[str, Any], predictions: dict[str, S
     for run in runs:
         for key in ("attempts", "answers", "cache_hits", "retries", "failures"):
             totals[key] = totals.get(key, 0) + int(run.get(key, 0) or 0)
-    return {"model": getattr(client, "id", None), "this_run": this, "failed_items": failed,
+    return {"model": client.id if client is not None else None, "this_run": this, "failed_items": failed,
             "all_runs": totals, "runs": runs}

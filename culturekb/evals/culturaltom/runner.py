@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -126,34 +125,6 @@ class CulturalToMPrediction(Prediction):
     ``error`` (the call failed); else ``not-used``."""
     ambiguous: list[str] = Field(default_factory=list)
     """Letters an ambiguous answer named (it is invalid)."""
-
-
-class _CountingClient:
-    """A model client that counts the requests of each conversation (keyed by its first message, which the
-    re-ask loop keeps), so the runner can record the calls each answer cost."""
-
-    def __init__(self, client: ModelClient) -> None:
-        self.client = client
-        self.id = client.id
-        self.counts: Counter[int] = Counter()
-
-    def _count(self, messages: Sequence[Message]) -> None:
-        if messages:
-            self.counts[id(messages[0])] += 1
-
-    async def acomplete(self, messages: list[Message], **params: Any) -> ModelResponse:
-        self._count(messages)
-        return await self.client.acomplete(messages, **params)
-
-    def complete(self, messages: list[Message], **params: Any) -> ModelResponse:
-        self._count(messages)
-        return self.client.complete(messages, **params)
-
-    def complete_many(self, batch: Sequence[list[Message]], *, return_exceptions: bool = False, **params: Any
-                      ) -> list[Any]:
-        for messages in batch:
-            self._count(messages)
-        return self.client.complete_many(batch, return_exceptions=return_exceptions, **params)
 
 
 def _options_text(options: Sequence[str]) -> str:
@@ -367,7 +338,6 @@ class CulturalToMRunner(Runner):
                        ) -> list[Prediction]:
         """Two calls per item: the scene graph (validated, re-asked when invalid), then the answer from it."""
         assert self.client is not None
-        counter = _CountingClient(self.client)
         graph_t, answer_t = self.templates["scene-graph"], self.templates["compositional"]
         convs: list[list[Message] | str] = []
         for s in samples:
@@ -377,11 +347,11 @@ class CulturalToMRunner(Runner):
             except CultureKBError as exc:  # the image cannot be read: the item is not sent
                 convs.append(str(exc))
         sent = [i for i, c in enumerate(convs) if not isinstance(c, str)]
-        graphs = complete_json_each(counter, [convs[i] for i in sent], SceneGraph,  # type: ignore[misc]
+        graphs = complete_json_each(self.client, [convs[i] for i in sent], SceneGraph,  # type: ignore[misc]
                                     retries=self.graph_retries, temperature=self.temperature,
                                     max_tokens=self.reasoning_max_tokens)
         by_index = dict(zip(sent, graphs, strict=True))
-        graph_calls = {i: counter.counts[id(convs[i][0])] for i in sent}  # type: ignore[index]
+        graph_calls = {i: g.asks for i, g in by_index.items()}  # the first ask and every re-ask, sent or cached
         prompts: list[tuple[str, str | None, str]] = []
         to_ask: list[int] = []
         for i, s in enumerate(samples):
