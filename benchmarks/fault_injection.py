@@ -243,8 +243,8 @@ def run_build(rate: float, rows: int, workdir: Path, down_after: int, kill_at: s
 def run_eval(rate: float, workdir: Path, down_after: int) -> dict[str, Any]:
     """The eval part: `eval cedar` (orig) with the fault mix and a down window, then a rerun."""
     os.environ["CULTUREKB_MODEL_TIMEOUT_S"] = str(TIMEOUT_S)
-    from culturekb.evals.specs import CedarSpec
-    from culturekb.workflows import eval_cedar
+    from culturekb.evals.cedar.spec import CedarSpec
+    from culturekb.workflows import run_benchmark
 
     def spec(out: Path, cache: Path, url: str) -> CedarSpec:
         return CedarSpec(out=out, data=CEDAR, model=f"openai:{MODEL}", base_url=url, cache_dir=cache,
@@ -252,17 +252,17 @@ def run_eval(rate: float, workdir: Path, down_after: int) -> dict[str, Any]:
 
     clean = FaultyResponder(0.0)
     with ScriptedOpenAIServer(clean, responder_threads=16) as server:
-        eval_cedar(spec(workdir / "eval-ref", workdir / "eval-cache-ref", server.base_url))
+        run_benchmark("cedar", spec(workdir / "eval-ref", workdir / "eval-cache-ref", server.base_url))
     minimum = clean.phase()["requests"]
     faulty = FaultyResponder(rate)
     runs = []
     with ScriptedOpenAIServer(faulty, responder_threads=16) as server:
         faulty.down_after = down_after
-        first = eval_cedar(spec(workdir / "eval", workdir / "eval-cache", server.base_url))
+        first = run_benchmark("cedar", spec(workdir / "eval", workdir / "eval-cache", server.base_url))
         errors_first = sum(p.parse_status == "error" for ps in first.predictions.values() for p in ps)
         runs.append({"run": f"server down after {down_after} requests", "items_failed": errors_first,
                      **faulty.phase()})
-        second = eval_cedar(spec(workdir / "eval", workdir / "eval-cache", server.base_url))
+        second = run_benchmark("cedar", spec(workdir / "eval", workdir / "eval-cache", server.base_url))
         runs.append({"run": "rerun (failed items retried)", **faulty.phase()})
     items = sum(len(ps) for ps in second.predictions.values())
     lost = sum(p.parse_status == "error" for ps in second.predictions.values() for p in ps)

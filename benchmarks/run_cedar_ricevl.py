@@ -36,8 +36,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from culturekb.evals.boxes import format_box_token  # noqa: E402
 from culturekb.evals.reports import render_markdown_table  # noqa: E402
+from culturekb.evals.ricevl.boxes import format_box_token  # noqa: E402
 from culturekb.kb.schemes import get_scheme  # noqa: E402
 from culturekb.testing import ScriptedOpenAIServer  # noqa: E402
 
@@ -191,14 +191,10 @@ def _tables_md(title: str, tables: dict[str, Any], keep: tuple[str, ...] | None 
 
 def main() -> None:
     from culturekb.evals.cedar import cedar_tables
+    from culturekb.evals.cedar.spec import CedarSpec
     from culturekb.evals.ricevl import grounding_tables, vqa_tables
-    from culturekb.evals.specs import CedarSpec, RiceVLGroundingSpec, RiceVLVQASpec
-    from culturekb.workflows import (
-        build_from_files,
-        eval_cedar,
-        eval_ricevl_grounding,
-        eval_ricevl_vqa,
-    )
+    from culturekb.evals.ricevl.spec import RiceVLGroundingSpec, RiceVLVQASpec
+    from culturekb.workflows import build_from_files, run_benchmark
 
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -227,27 +223,27 @@ def main() -> None:
     rows = [json.loads(x) for x in (data / "ricevl/grounding.jsonl").read_text(encoding="utf-8").splitlines()]
     with ScriptedOpenAIServer(Responder(GroundingOracle(rows))) as server:
         runs: list[tuple[str, Any]] = [
-            ("cedar kb-prior", lambda: eval_cedar(CedarSpec(
+            ("cedar kb-prior", lambda: run_benchmark("cedar", CedarSpec(
                 data=data / "cedar/cedar_test.jsonl", out=work / "cedar-kbprior", kb_dir=kb_dir, model="kb-prior",
                 prompt_languages=("en", "zh", "ar"), data_root=args.images, progress=False,
                 cache_dir=work / "cache"))),
-            ("cedar scripted", lambda: eval_cedar(CedarSpec(
+            ("cedar scripted", lambda: run_benchmark("cedar", CedarSpec(
                 data=data / "cedar/cedar_test.jsonl", out=work / "cedar-scripted", kb_dir=kb_dir,
                 model="openai:scripted", base_url=server.base_url, prompt_languages=("en", "zh", "ar"),
                 image_concepts=True, data_root=args.images, progress=False, cache_dir=work / "cache-scripted"))),
-            ("ricevl-vqa kb-prior", lambda: eval_ricevl_vqa(RiceVLVQASpec(
+            ("ricevl-vqa kb-prior", lambda: run_benchmark("ricevl-vqa", RiceVLVQASpec(
                 data=data / "ricevl/vqa_test.jsonl", out=work / "vqa-kbprior",
                 **({"kb_dir": cue_kb} if (cue_kb / "manifest.json").is_file()
                    else {"cue_metadata": data / "ricevl/cue_metadata.jsonl"}),
                 region="Asia", allow_unknown_countries=True, progress=False, cache_dir=work / "cache"))),
-            ("ricevl-vqa scripted", lambda: eval_ricevl_vqa(RiceVLVQASpec(
+            ("ricevl-vqa scripted", lambda: run_benchmark("ricevl-vqa", RiceVLVQASpec(
                 data=data / "ricevl/vqa_test.jsonl", out=work / "vqa-scripted", kb_dir=cue_kb,
                 model="openai:scripted", judge="openai:scripted-judge", base_url=server.base_url, region="Asia",
                 allow_unknown_countries=True, progress=False, cache_dir=work / "cache-scripted"))),
-            ("ricevl-grounding full-image", lambda: eval_ricevl_grounding(RiceVLGroundingSpec(
+            ("ricevl-grounding full-image", lambda: run_benchmark("ricevl-grounding", RiceVLGroundingSpec(
                 data=data / "ricevl/grounding.jsonl", out=work / "ground-full", model="full-image",
                 data_root=data / "ricevl", allow_unknown_countries=True, progress=False))),
-            ("ricevl-grounding scripted", lambda: eval_ricevl_grounding(RiceVLGroundingSpec(
+            ("ricevl-grounding scripted", lambda: run_benchmark("ricevl-grounding", RiceVLGroundingSpec(
                 data=data / "ricevl/grounding.jsonl", out=work / "ground-scripted", model="openai:scripted",
                 base_url=server.base_url, data_root=data / "ricevl", allow_unknown_countries=True, progress=False,
                 cache_dir=work / "cache-scripted"))),

@@ -35,10 +35,10 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from culturekb.evals.commet import Story, load_story_turns, normalise_answer  # noqa: E402
+from culturekb.evals.commet.spec import CommetSpec  # noqa: E402
 from culturekb.evals.reports import render_markdown_table  # noqa: E402
-from culturekb.evals.specs import CommetSpec  # noqa: E402
 from culturekb.testing import ScriptedOpenAIServer  # noqa: E402
-from culturekb.workflows import build_from_files, eval_commet, index_kb  # noqa: E402
+from culturekb.workflows import build_from_files, index_kb, run_benchmark  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "culturekb" / "data" / "demo" / "commet" / "commet_sample.jsonl"
@@ -144,7 +144,7 @@ def main() -> None:
             spec = CommetSpec(data=SAMPLE, out=Path(tmp) / judge.replace(":", "_"), model="openai:scripted",
                               base_url=model_srv.base_url, judge=judge, judge_base_url=judge_srv.base_url, kb_dir=kb,
                               cache_dir=Path(tmp) / f"cache-{judge.replace(':', '_')}", concurrency=4, progress=False)
-            result = eval_commet(spec)
+            result = run_benchmark("commet", spec)
             seconds = time.perf_counter() - t0
             lines += [f"## Judged by the {name} (`{result.metrics['judge']}`)", "",
                       f"{result.n_samples} stories; {model_srv.calls - calls0} model requests and "

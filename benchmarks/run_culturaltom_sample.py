@@ -29,10 +29,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from culturekb.evals.culturaltom.spec import CulturalToMSpec  # noqa: E402
 from culturekb.evals.reports import render_markdown_table  # noqa: E402
-from culturekb.evals.specs import CulturalToMSpec  # noqa: E402
 from culturekb.testing import ScriptedOpenAIServer  # noqa: E402
-from culturekb.workflows import eval_culturaltom  # noqa: E402
+from culturekb.workflows import run_benchmark  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "culturekb" / "data" / "demo" / "culturaltom" / "culturaltom_sample.jsonl"
@@ -73,14 +73,12 @@ def main() -> None:
     summary: dict[str, Any] = {"sample": SAMPLE.name}
     with tempfile.TemporaryDirectory() as tmp, ScriptedOpenAIServer(model) as srv:
         t0 = time.perf_counter()
-        run = eval_culturaltom(CulturalToMSpec(data=SAMPLE, out=Path(tmp) / "run", model="openai:scripted",
-                                               base_url=srv.base_url, cache_dir=Path(tmp) / "cache",
-                                               progress=False))
+        spec = CulturalToMSpec(data=SAMPLE, out=Path(tmp) / "run", model="openai:scripted", base_url=srv.base_url,
+                               cache_dir=Path(tmp) / "cache", progress=False)
+        run = run_benchmark("culturaltom", spec)
         seconds = time.perf_counter() - t0
         first_calls = srv.calls
-        rerun = eval_culturaltom(CulturalToMSpec(data=SAMPLE, out=Path(tmp) / "run", model="openai:scripted",
-                                                 base_url=srv.base_url, cache_dir=Path(tmp) / "cache",
-                                                 progress=False))
+        rerun = run_benchmark("culturaltom", spec)
         calls: dict[str, dict[str, float]] = {}
         for key, preds in run.predictions.items():
             per = [int(getattr(p, "calls", 0)) for p in preds]

@@ -329,8 +329,8 @@ def _knowledge_report(augmenter: Augmenter, samples: Sequence[Sample], out: Path
                       ) -> tuple[str, Mapping[str, Any]]:
     """The knowledge report (what `culturekb eval knowledge` runs: the calibrated kb-prior on the test split) with
     the demo's augmenter; its verdict in words, then its accuracy and paired-difference tables."""
-    from culturekb.evals._knowledge_report import knowledge_tables
     from culturekb.evals.knowledge import KnowledgeRunner
+    from culturekb.evals.knowledge.report import knowledge_tables
     from culturekb.evals.reports import render_markdown_table
     from culturekb.inference.predictors import make_predictor
 

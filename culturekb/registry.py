@@ -125,15 +125,20 @@ class Registry(Generic[T]):
     `kind` names the part in messages ("vector store backend"); `group` is the entry-point group plug-ins use.
     """
 
-    def __init__(self, kind: str, group: str, *, case_sensitive: bool = True, plugin_form: str = "{name}") -> None:
+    def __init__(self, kind: str, group: str, *, case_sensitive: bool = True, plugin_form: str = "{name}",
+                 discover: str | None = None) -> None:
         """An empty registry; `case_sensitive=False` makes ``FAISS`` and ``faiss`` the same name; `plugin_form`
-        is how an entry point not loaded yet is shown (``"{name}:..."`` where specs carry an argument)."""
+        is how an entry point not loaded yet is shown (``"{name}:..."`` where specs carry an argument);
+        `discover` is a ``"module:function"`` called once, before the entry points are read, that registers the
+        parts defined in folders (the benchmark folders register their runners where they are defined)."""
         self.kind = kind
         self.group = group
         self._case_sensitive = case_sensitive
         self._plugin_form = plugin_form
         self._entries: dict[str, RegistryEntry[T]] = {}
         self._plugins_loaded = False
+        self._discover = discover
+        self._discovered = False
 
     def __repr__(self) -> str:
         return f"Registry({self.kind!r}, {self.group!r}, names={list(self._entries)})"
@@ -182,6 +187,9 @@ class Registry(Generic[T]):
         if self._plugins_loaded:
             return
         self._plugins_loaded = True
+        if self._discover is not None and not self._discovered:
+            self._discovered = True
+            load_target(self._discover, f"the discovery of each {self.kind}")()
         for ep in entry_points(group=self.group):
             key = self._key(ep.name)
             if key in self._entries:
@@ -322,12 +330,8 @@ CONCEPT_EXTRACTORS.register("text", "culturekb.text.concepts:TextConceptExtracto
 CONCEPT_EXTRACTORS.register("vlm", "culturekb.builders.concepts:VLMConceptExtractor")
 CONCEPT_EXTRACTORS.register("clip", "culturekb.builders.concepts:ClipConceptExtractor")
 
-RUNNERS: Registry[Any] = Registry("benchmark runner", "culturekb.runners", case_sensitive=False)
-"""Benchmark runners (`culturekb.evals.Runner` subclasses); ``culturekb eval NAME`` offers one command each."""
-RUNNERS.register("artemculture", "culturekb.evals.artemculture:ArtECultureRunner")
-RUNNERS.register("knowledge", "culturekb.evals.knowledge:KnowledgeRunner")
-RUNNERS.register("cedar", "culturekb.evals.cedar:CedarRunner")
-RUNNERS.register("ricevl-vqa", "culturekb.evals.ricevl:RiceVLVQARunner")
-RUNNERS.register("ricevl-grounding", "culturekb.evals.ricevl:RiceVLGroundingRunner")
-RUNNERS.register("commet", "culturekb.evals.commet:CommetRunner")
-RUNNERS.register("culturaltom", "culturekb.evals.culturaltom:CulturalToMRunner")
+RUNNERS: Registry[Any] = Registry("benchmark runner", "culturekb.runners", case_sensitive=False,
+                                  discover="culturekb._discovery:discover_benchmarks")
+"""Benchmark runners (`culturekb.evals.Runner` subclasses); ``culturekb eval NAME`` offers one command each. No
+built-in entries here: each benchmark folder (``culturekb/evals/<name>/``, or a folder on ``CULTUREKB_BENCHMARKS``)
+registers its runner where the class is defined (``@register_runner``), found on the first listing."""

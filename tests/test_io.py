@@ -17,7 +17,7 @@ from culturekb._io import (
     safe_relpath,
 )
 from culturekb.errors import ConfigError, DataError
-from culturekb.evals.loaders import load_ricevl_vqa
+from culturekb.evals.ricevl.data import load_ricevl_vqa
 from culturekb.kb.loaders import load_samples_jsonl
 
 

@@ -3,7 +3,7 @@
 RICE-VL-style training metadata gives one sample per fact: sub-culture as the (precomputed) concept, country as
 the culture, category as the label, the fact as rationale evidence. Rationales are extractive, and two offline
 judges (embedding prototypes and label words) check each tuple's category from its rationales. Reading the
-metadata file is the benchmark loader's job (`culturekb.evals.loaders.load_cue_metadata`); the job
+metadata file is the benchmark loader's job (`culturekb.evals.ricevl.data.load_cue_metadata`); the job
 `culturekb.workflows.build_ricevl_cue_kb` reads and then builds.
 """
 

@@ -53,7 +53,6 @@ def cue_block_for(
     *,
     language: str = "en",
     max_items: int = 5,
-    tau: float | None = None,
     template: BlockTemplate = CUES,
     budget: Budget | None = None,
     service: KnowledgeService | None = None,
@@ -62,9 +61,9 @@ def cue_block_for(
     ``culture-not-in-kb`` (then the block is empty; the item goes without cues, it is not dropped).
 
     `budget` defaults to `cue_budget(max_items)`; a template missing in `language` falls back to English.
-    `service`: a service to reuse (its tau then applies; `tau` is for the one made otherwise).
+    `service`: a service to reuse (else one over `retriever`, whose tau applies).
     """
-    service = service or KnowledgeService(retriever, tau=tau)
+    service = service or KnowledgeService(retriever)
     block = service.inject(list(concepts), culture, budget=budget or cue_budget(max_items), template=template,
                            language=language, on_unknown_culture="skip")
     return block, block.status

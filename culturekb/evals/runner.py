@@ -4,14 +4,17 @@ A benchmark is a thin subclass registered by name, so the CLI can do ``culturekb
 
     @register_runner("cedar")
     class CedarRunner(Runner):
-        command = RunnerCommand(options=cedar_options, job="culturekb.workflows:eval_cedar")  # culturekb eval cedar
+        command = RunnerCommand(options=cedar_options)     # culturekb eval cedar: the options return a CedarSpec
 
-        def __init__(self, data: Path, predictor: Predictor, languages: Sequence[str], **kw: Any) -> None:
-            super().__init__(predictor, **kw)
-            self.data, self.languages = data, list(languages)
+        @classmethod
+        def from_context(cls, ctx: RunContext) -> CedarRunner:  # what the run needs, from its spec, once
+            spec = ctx.spec
+            samples = load_cedar(spec.data, scheme=spec.scheme)   # the data first: bad rows fail before any model
+            predictor = CedarPredictor(spec.scheme, ctx.retriever(), ctx.client())
+            return cls(samples, predictor, spec.scheme, limit=spec.limit)
 
-        def load(self) -> list[Sample]:                       # Cedar JSONL -> Sample (label = gold emotion)
-            return load_cedar(self.data)
+        def load(self) -> list[Sample]:                       # the items (already read by from_context)
+            return self.samples
 
         def default_settings(self) -> list[Setting]:          # orig/know x prompt language
             return Setting.grid(["orig", "know"], self.languages)
@@ -78,6 +81,7 @@ from culturekb._io import atomic_write_json, atomic_write_text
 from culturekb._runlog import run_log
 from culturekb.errors import ConfigError, DataError, ProviderError
 from culturekb.evals._calls import client_counts, run_accounting, run_client
+from culturekb.evals.context import RunContext
 from culturekb.evals.reports import Plot, ReportFiles, Table, to_jsonable, write_report
 from culturekb.inference.base import Prediction, Predictor
 from culturekb.kb.schema import Sample
@@ -173,11 +177,11 @@ class RunnerCommand:
 
     `options` is a typer-compatible function: its parameters (annotated with ``typer.Argument`` /
     ``typer.Option`` and their help) are the command's arguments and options, its docstring is the command's
-    help, and it returns what `job` takes: a mapping of keyword arguments, or one value (such as a run spec)
-    passed as the only argument. `job` runs the benchmark and returns its `RunResult`. Without a job, the runner
-    class itself is the job: it is constructed with the keyword arguments less ``out`` and run into ``out``.
-    Either may be a lazy ``"module:attr"`` string, imported when the command is built; the built-in benchmarks
-    point at their job in `culturekb.workflows`, which assembles the KB, the model and the runner.
+    help, and it returns the benchmark's run spec (`culturekb.evals.specs.RunSpec`): the one eval job builds a
+    `RunContext` from it and calls the runner's `Runner.from_context`. A plug-in may instead return keyword
+    arguments (the runner is constructed with them less ``out`` and run into ``out``) or give a `job` of its
+    own, which takes the mapping as keywords or the one value whole. Either may be a lazy ``"module:attr"``
+    string, imported when the command is built.
     """
 
     options: Callable[..., Any] | str
@@ -424,6 +428,14 @@ class Runner(ABC):
             preds = self.predict_chunk(chunk, setting)
             self._check_chunk(chunk, preds, setting)
             yield preds
+
+    @classmethod
+    def from_context(cls, ctx: RunContext) -> Runner:
+        """The runner of one run, built from its context (`culturekb.evals.context`): read the data, then ask
+        the context for the retriever, the model client, the predictor... Override it to be runnable by
+        ``culturekb eval NAME`` through a run spec."""
+        raise ConfigError(f"runner {cls.__qualname__} cannot be built from a run spec: give it a `from_context` "
+                          "class method (see culturekb.evals.context), or a RunnerCommand job")
 
     def run(self, out_dir: str | Path, *, resume: bool = True) -> RunResult:
         """Load, predict every setting (resuming from `out_dir`), score, report; write ``run.json`` (and the

@@ -121,7 +121,7 @@ def test_a_command_without_out_and_job_is_refused(tmp_path: Path) -> None:
     with registry.RUNNERS.isolated():
         register_runner("no-out", NoOut)
         res = runner.invoke(app, ["eval", "no-out"])
-    assert res.exit_code == 2 and "no 'out'" in res.output
+    assert res.exit_code == 2 and "nor an 'out'" in res.output
 
 
 def test_unknown_benchmark_is_a_usage_error() -> None:

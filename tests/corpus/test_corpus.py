@@ -140,14 +140,10 @@ def test_every_corpus_file_is_in_the_table() -> None:
 
 # -- the JSON traps over every loader ------------------------------------------------------------------------------
 def _loaders() -> dict[str, Callable[[Path], Any]]:
+    from culturekb.evals.cedar.data import load_cedar
     from culturekb.evals.commet import load_story_turns
     from culturekb.evals.culturaltom import load_culturaltom
-    from culturekb.evals.loaders import (
-        load_cedar,
-        load_cue_metadata,
-        load_ricevl_grounding,
-        load_ricevl_vqa,
-    )
+    from culturekb.evals.ricevl.data import load_cue_metadata, load_ricevl_grounding, load_ricevl_vqa
     from culturekb.kb.loaders import load_samples_jsonl
 
     return {

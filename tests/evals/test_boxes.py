@@ -3,8 +3,8 @@
 import pytest
 
 from culturekb.errors import ConfigError
-from culturekb.evals.boxes import format_box_token, parse_box
-from culturekb.evals.metrics import box_iou
+from culturekb.evals.ricevl.boxes import format_box_token, parse_box
+from culturekb.evals.ricevl.metrics import box_iou
 
 
 @pytest.mark.parametrize(

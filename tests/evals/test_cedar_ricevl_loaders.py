@@ -8,15 +8,10 @@ import pytest
 from PIL import Image
 
 from culturekb.errors import ConfigError, DataError
-from culturekb.evals.boxes import convert_box
-from culturekb.evals.loaders import (
-    load_cedar,
-    load_cue_metadata,
-    load_ricevl_grounding,
-    load_ricevl_vqa,
-    normalise_format,
-    normalise_truth,
-)
+from culturekb.evals.cedar.data import load_cedar
+from culturekb.evals.loaders import normalise_truth
+from culturekb.evals.ricevl.boxes import convert_box
+from culturekb.evals.ricevl.data import load_cue_metadata, load_ricevl_grounding, load_ricevl_vqa, normalise_format
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "cedar_ricevl"
 

@@ -22,8 +22,8 @@ from culturekb.evals.knowledge import (
     coverage_summary,
     hit_precision,
 )
+from culturekb.evals.knowledge.spec import KnowledgeSpec
 from culturekb.evals.runner import get_runner
-from culturekb.evals.specs import KnowledgeSpec
 from culturekb.inference.augmenter import Augmenter
 from culturekb.inference.base import Prediction
 from culturekb.kb import KnowledgeBase, KnowledgeTuple, Sample

@@ -13,8 +13,10 @@ from typer.testing import CliRunner
 
 from culturekb.errors import ConfigError
 from culturekb.evals.artemculture import ArtECultureRunner
+from culturekb.evals.artemculture.command import artemculture_options
 from culturekb.evals.cedar import CedarPredictor, CedarRunner
-from culturekb.evals.commands import artemculture_options, cedar_options, prompt_language_tuple
+from culturekb.evals.cedar.command import cedar_options
+from culturekb.evals.commands import prompt_language_tuple
 from culturekb.inference.augmenter import Augmenter
 from culturekb.inference.calibration import PriorModel
 from culturekb.inference.predictors import KBPriorPredictor

@@ -11,7 +11,6 @@ from typer.testing import CliRunner
 
 from culturekb.builders.cue_kb import build_cue_kb
 from culturekb.errors import ConfigError
-from culturekb.evals.loaders import load_cue_metadata, load_ricevl_grounding, load_ricevl_vqa
 from culturekb.evals.ricevl import (
     JudgeScores,
     ReferenceJudge,
@@ -23,6 +22,7 @@ from culturekb.evals.ricevl import (
     parse_judge_scores,
     token_f1,
 )
+from culturekb.evals.ricevl.data import load_cue_metadata, load_ricevl_grounding, load_ricevl_vqa
 from culturekb.evals.runner import get_runner
 from culturekb.kb import Sample
 from culturekb.models.chat import OpenAICompatClient

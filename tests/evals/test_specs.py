@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from culturekb.errors import ConfigError
-from culturekb.evals.commands import cedar_options, ricevl_grounding_options, ricevl_vqa_options
-from culturekb.evals.specs import ArtECultureSpec, CedarSpec, RiceVLGroundingSpec, RiceVLVQASpec
+from culturekb.evals.artemculture.spec import ArtECultureSpec
+from culturekb.evals.cedar.command import cedar_options
+from culturekb.evals.cedar.spec import CedarSpec
+from culturekb.evals.ricevl.command import ricevl_grounding_options, ricevl_vqa_options
+from culturekb.evals.ricevl.spec import RiceVLGroundingSpec, RiceVLVQASpec
 
 
 def test_paths_and_lists_are_normalised_and_the_spec_is_a_frozen_value() -> None:

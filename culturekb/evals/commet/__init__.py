@@ -5,6 +5,7 @@ choosing each turn's feedback from the judged previous answer (`runner`); answer
 (`ModelAnswerJudge`) or offline (`OfflineAnswerJudge`, weaker; `judges`); `report` holds the metrics and tables.
 """
 
+from culturekb.evals.commet.command import commet_options
 from culturekb.evals.commet.judges import (
     AnswerJudge,
     JudgeRequest,
@@ -24,6 +25,7 @@ from culturekb.evals.commet.report import (
     turn_outcomes,
 )
 from culturekb.evals.commet.runner import COMMET_CUES, COMMET_SETTINGS, CommetRunner, StoryPrediction, TurnRecord
+from culturekb.evals.commet.spec import CommetSpec
 from culturekb.evals.commet.stories import (
     CATEGORIES,
     MODALITIES,
@@ -37,6 +39,8 @@ from culturekb.evals.commet.stories import (
 )
 
 __all__ = [
+    "CommetSpec",
+    "commet_options",
     "CATEGORIES",
     "MODALITIES",
     "COMMET_CUES",

@@ -25,10 +25,13 @@ from typing import Any
 from culturekb.errors import ConfigError, CultureKBError, DataError
 from culturekb.evals._calls import CallTally, CountingClient
 from culturekb.evals._cues import item_concepts
+from culturekb.evals.commet.command import commet_options
 from culturekb.evals.commet.judges import AnswerJudge, JudgeRequest, OfflineAnswerJudge
 from culturekb.evals.commet.records import StoryPrediction, TurnRecord
 from culturekb.evals.commet.report import commet_plots, commet_tables, score_commet
+from culturekb.evals.commet.spec import CommetSpec
 from culturekb.evals.commet.stories import Outcome, Story, Turn
+from culturekb.evals.context import RunContext
 from culturekb.evals.reports import Plot, Table
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
@@ -38,7 +41,7 @@ from culturekb.kb.schema import Sample
 from culturekb.models.base import Message, ModelClient
 from culturekb.retrieval.retriever import Retriever
 from culturekb.text.concepts import STIMULUS_FIELDS, ConceptExtractor, TextConceptExtractor
-from culturekb.text.prompts import PromptTemplate, load_prompt
+from culturekb.text.prompts import PromptTemplate, resolve_prompt
 
 __all__ = ["COMMET_SETTINGS", "COMMET_CUES", "TurnRecord", "StoryPrediction", "CommetRunner"]
 
@@ -54,7 +57,7 @@ _BLANK_LINES = re.compile(r"\n{3,}")
 class CommetRunner(Runner):
     """CoMMET: multi-turn theory-of-mind stories, feedback chosen from the judged previous answer."""
 
-    command = RunnerCommand("culturekb.evals.commands:commet_options", "culturekb.workflows:eval_commet")
+    command = RunnerCommand(commet_options)
 
     default_modes = ("orig", "blind")
     record_type = StoryPrediction
@@ -70,7 +73,6 @@ class CommetRunner(Runner):
         concurrency: int = 4,
         concept_extractor: ConceptExtractor | None = None,
         max_cues: int = 5,
-        tau: float | None = None,
         template_dir: str | Path | None = None,
         temperature: float = 0.0,
         max_tokens: int = 256,
@@ -104,20 +106,50 @@ class CommetRunner(Runner):
         self.concurrency = concurrency
         self.concept_extractor = concept_extractor or TextConceptExtractor(fields=STIMULUS_FIELDS)
         self.max_cues = max_cues
-        self.tau = tau
         self.cue_service = None if retriever is None else KnowledgeService(
-            retriever, tau=tau, budget=cue_budget(max_cues), template=COMMET_CUES)
+            retriever, budget=cue_budget(max_cues), template=COMMET_CUES)
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.max_image_side = max_image_side
-        self.system: PromptTemplate = load_prompt("commet_system", "en", required=(), allowed=(),
-                                                  override_dir=template_dir)
-        self.turn_template: PromptTemplate = load_prompt("commet_turn", "en", required=("question",),
-                                                         allowed=("story", "feedback", "cues"),
-                                                         override_dir=template_dir)
+        self.system: PromptTemplate = resolve_prompt("commet_system", "en", required=(), allowed=(),
+                                                     template_dir=template_dir)
+        self.turn_template: PromptTemplate = resolve_prompt("commet_turn", "en", required=("question",),
+                                                            allowed=("story", "feedback", "cues"),
+                                                            template_dir=template_dir)
         super().__init__(None, **kw)
 
     # -- runner hooks -------------------------------------------------------------------------------------------
+    def _tau(self) -> float | None:
+        return self.retriever.tau if self.retriever is not None else None
+
+    @classmethod
+    def from_context(cls, ctx: RunContext) -> CommetRunner:
+        """The spec's stories (read first), the chat model, the judge (``offline``: string match, then embedding
+        similarity; else a judge model) and, with a KB, the kb-cues setting."""
+        from culturekb.evals.commet.judges import ModelAnswerJudge
+        from culturekb.evals.commet.stories import load_story_turns
+
+        spec = ctx.spec
+        assert isinstance(spec, CommetSpec)
+        stories = load_story_turns(spec.data, data_root=spec.data_root)
+        retriever = ctx.retriever()
+        client = ctx.client()
+        if client is None:
+            raise ConfigError(f"CoMMET needs a chat model, not {spec.model!r}; give --model openai:NAME --base-url "
+                              "URL")
+        judge: OfflineAnswerJudge | ModelAnswerJudge
+        if spec.judge == "offline":
+            judge = OfflineAnswerJudge(embedder_spec=spec.judge_embedder, threshold=spec.judge_threshold)
+        else:
+            judge_client = ctx.client(spec.judge, base_url=spec.judge_base_url, scope="")
+            if judge_client is None:
+                raise ConfigError(f"unknown CoMMET judge {spec.judge!r}; use 'offline' or a model such as "
+                                  "'openai:MODEL'")
+            judge = ModelAnswerJudge(judge_client, retries=spec.judge_retries, template_dir=spec.template_dir)
+        return cls(stories, client=client, judge=judge, retriever=retriever, setting_names=spec.setting_names,
+                   concurrency=ctx.max_concurrency, max_cues=spec.max_cues, template_dir=spec.template_dir,
+                   max_tokens=spec.max_tokens, limit=spec.limit, progress=spec.progress)
+
     def load(self) -> list[Sample]:
         """One item per story."""
         return [s.to_sample() for s in self.stories.values()]
@@ -132,7 +164,8 @@ class CommetRunner(Runner):
                 "kb_version": self.retriever.kb.version if self.retriever is not None else None,
                 "templates": [self.system.id, self.turn_template.id], "cue_template": list(map(str,
                                                                                               COMMET_CUES.parts())),
-                "max_cues": self.max_cues, "tau": self.tau, "concepts": self.concept_extractor.id,
+                "max_cues": self.max_cues, "tau": self._tau(),
+                "concepts": self.concept_extractor.id,
                 "decoding": [self.temperature, self.max_tokens, self.max_image_side]}
 
     def predict_stream(self, samples: Sequence[Sample], setting: Setting) -> Iterator[Sequence[Prediction]]:

@@ -7,6 +7,7 @@ macro-F1 per setting and group, the diagnostics, the report's tables and plots).
 multiple-choice parser `culturekb.inference.choices`.
 """
 
+from culturekb.evals.culturaltom.command import culturaltom_options
 from culturekb.evals.culturaltom.data import (
     HUMAN_ACCURACY,
     TaskMatrix,
@@ -33,8 +34,11 @@ from culturekb.evals.culturaltom.scoring import (
     macro_f1,
     score_culturaltom,
 )
+from culturekb.evals.culturaltom.spec import CulturalToMSpec
 
 __all__ = [
+    "CulturalToMSpec",
+    "culturaltom_options",
     "HUMAN_ACCURACY",
     "TaskMatrix",
     "item_groups",

@@ -1,7 +1,7 @@
 """The command line of ``culturekb eval culturaltom``: its options, returning the run spec the job takes.
 
-Kept beside the runner (the other built-in benchmarks keep theirs in `culturekb.evals.commands`, whose helpers it
-uses), so that the benchmark's files stay together.
+Typer reads the function's parameters as the command's arguments and options and its docstring as its help;
+called with the parsed values, it returns the run spec (`spec.py`). Nothing else belongs here.
 """
 
 from __future__ import annotations
@@ -11,19 +11,15 @@ from typing import Annotated
 
 import typer
 
-from culturekb.evals.commands import csv_tuple, status_option
-from culturekb.evals.specs import CulturalToMSpec
+from culturekb.evals.commands import OUT_HELP, STATUS_HELP, csv_tuple, status_option
+from culturekb.evals.culturaltom.spec import CulturalToMSpec
 
 __all__ = ["culturaltom_options"]
-
-_STATUS_HELP = ("which tuples are served: all (every tuple but rejected ones), accepted (reviewed only) or pending "
-                "(default: the status setting, all)")
-
 
 def culturaltom_options(
     data: Annotated[Path, typer.Argument(help="CulturalToM-VQA JSONL or TSV (id, image, question, options, answer, "
                                               "task, level, image_source, region[, culture, context])")],
-    out_dir: Annotated[Path, typer.Option("--out", "-o", help="run folder (reports, resumable predictions)")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help=OUT_HELP)],
     model: Annotated[str, typer.Option(help="positivity (the offline baseline only) | openai:MODEL | hf:PATH")
                      ] = "positivity",
     kb: Annotated[Path | None, typer.Option("--kb", help="KB directory of the +kb-cues settings")] = None,
@@ -38,7 +34,7 @@ def culturaltom_options(
     reasoning_max_tokens: Annotated[int, typer.Option(help="new tokens of reasoning answers (>= 512)")] = 1024,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N questions")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
-    status: Annotated[str | None, typer.Option(help=_STATUS_HELP)] = None,
+    status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
 ) -> CulturalToMSpec:
     """CulturalToM-VQA: accuracy and macro-F1 per setting, task, level, image source and region; blind and
     positivity diagnostics; resumable."""

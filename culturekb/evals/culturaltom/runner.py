@@ -34,9 +34,12 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from culturekb.errors import ConfigError, CultureKBError
 from culturekb.evals._cues import item_concepts
+from culturekb.evals.context import RunContext
+from culturekb.evals.culturaltom.command import culturaltom_options
 from culturekb.evals.culturaltom.data import TEXT_ONLY_SOURCE, TaskMatrix, load_matrix
 from culturekb.evals.culturaltom.positivity import positivity_pick
 from culturekb.evals.culturaltom.scoring import culturaltom_plots, culturaltom_tables, score_culturaltom
+from culturekb.evals.culturaltom.spec import CulturalToMSpec
 from culturekb.evals.reports import Plot, Table
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
@@ -49,7 +52,7 @@ from culturekb.models.base import Message, ModelClient, ModelResponse
 from culturekb.models.json_output import complete_json_each
 from culturekb.retrieval.retriever import Retriever
 from culturekb.text.concepts import STIMULUS_FIELDS, ConceptExtractor, TextConceptExtractor
-from culturekb.text.prompts import PromptTemplate, load_prompt, template_check_status
+from culturekb.text.prompts import PromptTemplate, resolve_prompt, template_check_status
 
 __all__ = ["STRATEGIES", "CUE_SUFFIX", "CulturalToMPrediction", "CulturalToMRunner", "SceneGraph",
            "culturaltom_settings"]
@@ -141,8 +144,7 @@ class CulturalToMRunner(Runner):
     """CulturalToM-VQA: zero-shot, chain of thought, compositional chain of thought (each also with KB cues), the
     blind run and the positivity baseline; accuracy and macro-F1 per task, level, image source and region."""
 
-    command = RunnerCommand("culturekb.evals.culturaltom.command:culturaltom_options",
-                            "culturekb.workflows:eval_culturaltom")
+    command = RunnerCommand(culturaltom_options)
     record_type = CulturalToMPrediction
 
     def __init__(
@@ -156,7 +158,6 @@ class CulturalToMRunner(Runner):
         concept_extractor: ConceptExtractor | None = None,
         image_concepts: ConceptExtractor | None = None,
         max_cues: int = 5,
-        tau: float | None = None,
         template_dir: str | Path | None = None,
         temperature: float = 0.0,
         max_tokens: int = 32,
@@ -192,14 +193,13 @@ class CulturalToMRunner(Runner):
         self.concept_extractor = concept_extractor or TextConceptExtractor(fields=STIMULUS_FIELDS)
         self.image_concepts = image_concepts
         self.max_cues = max_cues
-        self.tau = tau
         self.cue_template = CUES
         if retriever is not None:
             from culturekb.text.languages import is_emotion_scheme
 
             self.cue_template = CUES if is_emotion_scheme(retriever.kb.scheme) else REGIONAL_CUES
         self.cue_service = None if retriever is None else KnowledgeService(
-            retriever, tau=tau, budget=default_cue_budget(max_cues), template=self.cue_template)
+            retriever, budget=default_cue_budget(max_cues), template=self.cue_template)
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.reasoning_max_tokens = reasoning_max_tokens
@@ -208,17 +208,42 @@ class CulturalToMRunner(Runner):
         self.positivity_seed = positivity_seed
         answer = ("knowledge", "context", "question", "options")
         self.templates: dict[str, PromptTemplate] = {
-            "zero-shot": load_prompt("culturaltom_zero_shot", "en", required=answer[2:], allowed=answer,
-                                     override_dir=template_dir),
-            "cot": load_prompt("culturaltom_cot", "en", required=answer[2:], allowed=answer, override_dir=template_dir),
-            "scene-graph": load_prompt("culturaltom_scene_graph", "en", required=(), allowed=("context",),
-                                       override_dir=template_dir),
-            "compositional": load_prompt("culturaltom_from_graph", "en", required=("scene_graph", *answer[2:]),
-                                         allowed=("scene_graph", *answer), override_dir=template_dir),
+            "zero-shot": resolve_prompt("culturaltom_zero_shot", "en", required=answer[2:], allowed=answer,
+                                        template_dir=template_dir),
+            "cot": resolve_prompt("culturaltom_cot", "en", required=answer[2:], allowed=answer,
+                                  template_dir=template_dir),
+            "scene-graph": resolve_prompt("culturaltom_scene_graph", "en", required=(), allowed=("context",),
+                                          template_dir=template_dir),
+            "compositional": resolve_prompt("culturaltom_from_graph", "en", required=("scene_graph", *answer[2:]),
+                                            allowed=("scene_graph", *answer), template_dir=template_dir),
         }
         super().__init__(None, **kw)
 
     # -- the Runner hooks -----------------------------------------------------------------------------------------
+    def _tau(self) -> float | None:
+        return self.retriever.tau if self.retriever is not None else None
+
+    @classmethod
+    def from_context(cls, ctx: RunContext) -> CulturalToMRunner:
+        """The spec's items (read first; images checked unless only image-free settings run), the +kb-cues
+        settings with the spec's KB, the model (``positivity``: only the offline baseline)."""
+        from culturekb.evals.culturaltom.data import load_culturaltom
+
+        spec = ctx.spec
+        assert isinstance(spec, CulturalToMSpec)
+        matrix = load_matrix(spec.matrix)
+        with_model = spec.model != "positivity"
+        image_free = spec.setting_names is not None and set(spec.setting_names) <= {"blind", "positivity"}
+        samples = load_culturaltom(spec.data, data_root=spec.data_root, matrix=matrix,
+                                   check_images=with_model and not image_free)
+        retriever = ctx.retriever()
+        client = ctx.client()
+        return cls(samples, client=client, retriever=retriever, setting_names=spec.setting_names, matrix=matrix,
+                   image_concepts=ctx.image_concepts(client), max_cues=spec.max_cues,
+                   template_dir=spec.template_dir, max_tokens=spec.max_tokens,
+                   reasoning_max_tokens=spec.reasoning_max_tokens, graph_retries=spec.graph_retries,
+                   positivity_seed=spec.positivity_seed, limit=spec.limit, progress=spec.progress)
+
     def load(self) -> list[Sample]:
         """The questions; each must carry four options, an answer letter, task, level, image source and region."""
         for s in self.samples:
@@ -241,7 +266,8 @@ class CulturalToMRunner(Runner):
         return {"runner": self.label, "model": getattr(self.client, "id", None),
                 "kb_version": self.retriever.kb.version if self.retriever is not None else None,
                 "templates": {k: t.id for k, t in self.templates.items()}, "cue_template": str(self.cue_template.item),
-                "max_cues": self.max_cues, "tau": self.tau, "concepts": self.concept_extractor.id,
+                "max_cues": self.max_cues, "tau": self._tau(),
+                "concepts": self.concept_extractor.id,
                 "image_concepts": getattr(self.image_concepts, "id", None),
                 "decoding": [self.temperature, self.max_tokens, self.reasoning_max_tokens, self.graph_retries,
                              self.max_image_side],

@@ -2,11 +2,21 @@
 
 Modules by job: `common` (the region, its countries and their names, question formats, prompt loading), `vqa`
 (the VQA runner, its prompts and the offline kb-prior answerer, tables), `judges` (SEA-LAVE judges: offline
-reference matching and a judge model), `grounding` (the grounding runner, box scaling, tables). The regional cue
-KB is built by `culturekb.builders.cue_kb` (through `culturekb.workflows.build_ricevl_cue_kb`), not here.
+reference matching and a judge model), `metrics` (SEA-LAVE, box IoU), `grounding` (the grounding runner, box
+scaling, tables). The regional cue KB is built by `culturekb.builders.cue_kb` (through
+`culturekb.workflows.build_ricevl_cue_kb`), not here.
 """
 
+from culturekb.evals.ricevl.command import ricevl_grounding_options, ricevl_vqa_options
 from culturekb.evals.ricevl.common import SEA_COUNTRIES, Region, region_from_samples
+from culturekb.evals.ricevl.data import (
+    QUESTION_FORMATS,
+    country_names,
+    load_cue_metadata,
+    load_ricevl_grounding,
+    load_ricevl_vqa,
+    normalise_format,
+)
 from culturekb.evals.ricevl.grounding import (
     GroundingPrediction,
     RiceVLGroundingRunner,
@@ -14,6 +24,8 @@ from culturekb.evals.ricevl.grounding import (
     grounding_tables,
 )
 from culturekb.evals.ricevl.judges import JudgeScores, ReferenceJudge, SeaLaveJudge, parse_judge_scores, token_f1
+from culturekb.evals.ricevl.metrics import Box, box_iou, box_ious, iou_accuracy, mean_iou_by_group, sea_lave
+from culturekb.evals.ricevl.spec import RiceVLGroundingSpec, RiceVLVQASpec
 from culturekb.evals.ricevl.vqa import (
     VQA_SETTINGS,
     KBPriorAnswerer,
@@ -24,6 +36,16 @@ from culturekb.evals.ricevl.vqa import (
 )
 
 __all__ = [
+    "RiceVLVQASpec",
+    "RiceVLGroundingSpec",
+    "ricevl_vqa_options",
+    "ricevl_grounding_options",
+    "QUESTION_FORMATS",
+    "load_ricevl_vqa",
+    "load_ricevl_grounding",
+    "load_cue_metadata",
+    "normalise_format",
+    "country_names",
     "SEA_COUNTRIES",
     "VQA_SETTINGS",
     "Region",
@@ -42,4 +64,10 @@ __all__ = [
     "vqa_plots",
     "grounding_tables",
     "grounding_plots",
+    "Box",
+    "sea_lave",
+    "box_iou",
+    "box_ious",
+    "mean_iou_by_group",
+    "iou_accuracy",
 ]

@@ -1,6 +1,6 @@
 """RICE-VL visual grounding: the model returns a box for a phrase, scored by IoU with the gold box.
 
-`culturekb.evals.boxes.parse_box` reads the usual box forms; mean IoU per country and per category, accuracy at
+`culturekb.evals.ricevl.boxes.parse_box` reads the usual box forms; mean IoU per country and per category, accuracy at
 IoU >= the threshold (0.5). An unparseable, inverted or outside box scores 0 and is counted by its status. Offline
 (no model) the baseline predicts the whole image.
 """
@@ -13,13 +13,18 @@ from pathlib import Path
 from typing import Any
 
 from culturekb.errors import ConfigError
-from culturekb.evals.boxes import ParsedBox, parse_box
-from culturekb.evals.metrics import box_iou, iou_accuracy, mean_by_group, mean_score
+from culturekb.evals.context import RunContext
+from culturekb.evals.metrics import mean_by_group, mean_score
 from culturekb.evals.reports import BarPlot, Plot, Table
+from culturekb.evals.ricevl.boxes import ParsedBox, parse_box
+from culturekb.evals.ricevl.command import ricevl_grounding_options
 from culturekb.evals.ricevl.common import item_counts, load_template
+from culturekb.evals.ricevl.metrics import box_iou, iou_accuracy
+from culturekb.evals.ricevl.spec import RiceVLGroundingSpec
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
 from culturekb.inference.messages import ask_each
+from culturekb.kb.cultures import CultureRegistry, packaged_registry
 from culturekb.kb.schema import Sample
 from culturekb.models.base import ModelClient
 
@@ -45,10 +50,13 @@ def sent_size(width: float, height: float, max_side: int) -> tuple[int, int]:
 
 @register_runner("ricevl-grounding")
 class RiceVLGroundingRunner(Runner):
-    """RICE-VL visual grounding: one setting (``ground``); a model's box, or the whole-image baseline without one."""
+    """RICE-VL visual grounding: one setting (``ground``); a model's box, or the whole-image baseline without one.
 
-    command = RunnerCommand("culturekb.evals.commands:ricevl_grounding_options",
-                            "culturekb.workflows:eval_ricevl_grounding")
+    `cultures`: the registry naming the countries in the report (the run's, `RunContext.cultures`); default: the
+    packaged cultures (`culturekb.kb.cultures.packaged_registry`).
+    """
+
+    command = RunnerCommand(ricevl_grounding_options)
 
     default_modes = ("ground",)
     record_type = GroundingPrediction
@@ -65,10 +73,12 @@ class RiceVLGroundingRunner(Runner):
         max_tokens: int = 128,
         max_image_side: int = 1024,
         iou_threshold: float = 0.5,
+        cultures: CultureRegistry | None = None,
         **kw: Any,
     ) -> None:
         self.samples = list(samples)
         self.client = client
+        self.cultures = cultures if cultures is not None else packaged_registry()  # names countries in reports
         parse_box("", scale=scale, layout=layout)  # checks the options
         self.scale = scale
         self.layout = layout
@@ -80,6 +90,20 @@ class RiceVLGroundingRunner(Runner):
         self.iou_threshold = iou_threshold
         self.template = load_template("ricevl_grounding", ("phrase",), ("width", "height"), template_dir)
         super().__init__(None, **kw)
+
+    @classmethod
+    def from_context(cls, ctx: RunContext) -> RiceVLGroundingRunner:
+        """The spec's grounding items (read first) and its model (``full-image``/``kb-prior``: the offline
+        whole-image baseline)."""
+        from culturekb.evals.ricevl.data import load_ricevl_grounding
+
+        spec = ctx.spec
+        assert isinstance(spec, RiceVLGroundingSpec)
+        samples = load_ricevl_grounding(spec.data, bbox_format=spec.bbox_format, data_root=spec.data_root,
+                                        scheme=spec.scheme, allow_unknown_countries=spec.allow_unknown_countries)
+        return cls(samples, client=ctx.client(), scale=spec.scale, layout=spec.layout,
+                   template_dir=spec.template_dir, max_tokens=spec.max_tokens, limit=spec.limit,
+                   progress=spec.progress, cultures=ctx.cultures())
 
     def load(self) -> list[Sample]:
         """The items, each checked for its gold box."""
@@ -166,7 +190,7 @@ class RiceVLGroundingRunner(Runner):
         return {
             "n_samples": len(samples),
             "iou_threshold": self.iou_threshold,
-            **item_counts(samples),
+            **item_counts(samples, self.cultures),
             "settings": per_setting,
         }
 

@@ -16,23 +16,26 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
 from culturekb.errors import ConfigError, DataError
 from culturekb.evals._cues import item_concepts
+from culturekb.evals.context import RunContext
 from culturekb.evals.metrics import mean_by_group, mean_score
 from culturekb.evals.reports import BarPlot, Plot, Table
+from culturekb.evals.ricevl.command import ricevl_vqa_options
 from culturekb.evals.ricevl.common import (
     FORMATS,
     Region,
-    culture_terms,
     item_counts,
     load_template,
     mentions,
     region_from_samples,
 )
 from culturekb.evals.ricevl.judges import ReferenceJudge
+from culturekb.evals.ricevl.spec import RiceVLVQASpec
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
 from culturekb.inference.injection import (
@@ -45,6 +48,7 @@ from culturekb.inference.injection import (
 )
 from culturekb.inference.injection import cue_budget as default_cue_budget
 from culturekb.inference.messages import ask_each
+from culturekb.kb.cultures import CultureRegistry, packaged_registry
 from culturekb.kb.schema import Sample
 from culturekb.models.base import ModelClient
 from culturekb.retrieval.retriever import Match, Retriever
@@ -93,9 +97,9 @@ class KBPriorAnswerer:
         fmt = sample.metadata.get("format")
         if setting == "kb-cues" and block.matches:
             t = block.matches[0].tuple
-            name = culture_terms(t.culture)[0]
+            name = region.terms(t.culture)[0]
             if fmt == "tf":
-                hit = mentions(sample.question or "", [t.concept.lower(), *culture_terms(t.culture)[1]])
+                hit = mentions(sample.question or "", [t.concept.lower(), *region.terms(t.culture)[1]])
                 return f"{'True' if hit else 'False'}. Related: {t.concept}, from {name}."
             return f"{t.concept}, from {name}."
         t = self._top(list(region.countries) if setting == "sea" else None)
@@ -103,15 +107,19 @@ class KBPriorAnswerer:
             return "True."
         if t is None:
             return "I do not know."
-        return f"{t.concept}, from {culture_terms(t.culture)[0]}."
+        return f"{t.concept}, from {region.terms(t.culture)[0]}."
 
 
 
 @register_runner("ricevl-vqa")
 class RiceVLVQARunner(Runner):
-    """RICE-VL VQA in the ``global``, ``sea`` and ``kb-cues`` settings, each answer scored by the judge."""
+    """RICE-VL VQA in the ``global``, ``sea`` and ``kb-cues`` settings, each answer scored by the judge.
 
-    command = RunnerCommand("culturekb.evals.commands:ricevl_vqa_options", "culturekb.workflows:eval_ricevl_vqa")
+    `cultures`: the registry that names the countries in prompts, judging and reports (the run's); default: the
+    cue KB's, else the packaged cultures (`culturekb.kb.cultures.packaged_registry`).
+    """
+
+    command = RunnerCommand(ricevl_vqa_options)
 
     default_modes = VQA_SETTINGS
     record_type = VQAPrediction
@@ -130,13 +138,13 @@ class RiceVLVQARunner(Runner):
         cue_scope: str = "region",
         max_cues: int = 5,
         fallback_cues: int = 3,
-        tau: float | None = None,
         template_dir: str | Path | None = None,
         temperature: float = 0.0,
         max_tokens: int = 128,
         max_image_side: int = 1024,
         cue_template: BlockTemplate = REGIONAL_CUES,
         cue_budget: Budget | None = None,
+        cultures: CultureRegistry | None = None,
         **kw: Any,
     ) -> None:
         self.samples = list(samples)
@@ -156,15 +164,17 @@ class RiceVLVQARunner(Runner):
         self.client = client
         self.retriever = retriever
         self.judge = judge if judge is not None else ReferenceJudge()
-        self.region = region or region_from_samples(self.samples)
+        self.cultures = cultures if cultures is not None else (  # names of countries, in prompts and reports
+            retriever.kb.culture_registry if retriever is not None else packaged_registry())
+        region = region or region_from_samples(self.samples)
+        self.region = region if region.cultures is not None else replace(region, cultures=self.cultures)
         self.concept_extractor = concept_extractor or TextConceptExtractor(  # the KB's scheme: names are cues here
             fields=STIMULUS_FIELDS, scheme=None if retriever is None else retriever.kb.scheme)
         self.image_concepts = image_concepts
         self.max_cues = max_cues
         self.fallback_cues = fallback_cues
-        self.tau = tau
         self.cue_service = None if retriever is None else KnowledgeService(
-            retriever, tau=tau, budget=cue_budget or default_cue_budget(max_cues), template=cue_template)
+            retriever, budget=cue_budget or default_cue_budget(max_cues), template=cue_template)
         self.template_dir = template_dir
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -179,6 +189,39 @@ class RiceVLVQARunner(Runner):
         }
         self.formats = {f: load_template(f"ricevl_answer_{f}", (), (), template_dir) for f in FORMATS}
         super().__init__(None, **kw)
+
+    @classmethod
+    def from_context(cls, ctx: RunContext) -> RiceVLVQARunner:
+        """The spec's VQA items (read first); the cue KB of the spec, or one built from its cue metadata into
+        ``<out>/cue_kb``; the answering model and the SEA-LAVE judge (``reference``: offline)."""
+        from culturekb.evals.ricevl.data import load_ricevl_vqa
+        from culturekb.evals.ricevl.judges import SeaLaveJudge
+
+        spec = ctx.spec
+        assert isinstance(spec, RiceVLVQASpec)
+        samples = load_ricevl_vqa(spec.data, scheme=spec.scheme, data_root=spec.data_root,
+                                  check_images=spec.model != "kb-prior",
+                                  allow_unknown_countries=spec.allow_unknown_countries)
+        kb_dir = spec.kb_dir
+        if kb_dir is None and spec.cue_metadata is not None:
+            kb_dir = ctx.build_cue_kb(spec.cue_metadata, spec.out / "cue_kb", scheme=spec.scheme,
+                                      allow_unknown_countries=spec.allow_unknown_countries)
+        retriever = ctx.retriever(kb_dir)
+        client = ctx.client(scope=retriever.kb.version if retriever is not None else "")
+        judge = None
+        if spec.judge != "reference":
+            judge_client = ctx.client(spec.judge, base_url=spec.judge_base_url, scope="")
+            if judge_client is None:
+                raise ConfigError(f"unknown judge {spec.judge!r}; use 'reference' (offline) or 'openai:MODEL'")
+            judge = SeaLaveJudge(judge_client, retries=spec.judge_retries, template_dir=spec.template_dir)
+        cultures = retriever.kb.culture_registry if retriever is not None else ctx.cultures()
+        region = (Region(spec.region or "the region", spec.region_countries, cultures) if spec.region_countries
+                  else region_from_samples(samples, spec.region, cultures))
+        return cls(samples, client=client, retriever=retriever, judge=judge, region=region, cultures=cultures,
+                   setting_names=spec.setting_names, image_concepts=ctx.image_concepts(client),
+                   cue_scope=spec.cue_scope, max_cues=spec.max_cues, fallback_cues=spec.fallback_cues,
+                   template_dir=spec.template_dir, max_tokens=spec.max_tokens, limit=spec.limit,
+                   progress=spec.progress)
 
     def load(self) -> list[Sample]:
         """The VQA items; each must carry its format and reference answer."""
@@ -200,7 +243,7 @@ class RiceVLVQARunner(Runner):
                 "kb_version": kb, "region": [self.region.name, list(self.region.countries)],
                 "templates": {k: t.id for k, t in {**self.templates, **self.formats}.items()},
                 "cue_scope": self.cue_scope, "max_cues": self.max_cues, "fallback_cues": self.fallback_cues,
-                "tau": self.tau,
+                "tau": self.retriever.tau if self.retriever is not None else None,
                 "concepts": self.concept_extractor.id,
                 "image_concepts": getattr(self.image_concepts, "id", None),
                 "decoding": [self.temperature, self.max_tokens, self.max_image_side]}
@@ -364,7 +407,7 @@ class RiceVLVQARunner(Runner):
             "n_samples": len(samples),
             "judge": getattr(self.judge, "id", str(self.judge)),
             "region": {"name": self.region.name, "countries": self.region.country_names},
-            **item_counts(samples),
+            **item_counts(samples, self.cultures),
             "n_per_format": dict(sorted(Counter(formats).items())),
             "settings": per_setting,
         }

@@ -20,7 +20,7 @@ For a KB and a data file with a split column (default: the test split), per cult
    divergence between the predicted (or retrieved) distribution and the annotators' empirical one, and top-1
    agreement with the annotators' majority.
 
-The statistics are pure functions here and in `culturekb.evals.metrics`; ``docs/knowledge-report.md`` explains
+The statistics are pure functions here and in `culturekb.evals.stats`; ``docs/knowledge-report.md`` explains
 every table and figure of the report (``knowledge.json``, ``knowledge.md`` and the PNGs). (Why a little over 500
 lines: the six sections' definitions sit beside the runner that joins them, so one file says what the report
 measures.)
@@ -35,21 +35,23 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from culturekb.errors import ConfigError
-from culturekb.evals.metrics import (
+from culturekb.evals.context import RunContext
+from culturekb.evals.knowledge.command import knowledge_options
+from culturekb.evals.knowledge.spec import KnowledgeSpec
+from culturekb.evals.metrics import align_predictions, majority_labels
+from culturekb.evals.reports import Plot, Table
+from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
+from culturekb.evals.stats import (
     Interval,
-    align_predictions,
     bootstrap_interval,
     brier_score,
     correctness,
     expected_calibration_error,
     log_loss,
-    majority_labels,
     mcnemar_exact,
     paired_bootstrap_difference,
     reliability_bins,
 )
-from culturekb.evals.reports import Plot, Table
-from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction, Predictor
 from culturekb.kb.distribution import js_divergence, normalise
 from culturekb.kb.schema import KnowledgeTuple, Sample
@@ -288,7 +290,7 @@ def annotator_agreement(annotators: Sequence[Mapping[str, int] | None], predicte
 class KnowledgeRunner(Runner):
     """The knowledge report of a KB on the labelled split of a data file (see the module docstring)."""
 
-    command = RunnerCommand("culturekb.evals.commands:knowledge_options", "culturekb.workflows:eval_knowledge")
+    command = RunnerCommand(knowledge_options)
     default_modes = KNOWLEDGE_MODES
 
     def __init__(
@@ -327,6 +329,18 @@ class KnowledgeRunner(Runner):
     def one_culture(self) -> bool:
         """True when the KB serves one culture, so there is no other culture's knowledge to give."""
         return len(self.augmenter.retriever.cultures) < 2
+
+    @classmethod
+    def from_context(cls, ctx: RunContext) -> KnowledgeRunner:
+        """The labelled split of the spec's data (read before the index opens), predicted by the kb-prior
+        calibrated as `eval artemculture` calibrates it (the calibration recorded in the report)."""
+        spec = ctx.spec
+        assert isinstance(spec, KnowledgeSpec)
+        samples = ctx.kb_samples(spec.data)
+        predictor, calibration = ctx.predictor(samples)
+        return cls(samples, predictor, ctx.augmenter(), split=spec.split, n_resamples=spec.n_resamples,
+                   confidence=spec.confidence, seed=spec.seed, n_bins=spec.n_bins, top_concepts=spec.top_concepts,
+                   kb_prior_calibration=calibration, limit=spec.limit, progress=spec.progress)
 
     def load(self) -> list[Sample]:
         """The labelled samples of the split."""
@@ -503,13 +517,13 @@ class KnowledgeRunner(Runner):
 
     # -- report ----------------------------------------------------------------------------------------------------
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
-        """The report's Markdown tables (`culturekb.evals._knowledge_report`)."""
-        from culturekb.evals._knowledge_report import knowledge_tables
+        """The report's Markdown tables (`culturekb.evals.knowledge.report`)."""
+        from culturekb.evals.knowledge.report import knowledge_tables
 
         return knowledge_tables(results)
 
     def plots(self, results: Mapping[str, Any]) -> list[Plot]:
         """Accuracy with intervals, paired differences, reliability diagram, coverage."""
-        from culturekb.evals._knowledge_report import knowledge_plots
+        from culturekb.evals.knowledge.report import knowledge_plots
 
         return knowledge_plots(results)

@@ -15,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from culturekb.errors import ConfigError
+from culturekb.evals.artemculture.command import artemculture_options
+from culturekb.evals.artemculture.spec import ArtECultureSpec
+from culturekb.evals.context import RunContext
 from culturekb.evals.metrics import (
     accuracy,
     accuracy_by_group,
@@ -27,6 +30,7 @@ from culturekb.evals.metrics import (
 from culturekb.evals.reports import BarPlot, HeatmapPlot, Plot, Table
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import MODES, Prediction, Predictor
+from culturekb.kb.cultures import CultureRegistry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme
 
@@ -39,9 +43,9 @@ def score_alignment(judge: Any, samples_by_id: Mapping[str, Sample], preds: Sequ
                     culture_name: Any = str) -> list[float | None]:
     """1-5 alignment of each explanation with its predicted emotion, by one judge model (None: no explanation)."""
     from culturekb.models.json_output import complete_json
-    from culturekb.text.prompts import load_prompt
+    from culturekb.text.prompts import resolve_prompt
 
-    template = load_prompt("explanation_alignment", "en", required=("culture", "emotion", "explanation"))
+    template = resolve_prompt("explanation_alignment", "en", required=("culture", "emotion", "explanation"))
 
     def valid(obj: Any) -> int:
         score = obj.get("score") if isinstance(obj, dict) else None
@@ -64,7 +68,7 @@ def score_alignment(judge: Any, samples_by_id: Mapping[str, Sample], preds: Sequ
 class ArtECultureRunner(Runner):
     """Held-out split of ArtEmis/ArtELingo-style data, predicted in each mode (and prompt language)."""
 
-    command = RunnerCommand("culturekb.evals.commands:artemculture_options", "culturekb.workflows:eval_artemculture")
+    command = RunnerCommand(artemculture_options)
 
     default_modes = MODES
 
@@ -81,10 +85,13 @@ class ArtECultureRunner(Runner):
         judges: Sequence[Any] = (),
         kb_version: str = "",
         calibration: Mapping[str, Any] | None = None,
+        cultures: CultureRegistry | None = None,
         **kw: Any,
     ) -> None:
         """`calibration`: the kb-prior's calibration (weights, concept filter, valid figures), recorded in the
-        report."""
+        report. `cultures`: the registry that names cultures for the alignment judges (the KB's; default: the
+        packaged cultures)."""
+        self.cultures = cultures
         self.all_samples = list(samples)
         self.calibration = dict(calibration) if calibration else None
         self.split = split
@@ -100,6 +107,20 @@ class ArtECultureRunner(Runner):
             raise ConfigError("explanation alignment needs exactly two judge models (or none)")
         self.kb_version = kb_version
         super().__init__(predictor, **kw)
+
+    @classmethod
+    def from_context(cls, ctx: RunContext) -> ArtECultureRunner:
+        """The held-out split of the spec's data (read with the KB's scheme before the index opens), the spec's
+        model as predictor (the kb-prior calibrated), the judges of explanation alignment."""
+        spec = ctx.spec
+        assert isinstance(spec, ArtECultureSpec)
+        samples = ctx.kb_samples(spec.data)
+        predictor, calibration = ctx.predictor(samples)
+        kb = ctx.augmenter().retriever.kb
+        judges = [ctx.client(j, scope="") for j in spec.judges]
+        return cls(samples, predictor, kb.scheme, split=spec.split, modes=spec.modes, calibration=calibration,
+                   prompt_languages=spec.prompt_languages, judges=judges, kb_version=kb.version, limit=spec.limit,
+                   progress=spec.progress, cultures=kb.culture_registry)
 
     def load(self) -> list[Sample]:
         """The labelled samples of the held-out split."""
@@ -172,7 +193,9 @@ class ArtECultureRunner(Runner):
         for judge in self.judges:
             per: dict[str, float] = {}
             for setting, preds in by_setting.items():
-                scores = [x for x in score_alignment(judge, by_id, preds, culture_display_name) if x is not None]
+                scores = [x for x in score_alignment(judge, by_id, preds,
+                                                     lambda c: culture_display_name(c, "en", self.cultures))
+                          if x is not None]
                 per[setting.key] = sum(scores) / len(scores) if scores else math.nan
             means.append(per)
         return {

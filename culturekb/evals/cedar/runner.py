@@ -21,6 +21,16 @@ from pydantic import Field
 
 from culturekb.errors import ConfigError
 from culturekb.evals._cues import cue_block_for, item_concepts
+from culturekb.evals.cedar.command import cedar_options
+from culturekb.evals.cedar.data import load_cedar
+from culturekb.evals.cedar.metrics import (
+    prediction_propensity,
+    prediction_propensity_by_group,
+    quadrant_bias,
+    quadrant_bias_by_group,
+)
+from culturekb.evals.cedar.spec import CedarSpec
+from culturekb.evals.context import RunContext
 from culturekb.evals.metrics import (
     accuracy,
     accuracy_by_group,
@@ -28,10 +38,6 @@ from culturekb.evals.metrics import (
     align_predictions,
     cross_lingual_variance,
     macro_average,
-    prediction_propensity,
-    prediction_propensity_by_group,
-    quadrant_bias,
-    quadrant_bias_by_group,
 )
 from culturekb.evals.reports import BarPlot, HeatmapPlot, Plot, Table
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
@@ -45,12 +51,13 @@ from culturekb.inference.injection import (
     KnowledgeService,
 )
 from culturekb.inference.injection import cue_budget as default_cue_budget
-from culturekb.kb.cultures import default_registry
+from culturekb.kb.cultures import CultureRegistry, packaged_registry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
 from culturekb.models.base import ModelClient
 from culturekb.retrieval.retriever import Retriever
 from culturekb.text.concepts import STIMULUS_FIELDS, ConceptExtractor, TextConceptExtractor
+from culturekb.text.prompts import PromptTemplate, joint_language_status, resolve_prompt
 
 if TYPE_CHECKING:
     from culturekb.inference.parsing import EmbeddingFallback
@@ -72,21 +79,13 @@ class CedarPrediction(Prediction):
     concepts: list[str] = Field(default_factory=list)
 
 
-def cedar_template(mode: str, language: str, template_dir: str | Path | None = None) -> Any:
-    """The Cedar prompt for `mode` (orig | know) in `language`, validated for its placeholders."""
-    from culturekb.text.prompts import load_prompt
-
+def cedar_template(mode: str, language: str, template_dir: str | Path | None = None) -> PromptTemplate:
+    """The Cedar prompt for `mode` (orig | know) in `language`, validated for its placeholders; in English, marked
+    ``language_status="fallback:en"``, where `language` has none (`culturekb.text.prompts.resolve_prompt`)."""
     if mode not in CEDAR_MODES:
         raise ConfigError(f"unknown Cedar mode {mode!r}; use one of {list(CEDAR_MODES)}")
-    fields = _CEDAR_FIELDS[mode]
-    return load_prompt(f"cedar_{mode}", language, required=fields, allowed=("culture_id",),
-                       override_dir=template_dir)
-
-
-def _cedar_languages(mode: str, template_dir: str | Path | None) -> list[str]:
-    from culturekb.text.prompts import available_prompt_languages
-
-    return available_prompt_languages(f"cedar_{mode}", override_dir=template_dir)
+    return resolve_prompt(f"cedar_{mode}", language, required=_CEDAR_FIELDS[mode], allowed=("culture_id",),
+                          template_dir=template_dir)
 
 
 class CedarPredictor:
@@ -100,7 +99,9 @@ class CedarPredictor:
     service's, rendered with `cue_template` (default `CUES`) within `cue_budget` (default: `max_cues` tuples in
     concept order). `parse_fallback`: read model answers that name no label word through the multilingual
     embedder (`culturekb.inference.parsing.EmbeddingFallback`; True: the default one, loaded on the first such
-    answer); off by default, and named in the predictor's id when on.
+    answer); off by default, and named in the predictor's id when on. `cultures`: where each item's culture gets
+    its prompt language and display name: the run's registry (`RunContext.cultures`); default: the KB's
+    (`retriever.kb.culture_registry`), else the packaged cultures (`packaged_registry`).
     """
 
     def __init__(
@@ -112,7 +113,6 @@ class CedarPredictor:
         concept_extractor: ConceptExtractor | None = None,
         image_concepts: ConceptExtractor | None = None,
         max_cues: int = 5,
-        tau: float | None = None,
         template_dir: str | Path | None = None,
         temperature: float = 0.0,
         max_tokens: int = 128,
@@ -121,20 +121,22 @@ class CedarPredictor:
         cue_template: BlockTemplate = CUES,
         cue_budget: Budget | None = None,
         parse_fallback: bool | EmbeddingFallback | None = False,
+        cultures: CultureRegistry | None = None,
     ) -> None:
         from culturekb.inference.parsing import embedding_fallback
 
+        self.cultures = cultures if cultures is not None else (
+            retriever.kb.culture_registry if retriever is not None else packaged_registry())
         self.scheme = get_scheme(scheme)
         self.retriever = retriever
         self.client = client
         self.concept_extractor = concept_extractor or TextConceptExtractor(fields=STIMULUS_FIELDS)
         self.image_concepts = image_concepts
         self.max_cues = max_cues
-        self.tau = tau
         self.cue_template = cue_template
         self.cue_budget = cue_budget or default_cue_budget(max_cues)
         self.cue_service = None if retriever is None else KnowledgeService(
-            retriever, tau=tau, budget=self.cue_budget, template=cue_template)
+            retriever, budget=self.cue_budget, template=cue_template)
         self.template_dir = template_dir
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -192,19 +194,13 @@ class CedarPredictor:
         """Test-time concepts: from the narrative and question, plus the image's when `image_concepts` is set."""
         return item_concepts(samples, self.concept_extractor, self.image_concepts)
 
-    def _language(self, sample: Sample, requested: str | None, mode: str) -> str:
-        from culturekb.inference.prompts import normalise_language
-
-        available = _cedar_languages(mode, self.template_dir)
-        if requested:
-            lang = normalise_language(requested)
-            if lang not in available:
-                raise ConfigError(f"no Cedar {mode!r} prompt in language {lang!r}; available: {available}. Add "
-                                  f"cedar_{mode}.{lang}.txt to a template folder (template_dir)")
-            return lang
-        lang = normalise_language(default_registry().resolve(sample.culture).language) \
-            if sample.culture in default_registry() else "en"
-        return lang if lang in available else "en"
+    def _template(self, sample: Sample, requested: str | None, mode: str) -> PromptTemplate:
+        """The item's Cedar template: in `requested`, else in the language of the item's culture in the run's
+        registry (English for a culture it lacks); English where that language has no template (its
+        `language_status` says so)."""
+        language = requested or (self.cultures.resolve(sample.culture).language if sample.culture in self.cultures
+                                 else "en")
+        return cedar_template(mode, language, self.template_dir)
 
     def cue_blocks(self, samples: Sequence[Sample], concepts: Sequence[Sequence[str]], languages: Sequence[str]
                    ) -> list[tuple[KnowledgeBlock, str]]:
@@ -225,13 +221,15 @@ class CedarPredictor:
             raise ConfigError(f"unknown Cedar mode {mode!r}; use one of {list(CEDAR_MODES)}")
         if mode == "know" and self.retriever is None:
             raise ConfigError("Cedar mode 'know' needs a KB to retrieve cues from; pass --kb (a retriever)")
-        langs = [self._language(s, prompt_language, mode) for s in samples]
+        templates = [self._template(s, prompt_language, mode) for s in samples]
+        langs = [t.language for t in templates]
         concepts = self.concepts(samples) if mode == "know" else [[] for _ in samples]
         blocks = (self.cue_blocks(samples, concepts, langs) if mode == "know"
                   else [(KnowledgeBlock("", status="not-used"), "not-used") for _ in samples])
+        statuses = [t.language_status for t in templates]
         if self.client is None:
             return self._predict_prior(samples, mode, langs, concepts, blocks)
-        return self._predict_model(samples, mode, langs, concepts, blocks)
+        return self._predict_model(samples, mode, langs, concepts, blocks, statuses)
 
     def _predict_prior(self, samples: Sequence[Sample], mode: str, langs: Sequence[str],
                        concepts: Sequence[list[str]], blocks: Sequence[tuple[KnowledgeBlock, str]]
@@ -252,27 +250,32 @@ class CedarPredictor:
             out.append(CedarPrediction(
                 sample_id=s.id, culture=s.culture, mode=mode, label=label, explanation=why,
                 tuples_used=[m.tuple.id for m in block.matches], raw=label, parse_status="json",
-                template_id=block.template_id, prompt_language=lang, model=self.id, cue_status=status, concepts=cs))
+                template_id=block.template_id, prompt_language=lang, model=self.id, cue_status=status, concepts=cs,
+                language_status=block.language_status if block.template_id else ""))
         return out
 
     def _predict_model(self, samples: Sequence[Sample], mode: str, langs: Sequence[str],
-                       concepts: Sequence[list[str]], blocks: Sequence[tuple[KnowledgeBlock, str]]
-                       ) -> list[CedarPrediction]:
+                       concepts: Sequence[list[str]], blocks: Sequence[tuple[KnowledgeBlock, str]],
+                       statuses: Sequence[str]) -> list[CedarPrediction]:
         from culturekb.inference.messages import ask_each, prediction_from_answer
         from culturekb.inference.prompts import culture_display_name, format_labels
 
         assert self.client is not None
         prompts: list[tuple[str, str | None, str]] = []
         tids: list[str] = []
-        for s, lang, (block, _) in zip(samples, langs, blocks, strict=True):
+        used: list[str] = []
+        for i, (s, lang, (block, _)) in enumerate(zip(samples, langs, blocks, strict=True)):
             # the paper's rule: with no cue retrieved, the item is asked without a block
             use_mode = "know" if mode == "know" and block.text else "orig"
             template = cedar_template(use_mode, lang, self.template_dir)
-            name = culture_display_name(s.culture, lang) if s.culture in default_registry() else s.culture
+            name = (culture_display_name(self.cultures.resolve(s.culture), lang) if s.culture in self.cultures
+                    else s.culture)
             values = {"culture": name, "culture_id": s.culture, "narrative": (s.text or "").strip(),
                       "question": (s.question or "").strip(), "labels": format_labels(self.scheme, lang),
                       "cues": block.text.strip()}
             tid = template.id + (f"+{block.template_id}" if use_mode == "know" else "")
+            used.append(joint_language_status(statuses[i], template.language_status,
+                                              block.language_status if use_mode == "know" else ""))
             prompts.append((template.fill(values), s.image, f"sample {s.id!r}"))
             tids.append(tid)
         answers = ask_each(self.client, prompts, self.max_image_side, temperature=self.temperature,
@@ -281,6 +284,7 @@ class CedarPredictor:
         for i, (s, lang, cs, (block, status)) in enumerate(zip(samples, langs, concepts, blocks, strict=True)):
             common: dict[str, Any] = {
                 "sample_id": s.id, "culture": s.culture, "mode": mode, "template_id": tids[i],
+                "language_status": used[i],
                 "tuples_used": [m.tuple.id for m in block.matches], "prompt_language": lang,
                 "model": self.client.id, "cue_status": status, "concepts": cs}
             out.append(prediction_from_answer(answers[i], self.scheme, lang, CedarPrediction,
@@ -295,7 +299,7 @@ class CedarPredictor:
 class CedarRunner(Runner):
     """Cedar items predicted in ``orig`` and ``know`` (in each item's language), plus the prompt-language grid."""
 
-    command = RunnerCommand("culturekb.evals.commands:cedar_options", "culturekb.workflows:eval_cedar")
+    command = RunnerCommand(cedar_options)
 
     default_modes = CEDAR_MODES
     record_type = CedarPrediction
@@ -322,6 +326,27 @@ class CedarRunner(Runner):
         self.grid_mode = grid_mode
         self.kb_version = kb_version
         super().__init__(predictor, **kw)
+
+    @classmethod
+    def from_context(cls, ctx: RunContext) -> CedarRunner:
+        """The Cedar items of the spec's file (read first), cues from the spec's KB (needed for ``know`` and the
+        prompt-language grid), the spec's model."""
+        spec = ctx.spec
+        assert isinstance(spec, CedarSpec)
+        samples = load_cedar(spec.data, scheme=spec.scheme, languages=spec.languages, modalities=spec.modalities,
+                             data_root=spec.data_root, check_images=spec.model != "kb-prior")
+        retriever = ctx.retriever()
+        chosen = list(spec.modes or CEDAR_MODES)
+        if retriever is None and ("know" in chosen or spec.prompt_languages):
+            raise ConfigError("Cedar mode 'know' and the prompt-language grid need a KB for the cues; pass --kb DIR "
+                              "or run --modes orig")
+        client = ctx.client()
+        predictor = CedarPredictor(spec.scheme, retriever, client, image_concepts=ctx.image_concepts(client),
+                                   max_cues=spec.max_cues, template_dir=spec.template_dir,
+                                   max_tokens=spec.max_tokens, parse_fallback=ctx.parse_fallback,
+                                   cultures=ctx.cultures())
+        return cls(samples, predictor, spec.scheme, modes=chosen, prompt_languages=spec.prompt_languages,
+                   kb_version=ctx.kb_version, limit=spec.limit, progress=spec.progress)
 
     def load(self) -> list[Sample]:
         """The Cedar items; every one must carry its gold emotion."""

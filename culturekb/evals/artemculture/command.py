@@ -1,0 +1,50 @@
+"""The command line of ``culturekb eval artemculture``: its options, returning the run spec.
+
+Typer reads the function's parameters as the command's arguments and options and its docstring as its help;
+called with the parsed values, it returns the run spec (`spec.py`). Nothing else belongs here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from culturekb.evals.artemculture.spec import ArtECultureSpec
+from culturekb.evals.commands import (
+    LANG_HELP,
+    MODEL_HELP,
+    OUT_HELP,
+    PARSE_FALLBACK_HELP,
+    STATUS_HELP,
+    csv_tuple,
+    prompt_language_tuple,
+    status_option,
+)
+from culturekb.inference.base import MODES
+
+__all__ = ["artemculture_options"]
+
+
+def artemculture_options(
+    data: Annotated[list[Path], typer.Argument(help="the data files (the same ones the KB was built from)")],
+    kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help=OUT_HELP)],
+    model: Annotated[str, typer.Option(help=MODEL_HELP)] = "kb-prior",
+    modes: Annotated[str, typer.Option(help="comma list of modes")] = ",".join(MODES),
+    prompt_languages: Annotated[str | None, typer.Option(help=f"{LANG_HELP}; adds the culture grid")] = None,
+    judges: Annotated[str | None, typer.Option(help="two judge models for explanation alignment, comma list")] = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
+    split: Annotated[str, typer.Option(help="split to evaluate")] = "test",
+    limit: Annotated[int | None, typer.Option(help="evaluate only the first N samples")] = None,
+    data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+    parse_fallback: Annotated[bool | None, typer.Option(help=PARSE_FALLBACK_HELP)] = None,
+    status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
+) -> ArtECultureSpec:
+    """ArtECulture: accuracy per culture and mode beside the majority baseline, grids, alignment; resumable."""
+    return ArtECultureSpec(
+        data=tuple(data), kb_dir=kb, out=out_dir, model=model, modes=csv_tuple(modes),
+        prompt_languages=prompt_language_tuple(prompt_languages, "predict_know"), base_url=base_url,
+        judges=csv_tuple(judges) or (), split=split,
+        limit=limit, data_root=data_root, parse_fallback=parse_fallback, status=status_option(status))

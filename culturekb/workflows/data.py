@@ -1,0 +1,185 @@
+"""Jobs on data files: read them (`load_data`, `load_kb_samples`), check run and data paths, build a KB."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from culturekb._io import exclusive_lock
+from culturekb.config import Settings
+from culturekb.errors import ConfigError, DataError
+from culturekb.kb.schema import Sample
+
+log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+    from culturekb.builders.pipeline import BuildResult
+    from culturekb.kb.cultures import Culture
+    from culturekb.kb.schemes import EmotionScheme
+    from culturekb.models.base import Embedder
+    from culturekb.models.cache import ResponseCache
+
+
+def load_data(
+    paths: Sequence[str | Path],
+    data_root: str | Path | None = None,
+    scheme: str | EmotionScheme = "artemis9",
+    cultures: Sequence[str] | None = None,
+    seed: int = 0,
+) -> tuple[list[Sample], dict[str, Any]]:
+    """Read CSV/JSONL files into samples; images without a split get the deterministic 8:1:1 split by image."""
+    from culturekb.kb.artemis import split_by_image
+    from culturekb.kb.loaders import load_artemis_csv, load_samples_jsonl
+
+    if not paths:
+        raise DataError("no data files given; pass at least one CSV or JSONL file")
+    samples: list[Sample] = []
+    dropped: dict[str, int] = {}
+    sources = []
+    for p in map(Path, paths):
+        check_data_file(p)
+        if p.suffix.lower() == ".csv":
+            res = load_artemis_csv(p, data_root=data_root, scheme=scheme, cultures=cultures)
+        elif p.suffix.lower() in (".jsonl", ".ndjson"):
+            res = load_samples_jsonl(p, data_root=data_root, scheme=scheme, cultures=cultures)
+        else:
+            raise DataError(f"{p}: unknown data format {p.suffix!r}; use an ArtEmis/ArtELingo .csv or a sample .jsonl")
+        samples.extend(res.samples)
+        for c, n in res.dropped_no_majority.items():
+            dropped[c] = dropped.get(c, 0) + n
+        sources.append(res.summary())
+    ids = [s.id for s in samples]
+    if len(set(ids)) != len(ids):
+        dup = next(i for i in ids if ids.count(i) > 1)
+        raise DataError(f"sample id {dup!r} appears in more than one input file; give each file distinct images")
+    samples = split_by_image(samples, seed=seed)
+    return samples, {"sources": sources, "dropped_no_majority": dropped}
+
+
+
+def check_data_file(path: str | Path) -> Path:
+    """`path` as a Path when it is an existing file; a folder or a missing path raises DataError saying which."""
+    p = Path(path)
+    if p.is_dir():
+        raise DataError(f"data file {p} is a directory; expected a file (give the path of a CSV or JSONL file in it)")
+    if not p.is_file():
+        raise DataError(f"data file {p} does not exist; check the path")
+    return p
+
+
+
+def check_run_out(out: str | Path) -> Path:
+    """`out` as a Path when a run folder may be made there (a new path or a folder); an existing file raises
+    DataError. Nothing is created here: the runner makes the folder once inputs and models are ready."""
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise DataError(f"--out {p} is a file; a run's reports go in a folder: choose a new folder or an earlier "
+                        "run's folder (to resume it)")
+    return p
+
+
+
+def build_from_files(
+    paths: Sequence[str | Path],
+    out: str | Path,
+    *,
+    data_root: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    settings_file: str | Path | None = None,
+    progress: bool = True,
+    cultures_file: str | Path | None = None,
+    loaded_embedder: Embedder | None = None,
+    **options: Any,
+) -> BuildResult:
+    """Load the data files and build a KB into `out` (see `BuildConfig` for the options).
+
+    `cultures_file` (JSON or TOML, `culturekb.kb.cultures.load_cultures_file`) names cultures, adds aliases and
+    sets languages and Western flags before the data is read; the KB's manifest keeps them. `loaded_embedder`: the
+    model of the `embedder` option, already loaded (the build then loads no copy of its own)."""
+    from culturekb._runlog import run_log
+    from culturekb.builders.pipeline import BuildConfig, build_kb, make_components
+    from culturekb.config import load_settings
+    from culturekb.kb.card import describe_sources
+    from culturekb.kb.cultures import declare_cultures, load_cultures_file
+    from culturekb.kb.store import check_kb_target
+
+    settings = load_settings(settings_file, cache_dir=cache_dir, base_url=options.get("base_url"))
+    opts = {k: v for k, v in options.items() if v is not None}
+    opts.setdefault("embedder", settings.embedder)
+    opts.setdefault("max_concurrency", settings.max_concurrency)
+    if settings.base_url:
+        opts["base_url"] = settings.base_url
+    try:
+        config = BuildConfig(**opts)
+    except ValidationError as exc:
+        e = exc.errors()[0]
+        raise ConfigError(f"invalid build option {'.'.join(map(str, e['loc']))}: {e['msg']}") from exc
+    check_kb_target(out)  # before anything is read or loaded: a wrong --out is refused at once, not after the build
+    for p in paths:
+        check_data_file(p)
+    if cultures_file is not None:
+        declare_cultures(load_cultures_file(cultures_file))
+    samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures)
+    # inputs are valid; one build per --out at a time: a second one is refused (exit 2) before any model loads,
+    # not left to race the first one's save
+    with exclusive_lock(out, "build", "wait for that build to finish, or give this one another --out"), \
+            run_log(out, "build", atomic=True):  # the KB folder gets the build's run.log
+        components = (make_components(config, loaded_embedder, cache_dir=settings.cache_dir)
+                  if loaded_embedder is not None else None)
+        return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress,
+                        components=components,
+                        extra_report={"dropped_no_majority": load_report["dropped_no_majority"],
+                                      "sources": describe_sources(paths, load_report["sources"])})  # KB card
+
+
+
+def demo_data_files() -> list[Path]:
+    """The small real ArtEmis and ArtELingo samples shipped with the package (artworks; see DATA_NOTICE.md). The
+    demo itself runs on the multilingual BRIGHTER sample (`culturekb.demo.demo_dataset`)."""
+    root = Path(str(resources.files("culturekb.data").joinpath("demo")))
+    files = sorted(p for p in root.iterdir() if p.suffix in (".csv", ".jsonl"))
+    if not files:
+        raise DataError(f"no demo data under {root}; the package install is incomplete")
+    return files
+
+
+
+def load_kb_samples(
+    kb_dir: str | Path, paths: Sequence[str | Path], data_root: str | Path | None = None
+) -> list[Sample]:
+    """Samples of CSV/JSONL files read with the label scheme the KB's manifest embeds (no scheme file needed)."""
+    from culturekb.kb.store import manifest_cultures, manifest_scheme, read_manifest
+
+    manifest = read_manifest(kb_dir)
+    _declare_kb_cultures(manifest_cultures(manifest))
+    samples, _ = load_data(paths, data_root=data_root, scheme=manifest_scheme(manifest))
+    return samples
+
+
+
+def _declare_kb_cultures(cultures: Iterable[Culture]) -> None:
+    """Make the cultures a KB describes known to this process before its data files are read, so that a culture
+    the KB names (with its language and Western flag) is not registered again from the data as a bare code."""
+    from culturekb.kb.cultures import declare_cultures, default_registry
+
+    registry = default_registry()
+    declare_cultures([c for c in cultures if registry.get(c.id) is None], registry)
+
+
+
+def _settings(settings: Settings | None = None) -> Settings:
+    from culturekb.config import load_settings
+
+    return settings if settings is not None else load_settings()
+
+
+
+def _response_cache(cache_dir: str | Path | None, settings: Settings | None = None) -> ResponseCache:
+    from culturekb.models.cache import ResponseCache
+
+    return ResponseCache(Path(cache_dir or _settings(settings).cache_dir) / "responses.sqlite")
