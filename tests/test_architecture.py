@@ -1,12 +1,15 @@
 """The layer rules of docs/architecture.md, checked on the package's real import graph.
 
 Every `import` and `from ... import` in every module counts, including the ones inside functions (lazy
-imports are still dependencies). A failure names the importing file, the line and the rule it breaks.
+imports are still dependencies), and so does every ``"culturekb.module:attr"`` string (a lazy target such as a
+registry entry or a runner's job is imported when it is used, so it is a dependency too). A failure names the
+importing file, the line and the rule it breaks.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -19,7 +22,7 @@ LAYER = {
     "registry": "ground", "_runlog": "ground",
     "kb": "ground", "text": "text", "models": "models", "builders": "builders", "retrieval": "retrieval",
     "inference": "inference", "evals": "evals", "workflows": "jobs", "demo": "jobs", "api": "faces", "cli": "faces",
-    "testing": "testing", "data": "ground",
+    "testing": "testing", "data": "ground", "_discovery": "ground",
 }
 
 # What each layer may import (besides itself). Anything else is a broken rule.
@@ -37,6 +40,15 @@ ALLOWED = {
     "faces": {"ground", "text", "models", "retrieval", "inference", "jobs"},
     "testing": {"ground", "models"},
 }
+
+
+# A string literal that names a lazy import target, "culturekb.module:attr" (RunnerCommand("culturekb.x:y"), a
+# registry entry, an entry-point value): the target is imported when the string is used, so it obeys the same rules.
+STRING_TARGET = re.compile(r"^culturekb(\.\w+)+:\w")
+
+# The seams, the only modules whose string targets may point up: the registry's built-in entries, and what
+# benchmark discovery registers, name the modules above them lazily so that nothing below imports them.
+STRING_TARGET_SEAMS = frozenset({"culturekb.registry", "culturekb._discovery"})
 
 
 def _part_of(module: str) -> str | None:
@@ -57,9 +69,14 @@ def _module_name(path: Path) -> str:
 
 def _imports(path: Path) -> list[tuple[int, str]]:
     """(line, imported module) for every import statement, resolving relative imports."""
-    tree = ast.parse(path.read_text("utf-8"), filename=str(path))
-    here = _module_name(path).split(".")
-    package = here if path.name == "__init__.py" else here[:-1]
+    return _imports_in(path.read_text("utf-8"), _module_name(path), path.name == "__init__.py", str(path))
+
+
+def _imports_in(source: str, module: str, is_package: bool, filename: str = "<source>") -> list[tuple[int, str]]:
+    """(line, imported module) for every import statement of `source`, the text of `module`."""
+    tree = ast.parse(source, filename=filename)
+    here = module.split(".")
+    package = here if is_package else here[:-1]
     out: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -77,23 +94,42 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     return out
 
 
+def _string_targets(source: str, filename: str = "<source>") -> list[tuple[int, str]]:
+    """(line, module) for every string literal of `source` that names a ``"culturekb.module:attr"`` target."""
+    return [
+        (node.lineno, node.value.split(":", 1)[0])
+        for node in ast.walk(ast.parse(source, filename=filename))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and STRING_TARGET.match(node.value)
+    ]
+
+
+def _module_violations(where: str, module: str, source: str, is_package: bool = False) -> list[str]:
+    """The broken rules of one module's text: its imports, and its string targets unless it is a seam."""
+    src_part = _part_of(module)
+    if src_part is None:  # the lazy root culturekb/__init__.py re-exports everything by name
+        return []
+    src_layer = LAYER.get(src_part)
+    if src_layer is None:
+        return [f"{where}: part {src_part!r} has no layer in LAYER"]
+    edges = [(line, "imports", mod) for line, mod in _imports_in(source, module, is_package, where)]
+    if module not in STRING_TARGET_SEAMS:
+        edges += [(line, "names the string target", mod) for line, mod in _string_targets(source, where)]
+    broken = []
+    for line, verb, mod in sorted(edges):
+        dst_part = _part_of(mod)
+        if dst_part is None or dst_part == src_part:
+            continue
+        dst_layer = LAYER.get(dst_part, "?")
+        if dst_layer != src_layer and dst_layer not in ALLOWED[src_layer]:
+            broken.append(f"{where}:{line} {verb} {mod} ({src_layer} -> {dst_layer})")
+    return broken
+
+
 def _violations() -> list[str]:
     broken = []
     for path in sorted(PACKAGE.rglob("*.py")):
-        src_part = _part_of(_module_name(path))
-        if src_part is None:  # the lazy root culturekb/__init__.py re-exports everything by name
-            continue
-        src_layer = LAYER.get(src_part)
-        if src_layer is None:
-            broken.append(f"{path.relative_to(PACKAGE.parent)}: part {src_part!r} has no layer in LAYER")
-            continue
-        for line, mod in _imports(path):
-            dst_part = _part_of(mod)
-            if dst_part is None or dst_part == src_part:
-                continue
-            dst_layer = LAYER.get(dst_part, "?")
-            if dst_layer != src_layer and dst_layer not in ALLOWED[src_layer]:
-                broken.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {mod} ({src_layer} -> {dst_layer})")
+        broken += _module_violations(str(path.relative_to(PACKAGE.parent)), _module_name(path),
+                                     path.read_text("utf-8"), path.name == "__init__.py")
     return broken
 
 
@@ -132,6 +168,35 @@ def test_checker_sees_a_lazy_upward_import(tmp_path: Path) -> None:
         assert any("_arch_probe_tmp.py:2 imports culturekb.builders" in v for v in _violations())
     finally:
         f.unlink()
+
+
+def test_checker_sees_a_string_target_pointing_up() -> None:
+    # a lazy "module:attr" string is a dependency: a module naming a job or a builder from below breaks the rules
+    # as an import would, even inside a function; the same strings in a seam (the registry) do not
+    source = (
+        'COMMAND = RunnerCommand("culturekb.workflows:eval_x")\n'
+        'def f():\n'
+        '    return "culturekb.builders.pipeline:build_kb"\n'
+        'SAME_LAYER = "culturekb.evals.metrics:accuracy"\n'
+        'NOT_A_TARGET = "see culturekb.workflows:eval_x"\n'
+    )
+    assert _module_violations("culturekb/evals/fake.py", "culturekb.evals.fake", source) == [
+        "culturekb/evals/fake.py:1 names the string target culturekb.workflows (evals -> jobs)",
+        "culturekb/evals/fake.py:3 names the string target culturekb.builders.pipeline (evals -> builders)",
+    ]
+    assert _module_violations("culturekb/retrieval/fake.py", "culturekb.retrieval.fake", source) == [
+        "culturekb/retrieval/fake.py:1 names the string target culturekb.workflows (retrieval -> jobs)",
+        "culturekb/retrieval/fake.py:3 names the string target culturekb.builders.pipeline (retrieval -> builders)",
+        "culturekb/retrieval/fake.py:4 names the string target culturekb.evals.metrics (retrieval -> evals)",
+    ]
+    for seam in sorted(STRING_TARGET_SEAMS):
+        assert _module_violations(f"{seam}.py", seam, source) == []
+
+
+def test_the_string_target_seams_exist() -> None:
+    # an exception for a module that is gone would hide nothing, but would make the rule look looser than it is
+    for seam in STRING_TARGET_SEAMS:
+        assert (PACKAGE.parent / (seam.replace(".", "/") + ".py")).is_file(), seam
 
 
 def package_graph(root: Path = PACKAGE) -> dict[str, dict[str, int]]:

@@ -8,15 +8,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from culturekb._io import stable_hash
-from culturekb.builders._faults import BAD_ANSWER_DETAIL, FaultLog, settle
+from culturekb.builders._chat_step import ChatStep
+from culturekb.builders._faults import BAD_ANSWER_DETAIL, settle
 from culturekb.builders.base import JudgeInput
 from culturekb.builders.rationales import culture_display_name
 from culturekb.kb.schema import JudgeVerdict
-from culturekb.kb.schemes import EmotionScheme, get_scheme
+from culturekb.kb.schemes import EmotionScheme
 from culturekb.models.base import ModelClient
 from culturekb.models.json_output import complete_json_each
-from culturekb.text.prompts import PromptTemplate, load_prompt
 
 __all__ = ["LLMJudge"]
 
@@ -37,7 +36,7 @@ def _validate_judgement(scheme: EmotionScheme) -> Callable[[Any], tuple[str, str
     return validate
 
 
-class LLMJudge:
+class LLMJudge(ChatStep):
     """A chat model reads only the rationales and names the one emotion they express (JSON answer).
 
     The prompt is a data file (`judge.<language>.txt`, or your own template path) with the placeholders
@@ -62,19 +61,9 @@ class LLMJudge:
         max_tokens: int = 200,
         culture_name: Callable[[str], str] = culture_display_name,
     ) -> None:
-        self.client = client
-        self.scheme = get_scheme(scheme)
-        self.language = language
-        self.retries = retries
-        self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
-        self.culture_name = culture_name
-        self.template: PromptTemplate = load_prompt(prompt, language, required=self._REQUIRED, allowed=self._ALLOWED)
-        self.faults = FaultLog()
-        """Re-asks and bad answers, and the policy for them (the build sets its own log here)."""
-        self.id = f"llm-judge:{client.id}:{self.template.id}:{self.scheme.name}:{stable_hash(self.params)[:8]}"
-
-    def _label(self, label: str) -> str:
-        return self.scheme.translate(label, self.language) if self.language != "en" else label
+        super().__init__(client, scheme, language=language, prompt=prompt, retries=retries, temperature=temperature,
+                         max_tokens=max_tokens, culture_name=culture_name)
+        self.id = self._step_id("llm-judge")
 
     def messages(self, item: JudgeInput) -> list[dict[str, Any]]:
         """The chat messages sent for one item."""

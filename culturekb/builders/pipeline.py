@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from tqdm.auto import tqdm
 
 from culturekb import registry
@@ -64,18 +64,12 @@ class BuildConfig(BaseModel):
     chunk_size: int = 64
     on_bad_answer: str = Field(default="fail", description="a model's bad answer: fail | skip | flag")
 
-    @field_validator("on_bad_answer")
+    @field_validator("on_bad_answer", "policy")
     @classmethod
-    def _on_bad_answer(cls, v: str) -> str:
-        if v not in BAD_ANSWER_POLICIES:
-            raise ValueError(f"on_bad_answer must be one of {list(BAD_ANSWER_POLICIES)}")
-        return v
-
-    @field_validator("policy")
-    @classmethod
-    def _policy(cls, v: str) -> str:
-        if v not in POLICIES:
-            raise ValueError(f"policy must be one of {list(POLICIES)}")
+    def _one_of_its_choices(cls, v: str, info: ValidationInfo) -> str:
+        choices = {"on_bad_answer": BAD_ANSWER_POLICIES, "policy": POLICIES}[str(info.field_name)]
+        if v not in choices:
+            raise ValueError(f"{info.field_name} must be one of {list(choices)}")
         return v
 
     @field_validator("judges")

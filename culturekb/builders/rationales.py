@@ -21,15 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from culturekb._io import stable_hash
-from culturekb.builders._faults import FaultLog, settle
+from culturekb.builders._chat_step import ChatStep
+from culturekb.builders._faults import settle
 from culturekb.builders.base import RationaleRequest
 from culturekb.errors import ConfigError
 from culturekb.kb.schema import Sample
-from culturekb.kb.schemes import EmotionScheme, get_scheme
+from culturekb.kb.schemes import EmotionScheme
 from culturekb.models.base import Embedder, ModelClient
 from culturekb.models.json_output import complete_json_each
-from culturekb.text.prompts import PromptTemplate, load_prompt
 
 __all__ = [
     "ExtractiveRationaleGenerator",
@@ -263,7 +262,7 @@ def _validate_rationales(max_rationales: int) -> Callable[[Any], list[str]]:
     return validate
 
 
-class LLMRationaleGenerator:
+class LLMRationaleGenerator(ChatStep):
     """Rationales written by an LLM from (concept, culture, P(e), dominant emotion), as the paper does.
 
     The prompt is a data file (`rationale_generation.<language>.txt`, or your own template path) with the
@@ -290,23 +289,10 @@ class LLMRationaleGenerator:
     ) -> None:
         if max_rationales < 1:
             raise ConfigError(f"LLMRationaleGenerator: max_rationales must be >= 1, got {max_rationales}")
-        self.client = client
-        self.scheme = get_scheme(scheme)
+        super().__init__(client, scheme, language=language, prompt=prompt, retries=retries, temperature=temperature,
+                         max_tokens=max_tokens, culture_name=culture_name)
         self.max_rationales = max_rationales
-        self.language = language
-        self.retries = retries
-        self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
-        self.culture_name = culture_name
-        self.template: PromptTemplate = load_prompt(prompt, language, required=self._REQUIRED, allowed=self._ALLOWED)
-        self.faults = FaultLog()
-        """Re-asks and bad answers, and the policy for them (the build sets its own log here)."""
-        self.id = (
-            f"llm-rationales:{client.id}:{self.template.id}:{self.scheme.name}:n{max_rationales}"
-            f":{stable_hash(self.params)[:8]}"
-        )
-
-    def _label(self, label: str) -> str:
-        return self.scheme.translate(label, self.language) if self.language != "en" else label
+        self.id = self._step_id("llm-rationales", f"n{max_rationales}")
 
     def messages(self, request: RationaleRequest) -> list[dict[str, Any]]:
         """The chat messages sent for one request."""

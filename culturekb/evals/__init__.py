@@ -1,33 +1,26 @@
 """Evaluation: metrics (pure functions), report writers, and the one `Runner` base for every benchmark.
 
+The generic label metrics are re-exported here; the statistics are in `culturekb.evals.stats`, and a benchmark's
+own metrics in its package (`culturekb.evals.cedar`, `culturekb.evals.ricevl`).
+
 Importing this package does not import matplotlib; plots import it when they are drawn.
 """
 
 from culturekb.evals.metrics import (
     INVALID,
-    Box,
     ConfusionMatrix,
     accuracy,
     accuracy_by_group,
     accuracy_grid,
     align_predictions,
-    box_iou,
-    box_ious,
     confusion_matrix,
     cross_lingual_variance,
-    iou_accuracy,
     macro_average,
     majority_baseline_accuracy,
     majority_labels,
     mean_by_group,
-    mean_iou_by_group,
     mean_score,
-    prediction_propensity,
-    prediction_propensity_by_group,
-    quadrant_bias,
-    quadrant_bias_by_group,
     rank_average,
-    sea_lave,
     spearman,
     spearman_agreement,
     western_group,
@@ -58,29 +51,19 @@ from culturekb.evals.runner import (
 __all__ = [
     # metrics
     "INVALID",
-    "Box",
     "ConfusionMatrix",
     "accuracy",
     "accuracy_by_group",
     "accuracy_grid",
     "align_predictions",
-    "box_iou",
-    "box_ious",
     "confusion_matrix",
     "cross_lingual_variance",
-    "iou_accuracy",
     "macro_average",
     "majority_baseline_accuracy",
     "majority_labels",
     "mean_by_group",
-    "mean_iou_by_group",
     "mean_score",
-    "prediction_propensity",
-    "prediction_propensity_by_group",
-    "quadrant_bias",
-    "quadrant_bias_by_group",
     "rank_average",
-    "sea_lave",
     "spearman",
     "spearman_agreement",
     "western_group",

@@ -1,4 +1,4 @@
-"""The knowledge report's statistics (culturekb.evals.metrics) against hand computations."""
+"""The knowledge report's statistics (culturekb.evals.stats) against hand computations."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from culturekb.errors import ConfigError, DataError
-from culturekb.evals import metrics as m
+from culturekb.evals import stats as m
 
 
 def test_correctness_scores_none_as_wrong() -> None:

@@ -9,27 +9,9 @@ import pytest
 from culturekb.errors import ConfigError, DataError
 from culturekb.evals import metrics as m
 from culturekb.inference.base import Prediction
-from culturekb.kb import get_scheme
 from culturekb.kb.schema import Sample
 
 nan = float("nan")
-
-
-def same(a: dict, b: dict) -> bool:
-    """Dict equality where NaN equals NaN and floats compare approximately; key order matters."""
-    if list(a) != list(b):
-        return False
-    for k in a:
-        x, y = a[k], b[k]
-        if isinstance(x, dict):
-            if not same(x, y):
-                return False
-        elif isinstance(x, float) and math.isnan(x):
-            if not (isinstance(y, float) and math.isnan(y)):
-                return False
-        elif x != pytest.approx(y):
-            return False
-    return True
 
 
 # -- accuracy ------------------------------------------------------------------------------------------------
@@ -138,99 +120,12 @@ def test_spearman_agreement_of_judges() -> None:
         m.spearman_agreement(a, {"m1": 1.0, "m2": 2.0})
 
 
-# -- Cedar ----------------------------------------------------------------------------------------------------
-
-
-def test_prediction_propensity() -> None:
-    labels = ["a", "b", "c"]
-    golds = ["a", "a", "b", "b"]
-    preds = ["a", "a", "a", None]
-    # a: 3 predicted / 2 gold; b: 0 / 2; c: never gold -> NaN
-    assert same(m.prediction_propensity(preds, golds, labels), {"a": 1.5, "b": 0.0, "c": nan})
-    # a label predicted but never gold stays NaN (not inf)
-    assert math.isnan(m.prediction_propensity(["c"], ["a"], labels)["c"])
-
-
-def test_prediction_propensity_by_group() -> None:
-    out = m.prediction_propensity_by_group(["a", "a", "a", None], ["a", "a", "b", "b"], ["en", "en", "zh", "zh"],
-                                           ["a", "b"])
-    # en: a 2/2, b never gold; zh: a predicted once but never gold -> NaN, b 0/2
-    assert same(out, {"en": {"a": 1.0, "b": nan}, "zh": {"a": nan, "b": 0.0}})
-
-
-def test_quadrant_bias_cedar_by_hand() -> None:
-    quads = get_scheme("cedar14").quadrants
-    golds = ["happiness", "anger", "sadness", "awe"]  # one gold in each of Q1..Q4 -> denominator 4
-    preds = ["amusement", "happiness", None, "fear"]  # Q1, Q1, none, Q2
-    # Q1 (2-1)/4 = +25; Q2 (1-1)/4 = 0; Q3 (0-1)/4 = -25; Q4 (0-1)/4 = -25 (the invalid answer costs 25)
-    assert m.quadrant_bias(preds, golds, quads) == {"Q1": 25.0, "Q2": 0.0, "Q3": -25.0, "Q4": -25.0}
-    by_lang = m.quadrant_bias_by_group(preds, golds, ["en", "en", "zh", "zh"], quads)
-    # en: golds Q1,Q2, preds Q1,Q1 -> Q1 +50, Q2 -50; zh: golds Q3,Q4, preds none,Q2 -> Q2 +50, Q3 -50, Q4 -50
-    assert by_lang == {"en": {"Q1": 50.0, "Q2": -50.0, "Q3": 0.0, "Q4": 0.0},
-                       "zh": {"Q1": 0.0, "Q2": 50.0, "Q3": -50.0, "Q4": -50.0}}
-
-
-def test_quadrant_bias_edge_cases() -> None:
-    out = m.quadrant_bias([], [], {"Q1": ["a"], "Q2": ["b"]})
-    assert all(math.isnan(v) for v in out.values())
-    with pytest.raises(ConfigError, match="label 'a' is in quadrants Q1 and Q2"):
-        m.quadrant_bias(["a"], ["a"], {"Q1": ["a"], "Q2": ["a"]})
-    with pytest.raises(ConfigError, match="no quadrants"):
-        m.quadrant_bias(["a"], ["a"], {})
-
-
-# -- RICE-VL ---------------------------------------------------------------------------------------------------
-
-
-def test_sea_lave_values() -> None:
-    assert m.sea_lave(1, 1, 2) == pytest.approx(1.0)  # (1+1+1)/3
-    assert m.sea_lave(1, 0, 1) == pytest.approx(0.5)  # (1+0+0.5)/3
-    assert m.sea_lave(0, 1, 2) == pytest.approx(2 / 3)
-    assert m.sea_lave(0, 0, 0) == 0.0
-    assert m.sea_lave(1.0, 0.0, 2.0) == pytest.approx(2 / 3)
-
-
-@pytest.mark.parametrize(("tu", "cu", "ci", "field"), [(2, 0, 0, "TU"), (0, -1, 0, "CU"), (0, 0, 3, "CI"),
-                                                        (True, 0, 0, "TU"), (nan, 0, 0, "TU"), ("1", 0, 0, "TU"),
-                                                        (0, 0, 1.5, "CI")])
-def test_sea_lave_rejects_out_of_range(tu: object, cu: object, ci: object, field: str) -> None:
-    with pytest.raises(DataError, match=f"{field}="):
-        m.sea_lave(tu, cu, ci)  # type: ignore[arg-type]
+# -- per-item scores ---------------------------------------------------------------------------------------
 
 
 def test_mean_by_group() -> None:
     assert m.mean_by_group([0.5, 1.0, 0.0], ["SG", "SG", "TL"]) == {"SG": 0.75, "TL": 0.0}
     assert math.isnan(m.mean_score([]))
-
-
-def test_box_iou_by_hand() -> None:
-    assert m.box_iou([0, 0, 2, 2], [1, 1, 3, 3]) == pytest.approx(1 / 7)  # inter 1, union 4+4-1
-    assert m.box_iou([0, 0, 4, 4], [1, 1, 3, 3]) == pytest.approx(0.25)  # contained: 4/16
-    assert m.box_iou([1, 1, 3, 3], [1, 1, 3, 3]) == 1.0
-    assert m.box_iou([0, 0, 1, 1], [1, 0, 2, 1]) == 0.0  # touching edges
-    assert m.box_iou([0, 0, 1, 1], [5, 5, 6, 6]) == 0.0
-
-
-def test_box_iou_degenerate_and_missing() -> None:
-    assert m.box_iou([1, 1, 1, 3], [0, 0, 2, 2]) == 0.0  # zero width
-    assert m.box_iou([2, 0, 0, 2], [0, 0, 2, 2]) == 0.0  # x2 < x1
-    assert m.box_iou([0, 0, 2, 2], [0, 3, 2, 1]) == 0.0  # degenerate gold
-    assert m.box_iou(None, [0, 0, 2, 2]) == 0.0  # unparsed prediction
-    with pytest.raises(DataError, match="expected \\[x1, y1, x2, y2\\]"):
-        m.box_iou([0, 0, 2], [0, 0, 2, 2])
-    with pytest.raises(DataError, match="non-finite"):
-        m.box_iou([0, 0, nan, 2], [0, 0, 2, 2])
-
-
-def test_mean_iou_and_accuracy_at_half() -> None:
-    out = m.mean_iou_by_group([[0, 0, 2, 2], None, [0, 0, 1, 1]], [[1, 1, 3, 3], [0, 0, 1, 1], [0, 0, 1, 1]],
-                              ["MY", "MY", "SG"])
-    assert out == {"MY": pytest.approx(1 / 14), "SG": 1.0}  # (1/7 + 0) / 2
-    assert m.iou_accuracy([0.5, 0.49, 1.0, 0.0]) == 0.5  # 0.5 counts (>=)
-    assert m.iou_accuracy([0.5, 0.7], threshold=0.75) == 0.0
-    assert math.isnan(m.iou_accuracy([]))
-    with pytest.raises(ConfigError):
-        m.iou_accuracy([0.2], threshold=1.5)
 
 
 # -- majority baseline and alignment ----------------------------------------------------------------------------

@@ -22,11 +22,11 @@ from culturekb.evals import (
     accuracy,
     accuracy_by_group,
     align_predictions,
-    box_iou,
     get_runner,
     list_runners,
     register_runner,
 )
+from culturekb.evals.ricevl import box_iou
 from culturekb.inference.base import ParseStatus, Prediction
 from culturekb.kb.schema import Sample
 

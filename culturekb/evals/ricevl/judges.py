@@ -19,8 +19,8 @@ from culturekb._io import stable_hash
 from culturekb.errors import ConfigError, DataError
 from culturekb.evals._judge_model import RubricJudgeModel
 from culturekb.evals.loaders import normalise_truth
-from culturekb.evals.metrics import sea_lave
 from culturekb.evals.ricevl.common import FORMATS, Region, culture_terms, load_template, mentions
+from culturekb.evals.ricevl.metrics import sea_lave
 from culturekb.kb.schema import Sample
 from culturekb.models.base import ModelClient
 from culturekb.models.json_output import complete_json_each
