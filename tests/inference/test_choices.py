@@ -75,3 +75,102 @@ def test_option_count_is_checked():
     assert option_letters(4) == ("A", "B", "C", "D")
     with pytest.raises(ConfigError, match="2 to 26 options"):
         parse_choice("A", ["only one"])
+
+
+# --- real answers: the final answer wins over a walk-through of the options --------------------------------------
+SARAH = ["Sarah apologises", "Sarah leaves", "Sarah laughs", "Sarah explains calmly"]
+
+
+@pytest.mark.parametrize(("answer", "letter", "path"), [
+    # a walk-through of the options, then a conclusion elsewhere
+    ("(a) If Sarah apologises, the tension may ease.\n(b) Leaving avoids the talk.\n(c) Laughing is rude.\n"
+     "Based on the reasoning, (d)", "D", "conclusion"),
+    ("A. Sad: she hides it.\nB. Scared: maybe.\nC. Happy: no.\nD. Calm: no.\n\nAnswer: B", "B", "answer-line"),
+    # conclusion phrases, English and Chinese
+    ("Given the stakes, the best course of action would be option (d): explain calmly.", "D", "conclusion"),
+    ('She wants to keep the peace, so the most appropriate response would be (c): "Sarah laughs".', "C",
+     "conclusion"),
+    ("I recommend choice (d).\nd", "D", "final-letter"),
+    ("最有效的行动是选项(d)", "D", "conclusion"),
+    ("最合适的回答是 (d)", "D", "conclusion"),
+    ("分析如下。\n因此，选项(d)是最好的选择。", "D", "conclusion"),
+    ("因此，最接近她真实感受的选项是C。", "C", "conclusion"),
+    ("[答案C]", "C", "marker"),
+    ("（c）", "C", "letter"),  # full-width brackets
+    ("She would stay.\n\nd", "D", "final-letter"),  # a final bare letter line
+    ("Answer:[b] because she wants to leave quietly.", "B", "answer-line"),
+    ("Thinking it through ...\n\n[[C]]", "C", "marker"),
+    ("The result is \\boxed{B}.", "B", "marker"),
+    ("<answer>A</answer>", "A", "marker"),
+    ("[答案]\nC. Sarah laughs", "C", "answer-line"),
+])
+def test_final_answer_wins(answer, letter, path):
+    got = parse_choice(answer, SARAH)
+    assert (got.letter, got.path) == (letter, path)
+    assert got.parse_path == path
+
+
+def test_a_model_writing_the_next_turn_is_cut_off():
+    answer = "So she leaves.\n[[B]]<|user|>\nNext question ...\n<|assistant|>\n[[D]]"
+    assert parse_choice(answer, SARAH).letter == "B"
+
+
+def test_unfinished_thinking_concludes_nothing():
+    unfinished = "Okay, let me think. So perhaps option (A) is better. But wait, maybe"
+    assert parse_choice(unfinished, SARAH, thinking=True).letter is None
+    assert parse_choice("<think>" + unfinished, SARAH).letter is None
+    assert parse_choice(unfinished + " the answer is B.", SARAH, thinking=True).letter == "B"  # explicit counts
+    # after </think> every rule applies; the thinking only for an explicit answer
+    assert parse_choice("<think>maybe (A)</think>\nTherefore, (C) is the best choice.", SARAH).letter == "C"
+
+
+@pytest.mark.parametrize(("answer", "ambiguous"), [
+    ("I'm torn between (A) and (D), so maybe (A) or (D).", ("A", "D")),
+    ('Therefore the final answer is "C" - Sarah leaves.', ("C", "B")),  # letter and text contradict
+    ("The answer is either B or C.", ("B", "C")),
+])
+def test_hedges_and_contradictions_are_recorded(answer, ambiguous):
+    got = parse_choice(answer, SARAH)
+    assert got.letter is None and got.path == "invalid"
+    assert set(got.ambiguous) == set(ambiguous)
+
+
+def test_a_rejected_option_is_no_conclusion():
+    answer = "She laughs at first.\n(a) is not the best choice here.\nTherefore (b) is correct."
+    assert parse_choice(answer, SARAH).letter == "B"
+    assert parse_choice("(c) is not correct.", SARAH).letter is None
+
+
+@pytest.mark.parametrize("n", [2, 3, 5, 6, 15, 26])
+def test_any_number_of_options(n):
+    options = [f"place {i}" for i in range(n)]
+    last = option_letters(n)[-1]
+    assert parse_choice(f"The answer is {last}.", options).letter == last
+    assert parse_choice(f"Reasoning ...\nTherefore, ({last.lower()}) is the best choice.", options).letter == last
+    assert parse_choice(f"{last}. place {n - 1}", options).index == n - 1
+    if n < 26:  # a letter beyond the options is no option
+        beyond = chr(ord("A") + n)
+        assert parse_choice(f"[[{beyond}]]", options).letter is None
+
+
+def test_numbered_options():
+    options = ["red box", "blue box", "green box"]
+    assert parse_choice("Answer: 2", options, numbered=True).letter == "B"
+    assert parse_choice("(3)", options, numbered=True).index == 2
+    assert parse_choice("Answer: 2", options).letter is None  # numbers only when the options are numbered
+
+
+def test_language_narrows_the_phrases_and_unknown_languages_fail():
+    assert parse_choice("因此，选项(d)是最好的选择", SARAH, language="zh").letter == "D"
+    assert parse_choice("Por lo tanto, la mejor opción es (b).", SARAH, language="es").letter == "B"
+    with pytest.raises(ConfigError, match="no multiple-choice conclusion phrases"):
+        parse_choice("B", SARAH, language="tlh")
+
+
+def test_every_language_has_conclusion_phrases():
+    from culturekb.inference._choice_text import CHOICE_LANGUAGES, conclusion_words
+
+    for code in ("ar", "de", "en", "es", "fr", "hi", "ja", "pt", "ru", "sw", "zh"):
+        assert code in CHOICE_LANGUAGES
+        words = conclusion_words(code)
+        assert words.answer_lead and words.conclusion_cues and words.negations and words.hedges

@@ -1,0 +1,141 @@
+"""Real multiple-choice answers of public model-output sets, and each set's own extraction rule, reimplemented.
+
+A row (JSONL) is one model answer: ``set``, ``source`` (repository@commit), ``id``, ``model``, ``language``,
+``reasoning`` (direct / cot / think), ``options`` (in the order the model saw them), ``gold`` (0-based index of the
+right option) and ``answer`` (the model's text). The whole sets stay outside the repository (benchmarks/
+make_real_answers.py writes them from a fetched mirror); a few hundred rows ship as
+tests/fixtures/real_answers/sample.jsonl (licences in the NOTICE there).
+
+Each set's rule is written here as its repository applies it, so that the benchmark compares culturekb's reader
+with the rule the set's own numbers were computed with:
+
+- ``tombench-outputs`` (ToMBench outputs published in joel-wu/ToMBench, get_results.py, MIT): ``[[A]]`` ...
+  ``[[D]]`` in A-B-C-D order, then ``[A]`` ... ``[D]``, then the last capital A-D anywhere in the text, else "A".
+  Invalid here: the text holds no A-D at all (the rule then says "A"), or a letter the item does not have.
+- ``hi-tom-responses`` (ying-hui-he/Hi-ToM_dataset, analyze_new.ipynb, Apache-2.0): no letter is extracted;
+  a snippet is cut (GPT-3.5: the 30 characters after "answer is", else the last line; Claude: after "answer
+  is" / "in:", else the last paragraph; others: the last 150 characters; "unknown" when the answer says it cannot
+  tell), and the answer counts as right when the snippet names the gold location (if it names any colour word)
+  or else contains the gold letter as a character anywhere. Invalid here: "unknown", or a snippet with neither a
+  location nor a capital option letter.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from culturekb.inference.choices import option_letters
+
+HERE = Path(__file__).parent
+SAMPLE = HERE.parent / "tests" / "fixtures" / "real_answers" / "sample.jsonl"
+
+
+@dataclass(frozen=True)
+class SourceVerdict:
+    """What a set's own rule made of an answer: the option it read (None when it reads no letter or the rule
+    only judges), whether it counted it right, and whether the answer was unreadable to it."""
+
+    index: int | None
+    correct: bool
+    invalid: bool
+
+
+def read_rows(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def tombench_rule(row: dict[str, Any]) -> SourceVerdict:
+    """ToMBench get_results.extract_answer, verbatim in behaviour."""
+    text: str = row["answer"]
+    letter = None
+    for pattern in ("[[{}]]", "[{}]"):
+        for candidate in "ABCD":
+            if pattern.format(candidate) in text:
+                letter = candidate
+                break
+        if letter:
+            break
+    defaulted = False
+    if letter is None:
+        for ch in reversed(text):
+            if ch in "ABCD":
+                letter = ch
+                break
+    if letter is None:
+        letter, defaulted = "A", True
+    letters = option_letters(len(row["options"]))
+    if letter not in letters:  # "C" on a two-option item: the rule's own code would fail on the map
+        return SourceVerdict(None, False, True)
+    index = letters.index(letter)
+    return SourceVerdict(index, index == row["gold"], defaulted)
+
+
+_UNKNOWN = ("Insufficient information", "None of the options", "cannot answer", "cannot provide any information",
+            "cannot know", "could be anywhere", "<none>", "t determine", "N/A", "is unknown", "cannot be determined",
+            "enough information", "my final answer would be either")
+_UNKNOWN_CLAUDE = ("could be anywhere", "<none>", "t determine", "N/A", "is unknown", "cannot be determined",
+                   "enough information", "my final answer would be either")
+
+
+def _hitom_snippet(row: dict[str, Any]) -> str:
+    result: str = row["answer"]
+    folder = row.get("folder", "")
+    if "Claude" in folder:
+        if "answer is" in result:
+            i = result.find("answer is") + len("answer is")
+            return result[i:i + 30]
+        if "in:" in result:
+            i = result.find("in:") + len("in:")
+            return result[i:i + 30]
+        if any(u in result for u in _UNKNOWN_CLAUDE):
+            return "unknown"
+        parts = result.split("\n\n")
+        if any(w in parts[-1] for w in ("Hope", "Does", "Happy", "et me know", "Even though Liam told Noah differently",
+                                        "Explanation:")):
+            parts = parts[:-1]
+        if parts and "The key" in parts[-1]:
+            parts = parts[:-1]
+        if not parts:
+            return ""
+        key = parts[-1].split("\n")[-1]
+        if all(c not in key[-30:] for c in ("red_", "blue_", "green_")):
+            if "Which is what" in key or "This is because" in key:
+                return parts[-2] if len(parts) > 1 else key
+            return key
+        return key[-30:]
+    if "gpt" in folder:
+        if len(result) < 30:
+            return result
+        if "answer is" in result:
+            i = result.find("answer is") + len("answer is")
+            return result[i:i + 30]
+        if any(u in result for u in _UNKNOWN):
+            return "unknown"
+        return result.split("\n")[-2:][-1]
+    return result[-150:]
+
+
+def hitom_rule(row: dict[str, Any]) -> SourceVerdict:
+    """Hi-ToM analyze_new.ipynb: clean() then correct(), verbatim in behaviour (no option is extracted)."""
+    snippet = _hitom_snippet(row).replace("_", " ")
+    gold_text = row["options"][row["gold"]].replace("_", " ")
+    gold_letter = option_letters(len(row["options"]))[row["gold"]]
+    if any(c in snippet for c in ("red", "blue", "green")):
+        correct = gold_text in snippet.lower()
+        return SourceVerdict(None, correct, False)
+    correct = gold_letter in snippet
+    letters = option_letters(len(row["options"]))
+    invalid = snippet == "unknown" or re.search(r"(?<![A-Za-z])[" + letters[0] + "-" + letters[-1] + r"](?![a-z])",
+                                                snippet) is None
+    return SourceVerdict(None, correct, invalid)
+
+
+RULES = {"tombench-outputs": tombench_rule, "hi-tom-responses": hitom_rule}

@@ -1,0 +1,277 @@
+"""The words and written forms that `culturekb.inference.choices` reads a multiple-choice answer with.
+
+Data, not code: answer words, option words and "the answer is" phrases per language come from
+``culturekb/data/choice_words.json``; conclusion phrases (``answer_lead``, ``answer_tail``, ``conclusion_cues``,
+``hedges``, ``negations``) from ``culturekb/data/languages/choices/<code>.txt`` (see the NOTICE beside them).
+Everything here is compiled once per (number of options, numbered) or per language and cached.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from culturekb.errors import ConfigError, DataError
+from culturekb.inference._lexicon import normalise_text
+from culturekb.kb.vocab import load_vocabulary, vocabulary_languages
+from culturekb.text.languages import word_list_sections
+
+CHOICE_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi", "ja", "pt", "ru", "sw", "zh")
+"""Languages with conclusion phrases in culturekb/data/languages/choices/."""
+
+OPEN = r"[\(\[\{（【「<*_\s\"“'‘]*"
+CLOSE_PUNCT = r"[\)\]\}）】」>.:：、．,，;；!！?？。\-–—*_\"”']"
+NOSPACE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0eff]")
+_SPACES = re.compile(r"\s+")
+# a letter token must not touch another letter or digit of its script (CJK around it is fine: "选项C是")
+_BEFORE = r"(?<![A-Za-z0-9\u0600-\u06ff\u0900-\u097f])"
+_AFTER = r"(?![A-Za-z0-9\u0600-\u06ff\u0900-\u097f]|['’][A-Za-z])"
+
+
+def option_letters(n: int) -> tuple[str, ...]:
+    """The letters of `n` options: A, B, C ... (2 to 26 options)."""
+    if not 2 <= n <= 26:
+        raise ConfigError(f"a multiple-choice item needs 2 to 26 options, got {n}")
+    return tuple(string.ascii_uppercase[:n])
+
+
+@cache
+def choice_words() -> dict[str, Any]:
+    """culturekb/data/choice_words.json: answer words, option words, "the answer is" phrases, script letters."""
+    raw = json.loads(resources.files("culturekb.data").joinpath("choice_words.json").read_text("utf-8"))
+    if not isinstance(raw, dict) or not isinstance(raw.get("answer_words"), dict):
+        raise ConfigError("culturekb/data/choice_words.json: expected an object with 'answer_words', 'option_words', "
+                          "'answer_is' and 'letters'; reinstall the package")
+    return raw
+
+
+def words(section: str) -> list[str]:
+    """Every language's entries of one section of choice_words.json, as written (NFKC, lower case) and in
+    `normalise_text` form (Arabic letter variants unified ...)."""
+    return sorted({f for ws in choice_words()[section].values() for w in ws for f in _both(w)})
+
+
+def _both(word: str) -> tuple[str, str]:
+    return unicodedata.normalize("NFKC", word).lower(), normalise_text(word)
+
+
+@dataclass(frozen=True)
+class ConclusionWords:
+    """The conclusion phrases of one language (or of all, merged)."""
+
+    answer_lead: tuple[str, ...]
+    answer_tail: tuple[str, ...]
+    conclusion_cues: tuple[str, ...]
+    hedges: tuple[str, ...]
+    negations: tuple[str, ...]
+
+
+_SECTIONS = ("answer_lead", "answer_tail", "conclusion_cues", "hedges", "negations")
+
+
+@cache
+def conclusion_words(language: str | None = None) -> ConclusionWords:
+    """The conclusion phrases of `language` plus English, or of every language when None."""
+    if language is None:
+        codes: Sequence[str] = CHOICE_LANGUAGES
+    else:
+        code = language.split("-")[0].split("_")[0].lower()
+        if code not in CHOICE_LANGUAGES:
+            raise ConfigError(f"no multiple-choice conclusion phrases for language {language!r}; known: "
+                              f"{list(CHOICE_LANGUAGES)} (culturekb/data/languages/choices/<code>.txt); pass "
+                              "language=None to read every language's phrases")
+        codes = sorted({"en", code})
+    merged: dict[str, set[str]] = {s: set() for s in _SECTIONS}
+    for code in codes:
+        sections = word_list_sections(f"languages/choices/{code}.txt")
+        missing = [s for s in _SECTIONS if s not in sections]
+        if missing:
+            raise DataError(f"culturekb/data/languages/choices/{code}.txt lacks the sections {missing}")
+        for s in _SECTIONS:
+            merged[s].update(f for w in sections[s] for f in _both(w))
+    return ConclusionWords(**{s: tuple(sorted(merged[s], key=len, reverse=True)) for s in _SECTIONS})
+
+
+def phrase_alternation(phrases: Sequence[str]) -> str:
+    """A regex alternation of phrases; a phrase in a spaced script must stand as whole words."""
+    parts = []
+    for p in sorted({p for p in phrases if p}, key=len, reverse=True):
+        body = re.escape(p).replace(r"\ ", r"\s+")
+        if NOSPACE.search(p):
+            parts.append(body)
+        else:
+            left = r"(?<!\w)" if p[0].isalnum() else ""
+            right = r"(?!\w)" if p[-1].isalnum() else ""
+            parts.append(left + body + right)
+    return "|".join(parts) or r"(?!x)x"
+
+
+@cache
+def letter_forms(n: int, numbered: bool = False) -> dict[str, int]:
+    """Every written form of the n option labels -> index: a..z (normalised case), the script letters, and the
+    numbers 1..n when the options are numbered."""
+    forms = {letter.lower(): i for i, letter in enumerate(option_letters(n))}
+    for letters in choice_words()["letters"].values():
+        for i, form in enumerate(letters[:n]):
+            forms[normalise_text(form)] = i
+    if numbered:
+        forms.update({str(i + 1): i for i in range(n)})
+    return forms
+
+
+@cache
+def token_pattern(n: int, numbered: bool = False) -> str:
+    """A regex group `t` for one option label among n, standing alone (no letter or digit touching it)."""
+    forms = letter_forms(n, numbered)
+    alternation = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return _BEFORE + r"(?P<t>" + alternation + r")" + _AFTER
+
+
+@dataclass(frozen=True)
+class Patterns:
+    """Compiled patterns for n options (case-insensitive, on NFKC text)."""
+
+    strong: re.Pattern[str]
+    """A label that can only mean an option: bracketed, bold, after an option word, or a capital alone."""
+    marker: re.Pattern[str]
+    """An explicit answer marker: [[B]], \\boxed{B}, <answer>B</answer>, [答案B], 【B】."""
+    enumerated: re.Pattern[str]
+    """A line that starts with a label, as in a walk-through of the options."""
+
+
+@cache
+def patterns(n: int, numbered: bool = False) -> Patterns:
+    tok = token_pattern(n, numbered)
+    option = phrase_alternation(words("option_words"))
+    answer = phrase_alternation(answer_words())
+    bracketed = r"[\(\[\{（【「<]\s*\**" + tok + r"\**\s*[\)\]\}）】」>]"
+    bold = r"\*\*" + tok + r"[.)]?\*\*"
+    after_word = r"(?:" + option + r")\s*(?:[:：]|is|是|为)?\s*[\(\[（【\"“]?\s*" + tok
+    # a capital standing alone: followed by punctuation, the end, a CJK character, or a dash
+    capitals = [f for f in letter_forms(n, numbered) if not ("a" <= f <= "z")] + list(option_letters(n))
+    capital = (r"(?-i:" + _BEFORE + r"(?P<t>" + "|".join(re.escape(f) for f in sorted(capitals, key=len, reverse=True))
+               + r")" + _AFTER + r")" + r"(?=\s*(?:$|[.)\]:：,，;；!?。、\"”]|\s[-–—]|[\u3040-\u30ff\u4e00-\u9fff]))")
+    strong = "|".join(f"(?:{p})" for p in (bracketed, bold, after_word, capital))
+    strong = _number_groups(strong)
+    marker = (r"\[\[\s*" + tok + r"\s*\]\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok + r"|<answer>\s*[\(\[]?\s*" + tok
+              + r"|[\[【]\s*(?:" + answer + r")\s*[:：]?\s*[\(\[]?" + tok + r"[\)\]]?\s*[\]】]"
+              + r"|【\s*" + tok + r"\s*】")
+    enumerated = r"^[ \t]*(?:[-*•>#]+\s*)?(?:\*\*)?[\(\[（]?\s*" + tok + r"\s*[\)\]）.:：、](?!\d)"
+    return Patterns(re.compile(strong, re.IGNORECASE | re.MULTILINE),
+                    re.compile(_number_groups(marker), re.IGNORECASE),
+                    re.compile(enumerated, re.IGNORECASE | re.MULTILINE))
+
+
+def _number_groups(regex: str) -> str:
+    """Rename the repeated group `t` to t0, t1 ... so that one regex holds several alternatives."""
+    count = iter(range(1000))
+    return re.sub(r"\(\?P<t>", lambda _: f"(?P<t{next(count)}>", regex)
+
+
+def group_token(match: re.Match[str]) -> str:
+    """The label a match of `strong` or `marker` found (whichever alternative matched)."""
+    for name, value in match.groupdict().items():
+        if name.startswith("t") and value is not None:
+            return value
+    raise ValueError("no label group matched")
+
+
+@cache
+def answer_words() -> tuple[str, ...]:
+    """Words that start an answer line, every language (choice_words.json and the vocabularies' answer keys)."""
+    found = set(words("answer_words"))
+    for lang in vocabulary_languages():
+        found.update(f for k in load_vocabulary(lang).answer_keys for f in _both(k))
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class PhrasePatterns:
+    """Compiled phrase patterns of one language set (case-insensitive, on NFKC text)."""
+
+    line: re.Pattern[str]
+    header: re.Pattern[str]
+    answer_is: re.Pattern[str]
+    lead: re.Pattern[str]
+    tail: re.Pattern[str]
+    cue: re.Pattern[str]
+    hedge: re.Pattern[str]
+    negation: re.Pattern[str]
+    option_word: re.Pattern[str]
+
+
+@cache
+def phrase_patterns(language: str | None = None) -> PhrasePatterns:
+    cw = conclusion_words(language)
+    line = re.compile(r"(?:^|(?<=[\s.!?。！？।]))[*#>_\-]*(?:" + phrase_alternation(answer_words())
+                      + r")[\s*_]*[:：][\s*_]*(?P<value>.+?)\s*$", re.MULTILINE | re.IGNORECASE)
+    header = re.compile(r"^[ \t*#>_\[【(（]*(?:" + phrase_alternation(answer_words())
+                        + r")[ \t*_\]】)）]*[:：]?[ \t*_]*\n\s*(?P<value>[^\n]+)", re.MULTILINE | re.IGNORECASE)
+    answer_is = re.compile(r"(?:" + phrase_alternation(words("answer_is")) + r")[\s*_:：]*(?P<value>[^\n]+)",
+                           re.IGNORECASE)
+    lead = re.compile(r"(?:" + phrase_alternation(cw.answer_lead) + r")[\s*_:：,，\"“]*(?P<value>[^\n]+)",
+                      re.IGNORECASE)
+    return PhrasePatterns(
+        line, header, answer_is, lead,
+        re.compile(phrase_alternation(cw.answer_tail), re.IGNORECASE),
+        re.compile(phrase_alternation(cw.conclusion_cues), re.IGNORECASE),
+        re.compile(phrase_alternation(cw.hedges), re.IGNORECASE),
+        re.compile(phrase_alternation(cw.negations), re.IGNORECASE),
+        re.compile(r"(?:" + phrase_alternation(words("option_words")) + r")\s*" + OPEN + r"(?P<letter>[^\W_]{1,2})"
+                   + r"(?![^\W_])", re.IGNORECASE),
+    )
+
+
+def clean(text: str) -> str:
+    """Comparison form of option texts and answers: normalised, punctuation to spaces, spaces collapsed."""
+    norm = normalise_text(text)
+    norm = "".join(" " if (not ch.isalnum() and not unicodedata.category(ch).startswith("M")) else ch
+                   for ch in norm)
+    return _SPACES.sub(" ", norm).strip()
+
+
+def contains(haystack: str, needle: str) -> bool:
+    """Whether the cleaned `needle` occurs in the cleaned `haystack` as whole words (anywhere, in CJK)."""
+    if not needle:
+        return False
+    if NOSPACE.search(needle):
+        return needle in haystack
+    return re.search(rf"(?<![\w]){re.escape(needle)}(?![\w])", haystack) is not None
+
+
+def options_in(text: str, options: Sequence[str]) -> list[int]:
+    """The options whose text `text` mentions, an option contained in another mentioned one left out."""
+    hay = clean(text)
+    cleaned = [clean(o) for o in options]
+    found = [i for i, o in enumerate(cleaned) if contains(hay, o)]
+    return [i for i in found if not any(j != i and cleaned[i] != cleaned[j] and contains(cleaned[j], cleaned[i])
+                                        for j in found)]
+
+
+def by_text(value: str, options: Sequence[str], *, reverse: bool) -> tuple[int | None, tuple[int, ...]]:
+    """(index, ambiguous indices) of the option whose text `value` is or mentions; `reverse` also accepts a
+    value of at least 3 characters contained in exactly one option (a shortened option)."""
+    text = clean(value)
+    if not text:
+        return None, ()
+    cleaned = [clean(o) for o in options]
+    exact = [i for i, o in enumerate(cleaned) if o and o == text]
+    if len(exact) == 1:
+        return exact[0], ()
+    found = options_in(value, options)
+    if len(found) == 1:
+        return found[0], ()
+    if len(found) > 1:
+        return None, tuple(found)
+    if reverse and len(text) >= 3:
+        inside = [i for i, o in enumerate(cleaned) if contains(o, text)]
+        if len(inside) == 1:
+            return inside[0], ()
+    return None, ()

@@ -1,0 +1,83 @@
+"""culturekb's multiple-choice reader on the shipped sample of real model answers (tests/fixtures/real_answers,
+licences in its NOTICE.md): per model, at least as many right answers and agreements with the set's own rule as
+when the sample was made, and no more invalid ones. The whole sets are measured by benchmarks/bench_parser.py."""
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pytest
+
+from culturekb.inference.choices import parse_choice
+
+SAMPLE = Path(__file__).parents[1] / "fixtures" / "real_answers" / "sample.jsonl"
+
+# (set, model): (answers, right under culturekb's reader, same reading as the set's own rule, invalid)
+EXPECTED = {
+    ('hi-tom-responses', 'claude-instant'): (24, 13, 22, 1),
+    ('hi-tom-responses', 'gpt-3.5-turbo (prompt v0)'): (24, 6, 24, 2),
+    ('hi-tom-responses', 'gpt-3.5-turbo (prompt v1)'): (24, 8, 24, 4),
+    ('hi-tom-responses', 'gpt-4-0314 (azure gpt4-8k)'): (24, 16, 23, 0),
+    ('hi-tom-responses', 'llama-65b'): (24, 11, 17, 1),
+    ('tombench-outputs', 'DeepSeek-R1-Distill-Qwen-1.5B'): (9, 4, 9, 0),
+    ('tombench-outputs', 'DeepSeek-R1-Distill-Qwen-14B'): (9, 4, 9, 0),
+    ('tombench-outputs', 'DeepSeek-R1-Distill-Qwen-32B'): (9, 4, 9, 0),
+    ('tombench-outputs', 'DeepSeek-R1-Distill-Qwen-7B'): (9, 2, 9, 0),
+    ('tombench-outputs', 'Meta-Llama-3.1-8B-Instruct-GPTQ-INT4'): (9, 3, 9, 0),
+    ('tombench-outputs', 'Meta-Llama-3.1-8B-Instruct-quantized.w8a16'): (9, 6, 9, 0),
+    ('tombench-outputs', 'Qwen2.5-32B-Instruct'): (9, 8, 9, 0),
+    ('tombench-outputs', 'Qwen2.5-32B-Instruct-AWQ'): (9, 6, 9, 0),
+    ('tombench-outputs', 'Qwen2.5-32B-Instruct-GPTQ-Int4'): (9, 6, 9, 0),
+    ('tombench-outputs', 'Qwen2.5-7B-Instruct'): (9, 5, 8, 0),
+    ('tombench-outputs', 'Qwen2.5-7B-Instruct-GPTQ-Int4'): (9, 6, 6, 0),
+    ('tombench-outputs', 'Qwen2.5-7B-Instruct-GPTQ-Int8'): (9, 2, 7, 0),
+    ('tombench-outputs', 'llama3.1-8B-Instruct'): (9, 2, 7, 0),
+    ('tombench-outputs', 'qwen2.5-14B'): (18, 7, 17, 0),
+}
+
+
+@pytest.fixture(scope="module")
+def measured() -> dict[tuple[str, str], Counter[str]]:
+    cells: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for line in SAMPLE.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        got = parse_choice(row["answer"], row["options"], thinking=row["reasoning"] == "think")
+        right = got.index == row["gold"]
+        if row["source_index"] is None:  # the set's rule only judges right or wrong
+            agree = right == row["source_correct"]
+        else:
+            agree = got.index == row["source_index"]
+        cell = cells[(row["set"], row["model"])]
+        cell["n"] += 1
+        cell["right"] += right
+        cell["agree"] += agree
+        cell["invalid"] += not got.valid
+        cell["source_right"] += row["source_correct"]
+    return cells
+
+
+def test_the_sample_covers_the_sets_languages_and_reasoning():
+    rows = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) <= 300
+    assert {r["set"] for r in rows} == {"tombench-outputs", "hi-tom-responses"}
+    assert {r["language"] for r in rows} == {"en", "zh"}
+    assert {r["reasoning"] for r in rows} == {"direct", "cot", "think"}
+    assert len({r["model"] for r in rows}) >= 5
+    assert {len(r["options"]) for r in rows} >= {4, 15}
+
+
+@pytest.mark.parametrize("cell", sorted(EXPECTED))
+def test_per_model_accuracy_agreement_and_invalid_rate(measured, cell):
+    n, right, agree, invalid = EXPECTED[cell]
+    got = measured[cell]
+    assert got["n"] == n
+    assert got["right"] >= right, f"{cell}: {got['right']} right, was {right}"
+    assert got["agree"] >= agree, f"{cell}: {got['agree']} agree with the set's rule, was {agree}"
+    assert got["invalid"] <= invalid, f"{cell}: {got['invalid']} invalid, was {invalid}"
+
+
+def test_the_reader_credits_at_least_the_sets_own_rule_where_that_rule_reads_a_letter(measured):
+    # ToMBench's rule reads a letter (the last capital A-D anywhere); culturekb's reader must not credit less
+    for (name, model), cell in measured.items():
+        if name == "tombench-outputs":
+            assert cell["right"] >= cell["source_right"] - 1, model
