@@ -22,7 +22,7 @@ LAYER = {
     "registry": "ground", "_runlog": "ground",
     "kb": "ground", "text": "text", "models": "models", "builders": "builders", "retrieval": "retrieval",
     "inference": "inference", "evals": "evals", "workflows": "jobs", "demo": "jobs", "api": "faces", "cli": "faces",
-    "testing": "testing", "data": "ground", "_discovery": "ground",
+    "testing": "testing", "data": "ground", "_discovery": "ground", "_records": "ground",
 }
 
 # What each layer may import (besides itself). Anything else is a broken rule.
