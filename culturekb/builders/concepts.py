@@ -33,7 +33,7 @@ from culturekb.text.concepts import (
     dedup_concepts,
 )
 from culturekb.text.normalise import normalise_concept
-from culturekb.text.prompts import PromptTemplate, load_prompt
+from culturekb.text.prompts import PromptTemplate, resolve_prompt
 
 __all__ = [
     "PrecomputedConcepts",
@@ -98,7 +98,7 @@ class VLMConceptExtractor:
         self.retries = retries
         self.params: dict[str, Any] = {"temperature": temperature, "max_tokens": max_tokens}
         name = _PROMPT_ALIASES.get(str(prompt), prompt)
-        self.template: PromptTemplate = load_prompt(name, language, required=(), allowed=("max_concepts",))
+        self.template: PromptTemplate = resolve_prompt(name, language, required=(), allowed=("max_concepts",))
         self.id = (
             f"vlm:{client.id}:{self.template.id}:k{max_concepts}:px{max_side}"
             f":{stable_hash(self.params)[:8]}"

@@ -56,6 +56,9 @@ class Prediction(BaseModel):
     (a user's own file), joined with '+' when the parts differ (`culturekb.text.prompts.template_check_status`);
     "" when no prompt went to a model."""
     prompt_language: str = "en"
+    language_status: str = ""
+    """Whether the prompt is in the language asked for (``native``) or, a template lacking it, in English
+    (``fallback:en``; `culturekb.text.prompts.resolve_prompt`); "" when no prompt went to a model."""
     probabilities: dict[str, float] | None = None
     """The predicted distribution over the scheme's labels, where the predictor has one (the KB prior does; a
     chat model's answer does not): what calibration plots and log-loss read."""

@@ -20,9 +20,11 @@ One request goes through three steps:
 2. **Budget**: one match per tuple (the best-scoring one, at its first position), ranked by score
    (``rank="score"``) or kept in concept order (``rank="salience"``), at most `max_tuples`; lines that would
    go past `max_chars` are left out whole, never cut.
-3. **Render** in one language: the requested one (default: the culture's) when every template of the
-   `BlockTemplate` exists in it, else English; labels are translated into it through the KB's scheme. Each
-   tuple is one line of the item template; an optional frame template puts the lines under a header.
+3. **Render** in one language: the requested one (default: the culture's language in the KB's culture
+   registry) when every template of the `BlockTemplate` exists in it, else English (the one fallback rule of
+   `culturekb.text.prompts.resolve_prompt`, recorded as ``language_status="fallback:en"``); labels are
+   translated into it through the KB's scheme. Each tuple is one line of the item template; an optional frame
+   template puts the lines under a header.
 
 Item template placeholders: {concept} {label} (required), {query} {share} {support} {rationales} (the first
 `max_rationales` rationales) {rationale} (the first one), and the distribution-level ones
@@ -36,13 +38,12 @@ nobody has reviewed (status ``pending``) and nothing for a reviewed one; a bare 
 culture registry's name), {culture_id}.
 
 The `KnowledgeBlock` carries its provenance: the tuples with the query, match kind, score and review status of
-each, the status filter that served them, the KB version, the language, the template id (``name.language@hash``
-of each part) and a sha256 over the templates.
+each, the status filter that served them, the KB version, the language and whether it is the one asked for
+(`language_status`), the template id (``name.language@hash`` of each part) and a sha256 over the templates.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import random
 from collections.abc import Sequence
@@ -59,7 +60,7 @@ from culturekb.kb.schema import KnowledgeTuple, Sample
 from culturekb.retrieval.filters import StatusFilter, check_status
 from culturekb.retrieval.retriever import Match, Retriever
 from culturekb.text.concepts import ConceptExtractor
-from culturekb.text.prompts import PromptTemplate, available_prompt_languages, load_prompt
+from culturekb.text.prompts import PromptTemplate, normalise_language, resolve_prompt
 
 __all__ = ["Budget", "BlockTemplate", "KNOWLEDGE", "HARNESS", "CUES", "REGIONAL_CUES", "KnowledgeRequest",
            "KnowledgeBlock", "KnowledgeService", "CueStatus", "cue_budget", "cues", "load_block_template",
@@ -178,6 +179,8 @@ class KnowledgeBlock:
     scope: tuple[str, ...] = field(default_factory=tuple)
     status_filter: str = "all"
     """Which tuples could be served (``all``, ``accepted`` or ``pending``; `culturekb.retrieval.filters`)."""
+    language_status: str = "native"
+    """``native`` (the block is in the language asked for) or ``fallback:en`` (a template lacked it)."""
 
     def __bool__(self) -> bool:
         return bool(self.matches)
@@ -208,7 +211,8 @@ class KnowledgeBlock:
         return {
             "kb_version": self.kb_version, "culture": self.culture, "scope": list(self.scope), "mode": self.mode,
             "status": self.status, "status_filter": self.status_filter, "language": self.language,
-            "template_id": self.template_id, "template_sha": self.template_sha, "concepts": list(self.concepts),
+            "language_status": self.language_status, "template_id": self.template_id,
+            "template_sha": self.template_sha, "concepts": list(self.concepts),
             "tuples": [{"id": m.tuple.id, "query": m.query, "kind": m.kind, "score": round(float(m.score), 6),
                         "review": m.tuple.status} for m in self.matches],
         }
@@ -216,11 +220,13 @@ class KnowledgeBlock:
 
 @dataclass(frozen=True)
 class LoadedTemplates:
-    """A `BlockTemplate`'s templates loaded in one `language`; `id` and `sha` go into the block's provenance."""
+    """A `BlockTemplate`'s templates loaded in one `language`; `id`, `sha` and `language_status` (``native``, or
+    ``fallback:en`` when a part lacked the language asked for) go into the block's provenance."""
 
     item: PromptTemplate
     frame: PromptTemplate | None
     language: str
+    language_status: str = "native"
 
     @property
     def id(self) -> str:
@@ -233,44 +239,27 @@ class LoadedTemplates:
         return sha256_text("+".join(t.sha for t in (self.frame, self.item) if t is not None))
 
 
-def _is_file(name: str | Path) -> bool:
-    return isinstance(name, Path) or "/" in str(name) or str(name).endswith(".txt")
-
-
-@functools.lru_cache(maxsize=256)
-def _packaged_languages(name: str) -> frozenset[str]:
-    return frozenset(available_prompt_languages(name))
-
-
-@functools.lru_cache(maxsize=256)
-def _packaged(name: str, language: str, kind: str) -> PromptTemplate:
-    return _load(name, language, kind)
-
-
 def _load(name: str | Path, language: str, kind: str) -> PromptTemplate:
     if kind == "item":
-        return load_prompt(name, language, required=("concept", "label"), allowed=ITEM_FIELDS)
-    frame = load_prompt(name, language, required=(), allowed=FRAME_FIELDS)
+        return resolve_prompt(name, language, required=("concept", "label"), allowed=ITEM_FIELDS)
+    frame = resolve_prompt(name, language, required=(), allowed=FRAME_FIELDS)
     if not frame.placeholders & {"items", "knowledge"}:
         raise ConfigError(f"frame template {frame.source}: it has no {{items}} (or {{knowledge}}) placeholder, so "
                           "the tuple lines have nowhere to go; add one where they belong")
     return frame
 
 
-def _template(name: str | Path, language: str, kind: str) -> PromptTemplate:
-    """Packaged templates are read once per process; a user's file is read on every use (it may be edited)."""
-    return _load(name, language, kind) if _is_file(name) else _packaged(str(name), language, kind)
-
-
 def load_block_template(template: BlockTemplate, language: str) -> LoadedTemplates:
-    """The templates of `template` in `language` when all of them exist in it, else in English."""
-    from culturekb.inference.prompts import normalise_language
-
+    """The templates of `template` in `language` when all of them exist in it, else all in English (one block,
+    one language), marked ``fallback:en``. Packaged templates are read once per process (`resolve_prompt`); a
+    user's file on every use (it may be edited)."""
     lang = normalise_language(language)
-    if lang != "en" and not all(_is_file(p) or lang in _packaged_languages(str(p)) for p in template.parts()):
-        lang = "en"
-    frame = _template(template.frame, lang, "frame") if template.frame is not None else None
-    return LoadedTemplates(_template(template.item, lang, "item"), frame, lang)
+    frame = _load(template.frame, lang, "frame") if template.frame is not None else None
+    item = _load(template.item, lang, "item")
+    if all(t.language_status == "native" for t in (frame, item) if t is not None):
+        return LoadedTemplates(item, frame, lang)
+    frame = _load(template.frame, "en", "frame") if template.frame is not None else None
+    return LoadedTemplates(_load(template.item, "en", "item"), frame, "en", "fallback:en")
 
 
 def _names(culture: str, language: str, registry: CultureRegistry) -> dict[str, str]:
@@ -517,7 +506,7 @@ class KnowledgeService:
         return KnowledgeBlock(
             text=self._frame(loaded, template.frame_names, lines, culture, reg), matches=used, concepts=tuple(concepts),
             culture=culture, mode=mode, status=status, language=lang, template_id=loaded.id, template_sha=loaded.sha,
-            kb_version=self.kb_version, scope=tuple(scope),
+            kb_version=self.kb_version, scope=tuple(scope), language_status=loaded.language_status,
             status_filter=status_filter if status_filter is not None else self.status,
         )
 

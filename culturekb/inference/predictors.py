@@ -17,6 +17,7 @@ from culturekb.kb.calibration import Calibration
 from culturekb.kb.schema import Sample
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import ModelClient
+from culturekb.text.prompts import PromptTemplate, joint_language_status
 
 if TYPE_CHECKING:
     from culturekb.inference.calibration import PriorModel
@@ -150,15 +151,21 @@ class ModelPredictor:
 
     def prompt(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[str, str]:
         """The rendered prompt text for one sample, and the template id."""
+        text, template = self._prompt(sample, aug, mode, language)
+        return text, template.id
+
+    def _prompt(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[str, PromptTemplate]:
+        """The prompt text and its template, in `language` or, where the template lacks it, in English (the
+        template's `language` and `language_status` say which)."""
         from culturekb.inference.prompts import prediction_template, prediction_values
 
         template = prediction_template(mode, language, self.template_dir)
-        culture = self.augmenter.retriever.kb.culture(aug.culture)
-        values = prediction_values(culture, self.scheme, language, knowledge=aug.block, title=sample.title)
         if mode in ("know", "random-know", "cross-culture-know") and not aug.block:
             # the paper: with no tuple retrieved, the model predicts without a block
             template = prediction_template("orig", language, self.template_dir)
-        return template.fill(values), template.id
+        culture = self.augmenter.retriever.kb.culture(aug.culture)
+        values = prediction_values(culture, self.scheme, template.language, knowledge=aug.block, title=sample.title)
+        return template.fill(values), template
 
     def build(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[list[dict[str, Any]], str]:
         """The chat messages for one sample, and the template id."""
@@ -172,33 +179,25 @@ class ModelPredictor:
     ) -> list[Prediction]:
         """Per sample, the model's answer to the mode's prompt (knowledge block included), parsed to a scheme label."""
         from culturekb.inference.messages import ask_each, prediction_from_answer
-        from culturekb.inference.prompts import prediction_languages
 
         check_mode(mode)
         augs = self.augmenter.augment_many(samples, mode=mode, seed=self.seed)
         prompts: list[tuple[str, str | None, str]] = []
-        meta: list[tuple[str, str]] = []
+        meta: list[tuple[str, str, str]] = []
         for s, aug in zip(samples, augs, strict=True):
-            lang = self._language(aug.culture, prompt_language)
-            if lang not in prediction_languages(mode, self.template_dir):
-                if prompt_language:
-                    raise ConfigError(
-                        f"no {mode!r} prompt template in language {lang!r}; available: "
-                        f"{prediction_languages(mode, self.template_dir)}. Add predict_*.{lang}.txt to a template dir"
-                    )
-                log.warning("no %s template for %s (culture %s); using English", mode, lang, aug.culture)
-                lang = "en"
-            text, tid = self.prompt(s, aug, mode, lang)
+            text, template = self._prompt(s, aug, mode, self._language(aug.culture, prompt_language))
             prompts.append((text, s.image, f"sample {s.id!r}"))
-            meta.append((lang, tid))
+            status = joint_language_status(template.language_status,
+                                           aug.knowledge.language_status if aug.block else "")
+            meta.append((template.language, template.id, status))
         max_tokens = self.cot_max_tokens if mode == "internal-know" else self.max_tokens
         answers = ask_each(self.client, prompts, self.max_image_side, temperature=self.temperature,
                            max_tokens=max_tokens)
         out = []
-        for s, aug, (lang, tid), ans in zip(samples, augs, meta, answers, strict=True):
+        for s, aug, (lang, tid, status), ans in zip(samples, augs, meta, answers, strict=True):
             common: dict[str, Any] = {"sample_id": s.id, "culture": aug.culture, "mode": mode,
-                                      "tuples_used": aug.tuple_ids,
-                                      "template_id": tid, "prompt_language": lang, "model": self.client.id}
+                                      "tuples_used": aug.tuple_ids, "template_id": tid, "language_status": status,
+                                      "prompt_language": lang, "model": self.client.id}
             out.append(prediction_from_answer(ans, self.scheme, lang, Prediction, fallback=self.parse_fallback,
                                               **common))
         return out

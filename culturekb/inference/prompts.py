@@ -1,7 +1,8 @@
 """Prediction and concept-extraction prompts: packaged data files per mode and prompt language.
 
 Templates live in `culturekb/data/prompts/<name>.<language>.txt` (prediction templates in the seven Cedar
-languages en zh ar hi ja es sw; concept extraction in en zh ar).
+languages en zh ar hi ja es sw; concept extraction in en zh ar), read through `culturekb.text.prompts.
+resolve_prompt`: a language without the template gets the English one, marked ``language_status="fallback:en"``.
 Each template kind declares the placeholders it must use and those it may use; a template breaking that contract
 fails on load, not halfway through a run. A user folder (`override_dir`) replaces any template by file name,
 e.g. `my_prompts/predict_know.zh.txt`. Every `PromptTemplate` carries an id (`name.language@hash`) and the sha256
@@ -20,9 +21,9 @@ from pathlib import Path
 
 from culturekb.errors import ConfigError
 from culturekb.inference.base import MODES, check_mode
-from culturekb.kb.cultures import Culture, default_registry
+from culturekb.kb.cultures import Culture, CultureRegistry, packaged_registry
 from culturekb.kb.schemes import EmotionScheme
-from culturekb.text.prompts import PromptTemplate, available_prompt_languages, load_prompt
+from culturekb.text.prompts import PromptTemplate, available_prompt_languages, normalise_language, resolve_prompt
 
 __all__ = [
     "TemplateFields",
@@ -70,14 +71,6 @@ PREDICTION_TEMPLATES: dict[str, str] = {
 prompt, so their results differ from `know` only by the knowledge given."""
 
 
-def normalise_language(language: str) -> str:
-    """A prompt-language code in the form the file names use: 'zh-CN' -> 'zh', ' EN ' -> 'en'."""
-    code = str(language or "").strip().lower().replace("_", "-").split("-")[0]
-    if not code:
-        raise ConfigError("prompt language is empty; give a language code such as 'en', 'zh' or 'ar'")
-    return code
-
-
 def prediction_template_name(mode: str) -> str:
     """The template name used by `mode` (unknown modes raise ConfigError listing the modes)."""
     check_mode(mode)
@@ -89,42 +82,27 @@ def prediction_languages(mode: str, override_dir: str | Path | None = None) -> l
     return available_prompt_languages(prediction_template_name(mode), override_dir=override_dir)
 
 
-def _load(name: str, language: str, override_dir: str | Path | None, what: str) -> PromptTemplate:
-    lang = normalise_language(language)
-    if override_dir is not None and not Path(override_dir).expanduser().is_dir():
-        raise ConfigError(
-            f"prompt override directory {override_dir} does not exist or is not a directory; create it and put "
-            f"templates named <name>.<language>.txt in it (e.g. {name}.{lang}.txt), or drop override_dir"
-        )
-    langs = available_prompt_languages(name, override_dir=override_dir)
-    if lang not in langs:
-        where = "packaged" if override_dir is None else f"packaged or in {override_dir}"
-        raise ConfigError(
-            f"no {what} prompt in language {language!r} (template {name}.{lang}.txt); available languages "
-            f"({where}): {langs}. Use one of those, or put your own {name}.{lang}.txt in a folder and pass it as "
-            "override_dir"
-        )
+def _load(name: str, language: str, override_dir: str | Path | None) -> PromptTemplate:
     fields = TEMPLATE_FIELDS[name]
-    return load_prompt(
-        name, lang, required=fields.required, allowed=fields.allowed, override_dir=override_dir
-    )
+    return resolve_prompt(name, language, required=fields.required, allowed=fields.allowed,
+                          template_dir=override_dir)
 
 
 def prediction_template(mode: str, language: str, override_dir: str | Path | None = None) -> PromptTemplate:
     """The prediction template for `mode` in prompt `language`, validated for its placeholders.
 
-    A file `<name>.<language>.txt` in `override_dir` replaces the packaged one. Raises ConfigError for an
-    unknown mode (listing the modes), a language without a template (listing the available languages), or a
-    template with missing or unknown placeholders.
+    A file `<name>.<language>.txt` in `override_dir` replaces the packaged one; a language with neither gets the
+    English template (``language_status="fallback:en"``). Raises ConfigError for an unknown mode (listing the
+    modes), a missing override folder, or a template with missing or unknown placeholders.
     """
     if mode not in MODES:
         raise ConfigError(f"unknown prediction mode {mode!r}; use one of {list(MODES)}")
-    return _load(PREDICTION_TEMPLATES[mode], language, override_dir, f"{mode!r} prediction")
+    return _load(PREDICTION_TEMPLATES[mode], language, override_dir)
 
 
 def concept_template(language: str, override_dir: str | Path | None = None) -> PromptTemplate:
     """The concept-extraction template (placeholder {max_concepts}) in prompt `language`."""
-    return _load("concept_extraction", language, override_dir, "concept-extraction")
+    return _load("concept_extraction", language, override_dir)
 
 
 def format_labels(scheme: EmotionScheme, language: str = "en") -> str:
@@ -153,12 +131,25 @@ def _culture_names() -> dict[str, dict[str, str]]:
     return {k: v for k, v in raw.items() if not k.startswith("_")}
 
 
-def culture_display_name(culture: str | Culture, language: str = "en") -> str:
+def _culture(culture: str | Culture, registry: CultureRegistry | None) -> Culture:
+    if isinstance(culture, Culture):
+        return culture
+    return (registry if registry is not None else packaged_registry()).resolve(culture)
+
+
+def culture_display_name(culture: str | Culture, language: str = "en", registry: CultureRegistry | None = None
+                         ) -> str:
     """How `culture` is named inside a prompt in `language` ('zh' in Chinese: '中华'; in English: 'Chinese').
 
-    Cultures without a listed name in that language use their registry name.
+    A `Culture` is named as it is described (pass the KB's, `KnowledgeBase.culture`); an id or alias is resolved
+    in `registry` (a run passes its KB's; default: the packaged cultures, `packaged_registry`). The packaged
+    translation of the name in `language` is used while the culture keeps its packaged name; a culture without
+    one, or one a KB or cultures file renamed, is called by its registry name.
     """
-    found = culture if isinstance(culture, Culture) else default_registry().resolve(culture)
+    found = _culture(culture, registry)
+    packaged = packaged_registry().get(found.id)
+    if packaged is not None and packaged.name != found.name:
+        return found.name
     return _culture_names().get(normalise_language(language), {}).get(found.id, found.name)
 
 
@@ -168,9 +159,11 @@ def prediction_values(
     language: str,
     knowledge: str = "",
     title: str | None = None,
+    registry: CultureRegistry | None = None,
 ) -> dict[str, str]:
-    """Every value a prediction template may use; pass it to `PromptTemplate.fill`."""
-    found = culture if isinstance(culture, Culture) else default_registry().resolve(culture)
+    """Every value a prediction template may use; pass it to `PromptTemplate.fill` (`registry`: see
+    `culture_display_name`)."""
+    found = _culture(culture, registry)
     return {
         "culture": culture_display_name(found, language),
         "culture_id": found.id,

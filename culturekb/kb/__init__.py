@@ -7,6 +7,7 @@ from culturekb.kb.cultures import (
     declare_cultures,
     default_registry,
     load_cultures_file,
+    packaged_registry,
     resolve_culture,
 )
 from culturekb.kb.graph import concept_subgraph, to_graph
@@ -29,6 +30,7 @@ __all__ = [
     "default_registry",
     "declare_cultures",
     "load_cultures_file",
+    "packaged_registry",
     "resolve_culture",
     "SCHEMA_VERSION",
     "JudgeVerdict",

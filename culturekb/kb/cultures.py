@@ -41,6 +41,7 @@ __all__ = [
     "default_registry",
     "language_name",
     "load_cultures_file",
+    "packaged_registry",
     "reset_default_registry",
     "resolve_culture",
 ]
@@ -330,6 +331,19 @@ def default_registry() -> CultureRegistry:
     if _DEFAULT is None:
         _DEFAULT = CultureRegistry.from_package()
     return _DEFAULT
+
+
+@cache
+def _packaged() -> CultureRegistry:
+    return CultureRegistry.from_package()
+
+
+def packaged_registry() -> CultureRegistry:
+    """A new registry of the packaged cultures only (``culturekb/data/cultures.json``), independent of the process
+    registry and of every other caller's: registering into it changes nothing else. The one default of library
+    callers that pass no registry (data loaders, prompt helpers, runners built without a KB); a run passes its
+    KB's (`culturekb.kb.store.KnowledgeBase.culture_registry`) or its run context's (`RunContext.cultures`)."""
+    return _packaged().copy()
 
 
 def reset_default_registry() -> None:

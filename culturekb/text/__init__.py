@@ -22,6 +22,7 @@ from culturekb.text.prompts import (
     PromptTemplate,
     available_prompt_languages,
     load_prompt,
+    resolve_prompt,
     template_check_status,
 )
 
@@ -44,5 +45,6 @@ __all__ = [
     "PromptTemplate",
     "available_prompt_languages",
     "load_prompt",
+    "resolve_prompt",
     "template_check_status",
 ]

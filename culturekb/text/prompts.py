@@ -9,14 +9,20 @@ speaker of its language checked it (``checked``, ``source`` for the English orig
 entry rides on the loaded `PromptTemplate` (`check`, `checked`, `check_status`), never in the rendered text; a
 user's own file has no entry (status ``user``). `PROMPT_LANGUAGES` are the languages every prediction, Cedar,
 harness and cue template is packaged in (the seven Cedar languages).
+
+Every prompt is loaded through `resolve_prompt`, which has the one fallback rule: a template missing in the
+requested language is read in English, and the template says so (`PromptTemplate.language_status`
+``fallback:en``, ``native`` otherwise), which predictions, knowledge blocks and run reports record beside the
+template id. A missing language never raises; a missing English file or wrong placeholders do.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import string
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, cached_property
 from importlib import resources
 from pathlib import Path
@@ -28,14 +34,20 @@ from culturekb.errors import ConfigError
 __all__ = [
     "PROMPT_LANGUAGES",
     "CheckStatus",
+    "LanguageStatus",
     "PromptCheck",
     "PromptTemplate",
     "available_prompt_languages",
+    "joint_language_status",
     "load_prompt",
+    "normalise_language",
     "prompt_check",
     "prompt_checks",
+    "resolve_prompt",
     "template_check_status",
 ]
+
+log = logging.getLogger(__name__)
 
 _PROMPT_DIR = "prompts"
 _CHECKS_FILE = "CHECKED.json"
@@ -45,6 +57,8 @@ PROMPT_LANGUAGES: tuple[str, ...] = ("en", "zh", "ar", "hi", "ja", "es", "sw")
 (``harness_knowledge``) and cue (``cues``, ``cue_item``) templates: the seven Cedar languages."""
 
 CheckStatus = Literal["checked", "source", "unchecked"]
+LanguageStatus = Literal["native", "fallback:en"]
+"""Whether a template is in the requested language (``native``) or English for want of it (``fallback:en``)."""
 _STATUSES: tuple[str, ...] = ("checked", "source", "unchecked")
 
 
@@ -146,7 +160,9 @@ def _placeholders(text: str, source: str) -> frozenset[str]:
 class PromptTemplate:
     """A loaded template: `id` (name.language@hash) and `sha` go into provenance and cache keys.
 
-    `check`: the packaged file's entry in CHECKED.json (None for a user's own file).
+    `check`: the packaged file's entry in CHECKED.json (None for a user's own file). `language`: the language of
+    the text; `requested_language`: the one asked for; `language_status`: ``native`` when they agree, else
+    ``fallback:en`` (`resolve_prompt`).
     """
 
     id: str
@@ -154,6 +170,9 @@ class PromptTemplate:
     sha: str
     source: str = ""
     check: PromptCheck | None = None
+    language: str = ""
+    requested_language: str = ""
+    language_status: LanguageStatus = "native"
 
     @property
     def checked(self) -> bool:
@@ -290,6 +309,76 @@ def load_prompt(
         )
     sha = sha256_text(text)
     return PromptTemplate(id=f"{tid_name}@{sha[:12]}", text=text, sha=sha, source=source, check=check)
+
+
+def normalise_language(language: str) -> str:
+    """A prompt-language code in the form the file names use: 'zh-CN' -> 'zh', ' EN ' -> 'en'."""
+    code = str(language or "").strip().lower().replace("_", "-").split("-")[0]
+    if not code:
+        raise ConfigError("prompt language is empty; give a language code such as 'en', 'zh' or 'ar'")
+    return code
+
+
+def _is_file(name: str | Path) -> bool:
+    return isinstance(name, Path) or "/" in str(name) or str(name).endswith(".txt")
+
+
+def _exists(name: str, language: str, folder: Path | None) -> bool:
+    if folder is not None and (folder / f"{name}.{language}.txt").is_file():
+        return True
+    return resources.files("culturekb.data").joinpath(f"{_PROMPT_DIR}/{name}.{language}.txt").is_file()
+
+
+@cache
+def _packaged_prompt(name: str, language: str, required: frozenset[str] | None, allowed: frozenset[str] | None
+                     ) -> PromptTemplate:
+    return load_prompt(name, language, required, allowed)
+
+
+@cache
+def _note_fallback(name: str, language: str) -> None:
+    log.warning("no %s prompt in language %r; using the English one (recorded as language_status 'fallback:en')",
+                name, language)
+
+
+def resolve_prompt(
+    name: str | Path,
+    language: str = "en",
+    *,
+    required: Iterable[str] | None = None,
+    allowed: Iterable[str] | None = None,
+    template_dir: str | Path | None = None,
+) -> PromptTemplate:
+    """The template `name` in `language`: the one way every prompt is loaded, with one fallback rule.
+
+    The template is ``<name>.<language>.txt`` from `template_dir` (a user's folder, which wins) or the package.
+    When neither has it, the English template is used and marked ``language_status="fallback:en"`` (a warning
+    is logged once per name and language); a missing language never raises. ConfigError when the English
+    template is missing too, when `template_dir` is not a folder, or when the placeholders break the contract
+    (`required`, `allowed`: see `load_prompt`). A `name` that is a path to a .txt file is that file, as is.
+    """
+    need = None if required is None else frozenset(required)
+    ok = None if allowed is None else frozenset(allowed)
+    if _is_file(name):
+        return load_prompt(name, language, need, ok)
+    asked = normalise_language(language)
+    folder = _check_override_dir(template_dir) if template_dir is not None else None
+    lang = asked if asked == "en" or _exists(str(name), asked, folder) else "en"
+    template = (_packaged_prompt(str(name), lang, need, ok) if folder is None
+                else load_prompt(name, lang, need, ok, override_dir=folder))
+    if lang != asked:
+        _note_fallback(str(name), asked)
+    return replace(template, language=lang, requested_language=asked,
+                   language_status="native" if lang == asked else "fallback:en")
+
+
+def joint_language_status(*statuses: str) -> str:
+    """The status of a prompt made of several templates: ``fallback:en`` when any part fell back, ``native``
+    when every part is native, "" when there is no part."""
+    parts = [s for s in statuses if s]
+    if not parts:
+        return ""
+    return "native" if all(s == "native" for s in parts) else "fallback:en"
 
 
 @cache

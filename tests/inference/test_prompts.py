@@ -70,9 +70,11 @@ def test_unknown_mode_lists_the_modes() -> None:
         assert mode in str(err.value)
 
 
-def test_language_without_template_names_the_available_languages() -> None:
-    with pytest.raises(ConfigError, match=rf"'fr'.*{re.escape(str(SEVEN))}"):
-        prediction_template("know", "fr")
+def test_language_without_template_falls_back_to_english_and_says_so() -> None:
+    fr = prediction_template("know", "fr")
+    assert fr.id == prediction_template("know", "en").id and fr.language == "en"
+    assert (fr.requested_language, fr.language_status) == ("fr", "fallback:en")
+    assert prediction_template("know", "zh").language_status == "native"
     assert prediction_languages("orig") == SEVEN
 
 
@@ -101,8 +103,8 @@ def test_override_dir_can_add_a_language(tmp_path: Path) -> None:
     (tmp_path / "predict_know.fr.txt").write_text("Culture {culture}; savoir: {knowledge}; {labels}\n", "utf-8")
     assert "fr" in prediction_languages("random-know", override_dir=tmp_path)
     assert prediction_template("random-know", "fr", override_dir=tmp_path).id.startswith("predict_know.fr@")
-    with pytest.raises(ConfigError, match=re.escape(str(SEVEN))):  # orig has no fr file
-        prediction_template("orig", "fr", override_dir=tmp_path)
+    orig = prediction_template("orig", "fr", override_dir=tmp_path)  # orig has no fr file: English, recorded
+    assert orig.id.startswith("predict_orig.en@") and orig.language_status == "fallback:en"
 
 
 @pytest.mark.parametrize(

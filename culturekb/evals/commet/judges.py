@@ -32,7 +32,7 @@ from culturekb.evals.commet.stories import Branch
 from culturekb.evals.loaders import normalise_truth
 from culturekb.models.base import Embedder, Message, ModelClient
 from culturekb.models.json_output import complete_json
-from culturekb.text.prompts import load_prompt
+from culturekb.text.prompts import resolve_prompt
 
 __all__ = ["JudgeRequest", "Verdict", "AnswerJudge", "ModelAnswerJudge", "OfflineAnswerJudge", "normalise_answer",
            "parse_verdict"]
@@ -224,9 +224,9 @@ class ModelAnswerJudge(RubricJudgeModel):
                  temperature: float = 0.0, max_tokens: int = 256) -> None:
         super().__init__(client, retries=retries, template_dir=template_dir, temperature=temperature,
                          max_tokens=max_tokens)
-        self.template = load_prompt("commet_judge", "en",
-                                    required=("question", "expected", "answer"),
-                                    allowed=("story", "wrong_answers", "branches"), override_dir=template_dir)
+        self.template = resolve_prompt("commet_judge", "en",
+                                       required=("question", "expected", "answer"),
+                                       allowed=("story", "wrong_answers", "branches"), template_dir=template_dir)
         self.id = f"model:{client.id}:{self.template.sha[:10]}:r{retries}"
 
     def messages(self, request: JudgeRequest) -> list[Message]:
