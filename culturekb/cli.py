@@ -109,6 +109,13 @@ def build(
              "flag (keep it flagged for review); the build report lists them")] = "fail",
     cultures_file: Annotated[Path | None, typer.Option(
         help="JSON or TOML file naming cultures (id, name, aliases, language, western); kept in the KB")] = None,
+    label_words: Annotated[Path | None, typer.Option(
+        help='label words file, JSON or TOML: {"<lang>": {"<label>": ["word", ...]}}; kept in the KB\'s scheme, '
+             "so its prompts show and its parser reads them")] = None,
+    label_column_words: Annotated[list[str] | None, typer.Option(
+        help="COLUMN=LANG: a data column (CSV) or metadata key (JSONL) holding the row's label in LANG's words "
+             "('native': the culture's language); label_<lang> and label_native columns are read without it. "
+             "The words learned go into the KB's scheme (build report: label words)")] = None,
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint for openai:MODEL backends")] = None,
     cache_dir: Annotated[Path | None, typer.Option(
         help="step and response cache (default: the cache_dir setting, else the XDG cache folder)")] = None,
@@ -125,6 +132,7 @@ def build(
             rationales=rationales, judges=_csv(judges) or [], policy=policy, min_support=min_support,
             on_bad_answer=on_bad_answer,
             base_url=base_url, cultures_file=cultures_file,
+            label_words_file=label_words, label_column_words=label_column_words,
         )
 
     result = _guard(run)

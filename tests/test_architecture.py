@@ -215,6 +215,13 @@ def package_graph(root: Path = PACKAGE) -> dict[str, dict[str, int]]:
     return graph
 
 
+def test_evals_and_inference_never_use_the_process_culture_registry() -> None:
+    # issue 20 item 4: a culture's language and name come from the KB's registry (or the run's), passed in
+    files = [p for part in ("evals", "inference") for p in sorted((PACKAGE / part).rglob("*.py"))]
+    users = [str(p.relative_to(PACKAGE)) for p in files if "default_registry" in p.read_text(encoding="utf-8")]
+    assert users == [], f"{users} use culturekb.kb.cultures.default_registry; take a CultureRegistry from the caller"
+
+
 if __name__ == "__main__":  # print the import graph: python tests/test_architecture.py [PACKAGE_DIR]
     import sys
 

@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationInfo,
+    field_validator,
+    model_serializer,
+)
 from tqdm.auto import tqdm
 
 from culturekb import registry
@@ -28,14 +36,15 @@ from culturekb.config import DEFAULT_EMBEDDER
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb._checkpoints import kill_point
 from culturekb.kb.schema import JudgeVerdict, KnowledgeTuple, Sample
-from culturekb.kb.schemes import get_scheme
+from culturekb.kb.schemes import EmotionScheme, get_scheme
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
 from culturekb.text.concepts import BUILD_FIELDS
 from culturekb.text.context import context_concepts
 from culturekb.text.drops import Extraction, ReportsDrops, summarise_drops
 
-__all__ = ["BuildConfig", "BuildComponents", "BuildResult", "build_kb", "make_components", "training_concepts"]
+__all__ = ["BuildConfig", "BuildComponents", "BuildResult", "build_kb", "build_scheme", "make_components",
+           "training_concepts"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -63,6 +72,9 @@ class BuildConfig(BaseModel):
     max_concurrency: int = 8
     chunk_size: int = 64
     on_bad_answer: str = Field(default="fail", description="a model's bad answer: fail | skip | flag")
+    label_words: dict[str, dict[str, list[str]]] = Field(
+        default_factory=dict, description="language -> label -> words added to the scheme's translations (a label "
+        "words file, words learned from paired label columns; culturekb.kb.label_words)")
 
     @field_validator("on_bad_answer", "policy")
     @classmethod
@@ -71,6 +83,14 @@ class BuildConfig(BaseModel):
         if v not in choices:
             raise ValueError(f"{info.field_name} must be one of {list(choices)}")
         return v
+
+    @model_serializer(mode="wrap")
+    def _without_empty_words(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No ``label_words`` key when there are none, so a build without them hashes and records as before."""
+        data: dict[str, Any] = handler(self)
+        if not data.get("label_words"):
+            data.pop("label_words", None)
+        return data
 
     @field_validator("judges")
     @classmethod
@@ -85,6 +105,12 @@ class BuildConfig(BaseModel):
         if v < 1:
             raise ValueError("must be at least 1")
         return v
+
+
+def build_scheme(config: BuildConfig) -> EmotionScheme:
+    """The label scheme a build uses and its KB keeps: `config.scheme` with `config.label_words` first in its
+    translations (`EmotionScheme.with_words`)."""
+    return get_scheme(config.scheme).with_words(config.label_words, source="the build's label words")
 
 
 @dataclass
@@ -122,7 +148,7 @@ def make_components(config: BuildConfig, embedder: Embedder | None = None,
     from culturekb.builders.rationales import ExtractiveRationaleGenerator, LLMRationaleGenerator
     from culturekb.models.factory import make_client, make_embedder
 
-    scheme = get_scheme(config.scheme)
+    scheme = build_scheme(config)
     clients: dict[str, Any] = {}
 
     def emb() -> Any:
@@ -181,7 +207,7 @@ def _extractor_options(config: BuildConfig) -> dict[str, Any]:
         # training data: the stimulus fields that test time reads too, plus the annotators' explanations (the
         # richest text); titles weigh more inside the extractor; the scheme's own label words are never concepts
         opts.setdefault("fields", BUILD_FIELDS)
-        opts.setdefault("scheme", get_scheme(config.scheme))
+        opts.setdefault("scheme", build_scheme(config))
     return opts
 
 
@@ -357,7 +383,7 @@ def build_kb(
     from culturekb.builders.association import associate
 
     config = config or BuildConfig()
-    scheme = get_scheme(config.scheme)
+    scheme = build_scheme(config)
     t_start = time.perf_counter()
     timings: dict[str, float] = {}
 

@@ -78,9 +78,43 @@ def _model_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _label_word_lines(report: dict[str, Any]) -> list[str]:
+    """The `label_words` section: the words a label words file gave and those the data's paired label columns
+    taught (learned, already known, conflicts), which the KB's scheme now holds."""
+    words = report.get("label_words")
+    if not words:
+        return []
+    lines = ["", "## Label words", ""]
+    given = words.get("given")
+    if given:
+        lines.append(f"- from the label words file {given['file']}: {given['words']} words")
+    columns = words.get("columns") or {}
+    if columns:
+        cols = "; ".join(f"{f}: " + ", ".join(f"{c} ({lang})" for c, lang in cs.items()) for f, cs in columns.items())
+        skipped = ", ".join(f"{k} {v}" for k, v in (words.get("skipped_rows") or {}).items()) or "none"
+        lines += [f"- paired label columns: {cols}",
+                  f"- pairs read: {words.get('pairs', 0)}; words learned: {len(words.get('learned') or [])}; already "
+                  f"known to the scheme: {words.get('known', 0)}; conflicts: {len(words.get('conflicts') or [])}; "
+                  f"rows skipped: {skipped}"]
+    learned = words.get("learned") or []
+    if learned:
+        lines += ["", "| language | word | label | rows | share | replaces |", "|---|---|---|---:|---:|---|"]
+        for w in learned:
+            lines.append(f"| {w['language']} | {w['word']} | {w['label']} | {w['rows']} | {w['share']:.0%} | "
+                         f"{w.get('replaces', '')} |")
+    conflicts = words.get("conflicts") or []
+    if conflicts:
+        lines += ["", "| language | word | rows per label | learned as | why |", "|---|---|---|---|---|"]
+        for c in conflicts:
+            per = ", ".join(f"{k} {v}" for k, v in c["labels"].items())
+            lines.append(f"| {c['language']} | {c['word']} | {per} | {c['learned'] or '-'} | {c['reason']} |")
+    return lines
+
+
 def render_report_markdown(report: dict[str, Any]) -> str:
     """The build report as Markdown: counts, flagged rate and policy, judges and their kappa, no-evidence counts,
-    model calls, time, and the concept candidates dropped per culture and reason."""
+    model calls, time, the concept candidates dropped per culture and reason, and the label words given or
+    learned."""
     lines = [
         f"# Build report: KB {report['kb_version']}",
         "",
@@ -104,4 +138,5 @@ def render_report_markdown(report: dict[str, Any]) -> str:
     if report.get("dropped_no_majority"):
         lines += ["", f"Images dropped for lack of a majority label, per culture: {report['dropped_no_majority']}"]
     lines += _dropped_lines(report)
+    lines += _label_word_lines(report)
     return "\n".join(lines) + "\n"

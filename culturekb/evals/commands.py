@@ -4,11 +4,17 @@ texts of the common options. Each benchmark's own options live in its folder (``
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
 from culturekb.errors import ConfigError
 from culturekb.text.prompts import PROMPT_LANGUAGES, available_prompt_languages
 
-__all__ = ["csv_list", "csv_tuple", "prompt_language_tuple", "status_option", "OUT_HELP", "LANG_HELP", "MODEL_HELP",
-           "PARSE_FALLBACK_HELP", "STATUS_HELP"]
+__all__ = ["MapOption", "OnBadRowOption", "field_map_option", "csv_list", "csv_tuple", "prompt_language_tuple",
+           "status_option", "label_words_option", "OUT_HELP", "LANG_HELP", "MODEL_HELP", "PARSE_FALLBACK_HELP",
+           "LABEL_WORDS_HELP", "STATUS_HELP"]
 
 
 def csv_list(value: str | None) -> list[str] | None:
@@ -45,6 +51,9 @@ LANG_HELP = f"comma list of prompt languages ({', '.join(PROMPT_LANGUAGES)})"
 MODEL_HELP = "kb-prior | openai:MODEL | hf:PATH | any registered model client"
 PARSE_FALLBACK_HELP = ("answers naming no label word go to the nearest label by the multilingual embedder "
                         "(default: the parse_fallback setting, off)")
+LABEL_WORDS_HELP = ('label words file, JSON or TOML: {"<lang>": {"<label>": ["word", ...]}}; the prompts show these '
+                    "words beside the labels and the parser reads them (the run report lists the words of unread "
+                    "answers)")
 STATUS_HELP = ("which tuples are served: all (every tuple but rejected ones; pending ones marked unreviewed), "
                 "accepted (reviewed only) or pending (default: the status setting, all)")
 
@@ -55,3 +64,29 @@ def status_option(value: str | None) -> str | None:
 
     return None if value is None else check_status(value.strip())
 
+
+def label_words_option(value: Path | None) -> Path | None:
+    """``--label-words FILE``: the file, read and checked now (a bad file fails before any data or model)."""
+    if value is None:
+        return None
+    from culturekb.kb.label_words import load_label_words
+
+    load_label_words(value)
+    return value
+
+
+def field_map_option(value: str | None) -> str | None:
+    """``--map``: a built-in map's name, a map file or ``field=KEY`` pairs, checked now (the spec keeps the text)."""
+    from culturekb._records import parse_field_map
+
+    parse_field_map(value)
+    return value.strip() if value else None
+
+
+MAP_HELP = ("how the file's keys map to this benchmark's fields: a built-in map (tombench, tombench-zh, hitom, "
+            "blend ...: culturekb/data/maps), a .toml/.json map file, or field=KEY pairs such as "
+            "id=qid,question=QUESTION (default: the loader's names, or a built-in map the file matches)")
+ON_BAD_ROW_HELP = ("fail: report every bad row of the data at once and run nothing; skip: leave bad rows out and "
+                   "list them in the run report")
+MapOption = Annotated[str | None, typer.Option("--map", help=MAP_HELP)]
+OnBadRowOption = Annotated[str, typer.Option("--on-bad-row", help=ON_BAD_ROW_HELP)]

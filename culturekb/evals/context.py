@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from culturekb.inference.base import Predictor
     from culturekb.kb.cultures import CultureRegistry
     from culturekb.kb.schema import Sample
+    from culturekb.kb.schemes import EmotionScheme
     from culturekb.models.base import ModelClient
     from culturekb.retrieval.retriever import Retriever
     from culturekb.text.concepts import ConceptExtractor
@@ -89,6 +90,17 @@ class RunContext(Protocol):
 
     def build_cue_kb(self, metadata: Path, out: Path, *, scheme: str, allow_unknown_countries: bool = False) -> Path:
         """Build a regional cue KB from cue metadata into `out` (once per run); returns `out`."""
+        ...
+
+    def label_scheme(self, scheme: EmotionScheme) -> EmotionScheme:
+        """The scheme the run's prompts show and its parser reads: `scheme` with the spec's label words
+        (``--label-words FILE``, `culturekb.kb.label_words`) first; `scheme` itself without them."""
+        ...
+
+    @property
+    def label_words_id(self) -> str:
+        """'' without label words, else ``|label-words:<digest>``: what a predictor's id appends, so that answers
+        read with other words are not reused from a checkpoint."""
         ...
 
     @property

@@ -10,20 +10,25 @@ nothing is dropped silently. The formats themselves are documented beside their 
 
 from __future__ import annotations
 
+import json
 import logging
 import math
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from culturekb._images import check_image_file
-from culturekb._io import is_uri, iter_json_records, resolve_image_ref
+from culturekb._io import is_uri, resolve_image_ref
+from culturekb._records import FieldMap, LoadReport, is_absent, read_records
 from culturekb.errors import DataError
+from culturekb.inference.choices import option_letters
 from culturekb.kb.cultures import Culture, CultureRegistry, packaged_registry
 from culturekb.kb.loaders import known_culture
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
+from culturekb.text.harness_prompt import parse_harness_prompt
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +66,13 @@ class Row:
     data: dict[str, Any]
     source: str
     line: int
+    place: str = ""
+    """How to name the row in messages (default ``source, line N``)."""
 
     @property
     def where(self) -> str:
         """Source file and line of this row, for error messages."""
-        return f"{self.source}, line {self.line}"
+        return self.place or f"{self.source}, line {self.line}"
 
     def key_of(self, name: str) -> str | None:
         """The actual key holding canonical field `name` (first alias present), or None."""
@@ -109,18 +116,19 @@ def _number_id(value: float, where: str) -> str:
     return str(int(value))
 
 
-def read_rows(path: str | Path) -> Iterator[Row]:
-    """The objects of a JSONL file (or a JSON array file), with line numbers; bad JSON, a missing file, a
-    folder, or a file with no objects at all is a `DataError` naming the file."""
+def read_rows(path: str | Path, field_map: FieldMap | None = None, report: LoadReport | None = None
+              ) -> Iterator[Row]:
+    """The objects of a data file (JSONL, a JSON list or object keyed by id, CSV/TSV) or of a folder of them, with
+    line numbers, the field map applied (`culturekb._records.read_records`); a missing file or one with no
+    objects at all is a `DataError` naming the file."""
     p = Path(path)
-    if p.is_dir():
-        raise DataError(f"data file {p} is a directory; expected a JSONL file (give the file's path, not its folder)")
-    if not p.is_file():
-        raise DataError(f"data file {p} does not exist; give the path of a JSONL file")
+    if not p.exists():
+        raise DataError(f"data file {p} does not exist; give the path of a JSONL file (or a JSON, CSV or TSV file, "
+                        "or a folder of them)")
     empty = True
-    for line, obj in iter_json_records(p):
+    for rec in read_records(p, field_map, report):
         empty = False
-        yield Row(obj, str(p), line)
+        yield Row(rec.data, rec.source, rec.line, rec.where)
     if empty:
         raise DataError(f"{p}: the file holds no items (it is empty or blank); give a JSONL file with one object "
                         "per line")
@@ -183,3 +191,80 @@ def normalise_truth(value: Any) -> str | None:
     if key in _FALSE:
         return "false"
     return None
+
+
+# -- multiple choice -----------------------------------------------------------------------------------------------
+MIN_OPTIONS, MAX_OPTIONS = 2, 26
+OPTION_FIELDS = tuple(f"option_{c}" for c in "abcdefghijklmnopqrstuvwxyz")
+_OWN_LETTER = re.compile(r"^\s*[(\[（]?\s*([A-Za-z])\s*[)\]）.:：]\s*")
+
+
+def strip_own_letter(text: str, letter: str) -> str:
+    """An option without the letter it repeats ("A. ghosts", "(A) ghosts", "A.ghosts" as option A)."""
+    m = _OWN_LETTER.match(text)
+    return text[m.end():].strip() if m and m.group(1).upper() == letter else text
+
+
+def choice_options(value: Any, row: Mapping[str, Any], where: str, question: str) -> tuple[list[str], str]:
+    """(option texts, question) of a multiple-choice row: `value` (its ``options`` field: a list, JSON list text,
+    or one string of lettered options), else the fields option_a .. option_z, else options written inside the
+    question ("(a) ... (b) ...", "A. ... B. ..."; the question keeps its stem). Absent options (NaN, "nan", "")
+    at the end are dropped; an option repeating its own letter loses it; 2 to 26 options."""
+    if is_absent(value):
+        value = None
+    if value is None:
+        lowered = {k.strip().lower(): v for k, v in row.items()}
+        fields = [f for f in OPTION_FIELDS if f in lowered]
+        if fields:
+            value = [lowered[f] for f in OPTION_FIELDS[:OPTION_FIELDS.index(fields[-1]) + 1]]
+        else:
+            split = parse_harness_prompt(question)
+            if len(split.options) < MIN_OPTIONS:
+                raise DataError(f"{where}: no options; give 'options' (a list of {MIN_OPTIONS} to {MAX_OPTIONS} "
+                                "texts), the fields option_a, option_b ..., or write them in the question "
+                                "('(a) ... (b) ...')")
+            value = list(split.options)
+            question = "\n".join(p for p in (split.context, split.question) if p) or question
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            value = json.loads(value)
+        except (ValueError, RecursionError) as exc:  # bad JSON, nesting too deep, an over-long integer
+            raise DataError(f"{where}: 'options' is not a JSON list ({str(exc)[:200]})") from exc
+    if isinstance(value, str):  # one string of lettered options: "A. x, B. y, C. z"
+        split = parse_harness_prompt(value.replace(", ", "\n"))
+        value = list(split.options) if len(split.options) >= MIN_OPTIONS else value
+    if not isinstance(value, list):
+        raise DataError(f"{where}: 'options' must be a list of {MIN_OPTIONS} to {MAX_OPTIONS} answer texts, got "
+                        f"{type(value).__name__}")
+    kept = [opt for opt in value if not is_absent(opt)]
+    if len(kept) < len(value) and any(not is_absent(opt) for opt in value[len(kept):]):
+        raise DataError(f"{where}: an empty option comes before a filled one ({value!r}); options are lettered in "
+                        "order, so only trailing ones may be absent")
+    if not MIN_OPTIONS <= len(kept) <= MAX_OPTIONS:
+        raise DataError(f"{where}: 'options' must hold {MIN_OPTIONS} to {MAX_OPTIONS} answer texts, got "
+                        f"{len(kept)}")
+    out = []
+    letters = option_letters(len(kept))
+    for i, opt in enumerate(kept):
+        if not isinstance(opt, str | int | float) or isinstance(opt, bool) or not str(opt).strip():
+            raise DataError(f"{where}: option {letters[i]} is empty or not text ({opt!r})")
+        out.append(strip_own_letter(str(opt).strip(), letters[i]))
+    return out, question
+
+
+def answer_letter(raw: str, options: Sequence[str], where: str) -> str:
+    """The answer's letter: a letter ("B", "(b)", "B. "), a 1-based number, or an option's text."""
+    letters = option_letters(len(options))
+    letter = raw.strip("()[] .:").upper()
+    if letter in letters:
+        return letter
+    m = _OWN_LETTER.match(raw)
+    if m and m.group(1).upper() in letters:
+        return m.group(1).upper()
+    if raw.isdigit() and 1 <= int(raw) <= len(options):
+        return letters[int(raw) - 1]
+    by_text = [letters[i] for i, o in enumerate(options) if o.strip().lower() == raw.lower()]
+    if len(by_text) == 1:
+        return by_text[0]
+    raise DataError(f"{where}: answer {raw!r} is not one of the option letters {list(letters)}, an option number "
+                    "or an option's text")

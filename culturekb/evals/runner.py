@@ -55,7 +55,9 @@ the (sample_id, setting) pairs that are missing, plus failed calls (``parse_stat
 ``retry_errors=False``; an invalid (unparsable) answer is final and scored wrong. ``<out_dir>/checkpoint.json``
 records `config()`; a rerun with a different config (another model, another KB) refuses to mix old and new
 predictions unless ``resume=False``, which starts over. A torn last line (a crash in mid-write) is discarded.
-``<out_dir>/run.json`` records settings, counts (predicted now / resumed) and timings.
+``<out_dir>/run.json`` records settings, counts (predicted now / resumed), timings, and the unread answers: how
+many answers the parser could not read per setting and prompt language, with their most frequent words
+(`culturekb.evals.unread`; the Markdown report and ``culturekb eval`` show them as two tables).
 
 (Why one module over 500 lines: the base class, its checkpoint and resume machinery and the runner registry are one
 contract that every benchmark implements; a benchmark's author reads it in one place.)
@@ -82,7 +84,9 @@ from culturekb._runlog import run_log
 from culturekb.errors import ConfigError, DataError, ProviderError
 from culturekb.evals._calls import client_counts, run_accounting, run_client
 from culturekb.evals.context import RunContext
+from culturekb.evals.data_report import data_tables
 from culturekb.evals.reports import Plot, ReportFiles, Table, to_jsonable, write_report
+from culturekb.evals.unread import unread_summary, unread_tables
 from culturekb.inference.base import Prediction, Predictor
 from culturekb.kb.schema import Sample
 
@@ -155,7 +159,11 @@ class RunResult:
     n_resumed: Mapping[str, int]
     files: tuple[Path, ...] = field(default_factory=tuple)
     tables: Mapping[str, Table] = field(default_factory=dict)
-    """The report's tables (`Runner.tables` of the metrics), for a caller that shows them."""
+    """The report's tables (`Runner.tables` of the metrics, then the unread answers'), for a caller that shows
+    them."""
+    unread_answers: Mapping[str, Any] = field(default_factory=dict)
+    """How many answers the parser could not read, per setting and prompt language, and their most frequent words
+    (`culturekb.evals.unread.unread_summary`)."""
 
     def summary(self) -> dict[str, Any]:
         """A JSON-safe summary (no predictions), as written to ``run.json``."""
@@ -168,6 +176,7 @@ class RunResult:
             "n_predicted": dict(self.n_predicted),
             "n_resumed": dict(self.n_resumed),
             "files": [str(p) for p in self.files],
+            "unread_answers": dict(self.unread_answers),
         }
 
 
@@ -196,8 +205,16 @@ class Runner(ABC):
     command: ClassVar[RunnerCommand | None] = None
     """The ``culturekb eval NAME`` command of this benchmark (none: the runner is for library use only)."""
     default_modes: ClassVar[tuple[str, ...]] = ("orig", "know")
+    load_report: dict[str, Any] | None = None
+    """What loading the data did (`culturekb._records.LoadReport.to_dict`: files, field map, defaults filled,
+    skipped rows), set by `from_context`; written into run.json as ``data`` and shown as a table."""
     record_type: ClassVar[type[Prediction]] = Prediction
     """The record read back from the checkpoint; a subclass of `Prediction` may add fields (box, judge scores)."""
+    reads_label_words: ClassVar[bool] = False
+    """The model's answers are read as label words of a scheme (ArtECulture, Cedar): the report's unread answers
+    then say how to add words (``--label-words FILE``)."""
+    unread_answers: dict[str, Any] | None = None
+    """The unread answers of the last `run` (`culturekb.evals.unread`), which `report` adds to the Markdown."""
 
     def __init__(
         self,
@@ -208,7 +225,10 @@ class Runner(ABC):
         limit: int | None = None,
         progress: bool = True,
         retry_errors: bool = True,
+        load_report: Mapping[str, Any] | None = None,
     ) -> None:
+        """`load_report`: what loading the data did (`culturekb._records.LoadReport.to_dict`), for the report."""
+        self.load_report = dict(load_report) if load_report else None
         if chunk_size < 1:
             raise ConfigError(f"chunk_size must be at least 1, got {chunk_size}")
         if limit is not None and limit < 1:
@@ -268,8 +288,9 @@ class Runner(ABC):
         return []
 
     def report(self, results: Mapping[str, Any], out_dir: Path) -> ReportFiles:
-        """Write the report (JSON, Markdown, PNG) from `tables` and `plots`."""
-        return write_report(out_dir, self.label, results, self.tables(results), self.plots(results))
+        """Write the report (JSON, Markdown, PNG) from `tables` and `plots`, and the unread answers' tables."""
+        tables = {**self.tables(results), **unread_tables(self.unread_answers)}
+        return write_report(out_dir, self.label, results, tables, self.plots(results))
 
     # -- the machinery ---------------------------------------------------------------------------------------------
 
@@ -475,6 +496,8 @@ class Runner(ABC):
         metrics = self.score(samples, by_setting)
         timings["score"] = time.perf_counter() - t0
 
+        self.unread_answers = unread_summary({s.key: p for s, p in by_setting.items()},
+                                             label_words=self.reads_label_words)
         t0 = time.perf_counter()
         files = self.report(metrics, out)
         timings["report"] = time.perf_counter() - t0
@@ -491,11 +514,14 @@ class Runner(ABC):
             n_predicted=n_predicted,
             n_resumed=n_resumed,
             files=(*files.all(), out / PREDICTIONS_FILE, out / _RUN_FILE),
-            tables=self.tables(metrics),
+            tables={**self.tables(metrics), **data_tables(self.load_report), **unread_tables(self.unread_answers)},
+            unread_answers=self.unread_answers,
         )
         model = run_accounting(client, counts_before, {s.key: p for s, p in by_setting.items()},
                                _previous_model_section(out / _RUN_FILE))
-        atomic_write_json(out / _RUN_FILE, to_jsonable({**result.summary(), "config": self.config(), "model": model}))
+        data = {"data": self.load_report} if self.load_report else {}
+        atomic_write_json(out / _RUN_FILE, to_jsonable({**result.summary(), "config": self.config(), "model": model,
+                                                        **data}))
         logger.info("%s: done in %.2fs (%s predicted, %s resumed)", self.label, timings["total"],
                     sum(n_predicted.values()), sum(n_resumed.values()))
         return result

@@ -57,6 +57,12 @@ class RunSpec:
     cache_dir: Path | None = None
     """Response cache folder (default: the configured one)."""
     progress: bool = True
+    field_map: str | None = None
+    """How the data file's keys map to the loader's fields: a built-in map's name (``tombench``), a TOML/JSON map
+    file, or ``field=KEY,...`` (None: the loader's own names and aliases, or a built-in map the file matches)."""
+    on_bad_row: str = "fail"
+    """``fail``: every bad row of the data is reported at once and nothing runs; ``skip``: bad rows are left out
+    and listed in the run report."""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -64,6 +70,8 @@ class RunSpec:
             normalised = _normalise(str(f.type), value)
             if normalised is not value:
                 object.__setattr__(self, f.name, normalised)
+        if self.on_bad_row not in ("fail", "skip"):
+            raise ConfigError(f"on_bad_row must be 'fail' or 'skip', got {self.on_bad_row!r}")
         if self.limit is not None and self.limit < 1:
             raise ConfigError(f"limit must be at least 1 (or None for all items), got {self.limit}")
 
@@ -84,6 +92,9 @@ class RetrievalSpec:
 @dataclass(frozen=True, kw_only=True)
 class ParseSpec:
     """How model answers are read: `parse_fallback` sends answers that name no label word to the multilingual
-    embedder (None: the ``parse_fallback`` setting, off by default)."""
+    embedder (None: the ``parse_fallback`` setting, off by default); `label_words` is a label words file (JSON or
+    TOML, ``{"<lang>": {"<label>": ["word", ...]}}``, `culturekb.kb.label_words`) whose words the prompts show and
+    the parser reads, on top of the scheme's."""
 
     parse_fallback: bool | None = None
+    label_words: Path | None = None

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AMBIGUOUS_FORMS",
     "EmbeddingFallback",
+    "answer_value",
     "ParsePath",
     "ParseStatus",
     "ParsedAnswer",
@@ -409,6 +410,31 @@ def _from_embedding(
 
 
 # -- entry point --------------------------------------------------------------------------------------------
+
+
+def answer_value(text: str | None) -> str | None:
+    """What an answer gives as its label, whether or not it names one: the string value of the last JSON object's
+    label key, else the value of the last answer line ("Answer: ...", "उत्तर: ..."), in lower case; None when the
+    answer has neither. (The run report lists these for unread answers, so the missing label words show.)"""
+    raw = (text or "").strip()
+    parts = _THINK_END.split(raw)
+    raw = parts[-1].strip() if len(parts) > 1 and parts[-1].strip() else raw
+    if not raw:
+        return None
+    label_keys = _keys()[0]
+    for _, _, outer in reversed(json_objects(raw)):
+        for obj in (outer, *(v for v in outer.values() if isinstance(v, dict))):
+            has, value = _field(obj, label_keys)
+            if has:
+                first = value[0] if isinstance(value, list) and value else value
+                return first.strip().lower() if isinstance(first, str) and first.strip() else None
+    norm = normalise_text(raw)
+    lines = list(_line_patterns()[0].finditer(norm))
+    if not lines:
+        return None
+    start, end = lines[-1].span("value")
+    return (raw[start:end] if len(norm) == len(raw) else norm[start:end]).strip().lower()  # as written, if we can
+
 
 
 def _base_language(language: str | None) -> str | None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -159,11 +160,48 @@ class EmotionScheme:
 
     def translate(self, label: str, language: str) -> str:
         """The first translation of `label` into `language` (the scheme's own, else its vocabulary's), or the
-        English label."""
-        words = self.translations.get(language, {}).get(label)
-        if not words and language != "en":
-            words = self.vocabulary.get(language, {}).get(label)
-        return words[0] if words else label
+        English label. Stem and ending forms (``traurig*``, ``*sikitisha``) are never shown: the first whole word."""
+        for table in (self.translations, self.vocabulary if language != "en" else {}):
+            words = [w for w in table.get(language, {}).get(label, ()) if not (w.startswith("*") or w.endswith("*"))]
+            if words:
+                return words[0]
+        return label
+
+    def with_words(self, words: Mapping[str, Mapping[str, Sequence[str]]], source: str = "label words"
+                   ) -> EmotionScheme:
+        """A copy whose `translations` put `words` (language -> label -> words; see `culturekb.kb.label_words`)
+        first, so that a prompt shows them (`translate`) and the parser reads them. A label may be named by a
+        synonym; a given word leaves the other labels' words in that language (the given words win), and a word given
+        for two labels of one language raises ConfigError. `source` names the words in error messages."""
+        if not words:
+            return self
+        translations = {lang: dict(table) for lang, table in self.translations.items()}
+        vocabulary = {lang: dict(table) for lang, table in self.vocabulary.items()}
+        for lang, table in words.items():
+            given: dict[str, list[str]] = {}
+            owner: dict[str, str] = {}
+            for name, forms in table.items():
+                label = name if name in self.labels else self.match(name)
+                if label is None:
+                    raise ConfigError(f"{source}: {lang}.{name}: {name!r} is not a label of scheme {self.name!r} "
+                                      f"(labels: {list(self.labels)}); name the words' label as the scheme does")
+                for w in ([forms] if isinstance(forms, str) else forms):
+                    key = _norm(w)
+                    if owner.setdefault(key, label) != label:
+                        raise ConfigError(f"{source}: {lang}: the word {w!r} is given for both {owner[key]!r} and "
+                                          f"{label!r}; give each word to one label")
+                    given.setdefault(label, []).append(w)
+            for tables in (translations, vocabulary):
+                current = tables.get(lang)
+                if not current:
+                    continue
+                tables[lang] = {lab: kept for lab, ws in current.items()
+                                if (kept := tuple(w for w in ws if owner.get(_norm(w), lab) == lab))}
+            target = translations.setdefault(lang, {})
+            for label, forms in given.items():
+                target[label] = tuple(dict.fromkeys([*forms, *target.get(label, ())]))
+        return replace(self, translations=translations,
+                       vocabulary={lang: table for lang, table in vocabulary.items() if table})
 
     def mapping_to(self, other: str) -> dict[str, dict[str, float]]:
         """The explicit table label -> {label of `other`: weight}; ConfigError naming the available ones."""

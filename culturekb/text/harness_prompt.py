@@ -30,7 +30,7 @@ from culturekb.text.languages import instruction_languages, script_of, word_list
 
 __all__ = ["HarnessPrompt", "PromptLabels", "parse_harness_prompt", "prompt_labels"]
 
-_OPTION_MARK = re.compile(r"(?:(?<=\s)|^)(?:\(([A-J])\)|([A-J])[.)．:：])\s*(?=\S)", re.M)
+_OPTION_MARK = re.compile(r"(?:(?<=\s)|^)(?:[(（]([A-Za-z])[)）]|([A-Z])[.)．:：])\s*(?=\S)", re.M)
 _SENTENCE_END = re.compile(r"(?<=[.?!。？！؟।])\s*")
 _LABEL_SEP = ":：-"
 
@@ -108,7 +108,7 @@ def _unspaced(word: str) -> bool:
 def _options(text: str) -> tuple[str, list[str], str]:
     """(text before the options, the options, text after the last option's line) for a run of consecutive option
     letters starting at A (at least two); no options: (text, [], "")."""
-    marks = [(m.start(), m.end(), m.group(1) or m.group(2)) for m in _OPTION_MARK.finditer(text)]
+    marks = [(m.start(), m.end(), (m.group(1) or m.group(2)).upper()) for m in _OPTION_MARK.finditer(text)]
     best: list[tuple[int, int, str]] = []
     for i, (_, _, letter) in enumerate(marks):
         if letter != "A":

@@ -18,7 +18,7 @@ from culturekb.kb.schema import Sample
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from culturekb.builders.pipeline import BuildResult
+    from culturekb.builders.pipeline import BuildConfig, BuildResult
     from culturekb.kb.cultures import Culture
     from culturekb.kb.schemes import EmotionScheme
     from culturekb.models.base import Embedder
@@ -100,7 +100,10 @@ def build_from_files(
 
     `cultures_file` (JSON or TOML, `culturekb.kb.cultures.load_cultures_file`) names cultures, adds aliases and
     sets languages and Western flags before the data is read; the KB's manifest keeps them. `loaded_embedder`: the
-    model of the `embedder` option, already loaded (the build then loads no copy of its own)."""
+    model of the `embedder` option, already loaded (the build then loads no copy of its own). Label words
+    (`culturekb.kb.label_words`): option `label_words_file` (a label words file) and the words the data's paired
+    label columns teach (``label_<lang>``, ``label_native``, or option `label_column_words`, ``["COLUMN=LANG"]``)
+    go into the KB's scheme; the build report's ``label_words`` section lists them."""
     from culturekb._runlog import run_log
     from culturekb.builders.pipeline import BuildConfig, build_kb, make_components
     from culturekb.config import load_settings
@@ -108,6 +111,8 @@ def build_from_files(
     from culturekb.kb.cultures import declare_cultures, load_cultures_file
     from culturekb.kb.store import check_kb_target
 
+    label_words_file = options.pop("label_words_file", None)
+    column_words = options.pop("label_column_words", None)
     settings = load_settings(settings_file, cache_dir=cache_dir, base_url=options.get("base_url"))
     opts = {k: v for k, v in options.items() if v is not None}
     opts.setdefault("embedder", settings.embedder)
@@ -125,6 +130,7 @@ def build_from_files(
     if cultures_file is not None:
         declare_cultures(load_cultures_file(cultures_file))
     samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures)
+    config, words_report = _label_words(paths, config, label_words_file, column_words)
     # inputs are valid; one build per --out at a time: a second one is refused (exit 2) before any model loads,
     # not left to race the first one's save
     with exclusive_lock(out, "build", "wait for that build to finish, or give this one another --out"), \
@@ -134,7 +140,29 @@ def build_from_files(
         return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress,
                         components=components,
                         extra_report={"dropped_no_majority": load_report["dropped_no_majority"],
-                                      "sources": describe_sources(paths, load_report["sources"])})  # KB card
+                                      "sources": describe_sources(paths, load_report["sources"]),  # KB card
+                                      **words_report})
+
+
+def _label_words(paths: Sequence[str | Path], config: BuildConfig, words_file: str | Path | None,
+                 column_words: Sequence[str] | None) -> tuple[BuildConfig, dict[str, Any]]:
+    """The build config with the label words of `words_file` (``--label-words``) and those the data's paired label
+    columns teach (`culturekb.kb.label_words.learn_label_words`; ``--label-column-words COLUMN=LANG``), the given
+    words winning; and the build report's ``label_words`` section (none when there is nothing to say)."""
+    from culturekb.kb.label_words import learn_label_words, load_label_words, merge_label_words, parse_column_words
+    from culturekb.kb.schemes import get_scheme
+
+    given = load_label_words(words_file) if words_file is not None else {}
+    scheme = get_scheme(config.scheme).with_words(given, source=str(words_file))
+    learned = learn_label_words(paths, scheme, columns=parse_column_words(column_words))
+    words = merge_label_words(merge_label_words(config.label_words, learned.words), given)
+    report: dict[str, Any] = dict(learned.report)
+    if given:
+        report["given"] = {"file": str(words_file), "words": sum(len(ws) for t in given.values() for ws in t.values())}
+    if not words:
+        return config, {"label_words": report} if report else {}
+    as_lists = {lang: {lab: list(ws) for lab, ws in t.items()} for lang, t in words.items()}
+    return config.model_copy(update={"label_words": as_lists}), {"label_words": report}
 
 
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from culturekb.inference.base import Predictor
     from culturekb.kb.cultures import CultureRegistry
     from culturekb.kb.schema import Sample
+    from culturekb.kb.schemes import EmotionScheme
     from culturekb.models.base import ModelClient
     from culturekb.models.cache import ResponseCache
     from culturekb.retrieval.retriever import Retriever
@@ -47,6 +48,7 @@ class JobContext:
         self._cache: ResponseCache | None = None
         self._clients: dict[tuple[str, str | None, str | None], ModelClient | None] = {}
         self._cue_kbs: dict[Path, Path] = {}
+        self._words: dict[str, dict[str, tuple[str, ...]]] | None = None
 
     # -- what the spec says ------------------------------------------------------------------------------------
     @property
@@ -62,6 +64,29 @@ class JobContext:
         """See `culturekb.evals.context.RunContext.parse_fallback`."""
         chosen = self._get("parse_fallback")
         return bool(self._settings.parse_fallback if chosen is None else chosen)
+
+    def _label_words(self) -> dict[str, dict[str, tuple[str, ...]]]:
+        path = self._get("label_words")
+        if path is None:
+            return {}
+        if self._words is None:
+            from culturekb.kb.label_words import load_label_words
+
+            self._words = load_label_words(path)
+        return self._words
+
+    def label_scheme(self, scheme: EmotionScheme) -> EmotionScheme:
+        """See `culturekb.evals.context.RunContext.label_scheme`."""
+        words = self._label_words()
+        return scheme.with_words(words, source=str(self._get("label_words"))) if words else scheme
+
+    @property
+    def label_words_id(self) -> str:
+        """See `culturekb.evals.context.RunContext.label_words_id`."""
+        from culturekb.kb.label_words import label_words_digest
+
+        words = self._label_words()
+        return f"|label-words:{label_words_digest(words)}" if words else ""
 
     @property
     def max_concurrency(self) -> int:
@@ -113,9 +138,9 @@ class JobContext:
         retriever = self.retriever()
         if retriever is not None:
             return retriever.kb.culture_registry
-        from culturekb.kb.cultures import default_registry
+        from culturekb.kb.cultures import packaged_registry
 
-        return default_registry()
+        return packaged_registry()
 
     def build_cue_kb(self, metadata: Path, out: Path, *, scheme: str, allow_unknown_countries: bool = False) -> Path:
         """See `culturekb.evals.context.RunContext.build_cue_kb`."""
@@ -164,7 +189,13 @@ class JobContext:
             kw = {"cache": self._response_cache(), "max_concurrency": self._settings.max_concurrency,
                   "parse_fallback": self.parse_fallback}
         base_url = self.spec.base_url or self._settings.base_url
-        return make_predictor(self.spec.model, augmenter, base_url=base_url, **kw), calibration
+        predictor = make_predictor(self.spec.model, augmenter, base_url=base_url, **kw)
+        scheme = getattr(predictor, "scheme", None)
+        if self.spec.model != "kb-prior" and scheme is not None and self._label_words():
+            # a predictor that reads a model's answers: its prompts show, and its parser reads, the run's words
+            predictor.scheme = self.label_scheme(scheme)  # type: ignore[attr-defined]
+            predictor.id += self.label_words_id
+        return predictor, calibration
 
     def image_concepts(self, client: ModelClient | None) -> ConceptExtractor | None:
         """See `culturekb.evals.context.RunContext.image_concepts`."""

@@ -13,12 +13,17 @@ import typer
 
 from culturekb.evals.artemculture.spec import ArtECultureSpec
 from culturekb.evals.commands import (
+    LABEL_WORDS_HELP,
     LANG_HELP,
     MODEL_HELP,
     OUT_HELP,
     PARSE_FALLBACK_HELP,
     STATUS_HELP,
+    MapOption,
+    OnBadRowOption,
     csv_tuple,
+    field_map_option,
+    label_words_option,
     prompt_language_tuple,
     status_option,
 )
@@ -40,11 +45,16 @@ def artemculture_options(
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N samples")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
     parse_fallback: Annotated[bool | None, typer.Option(help=PARSE_FALLBACK_HELP)] = None,
+    label_words: Annotated[Path | None, typer.Option(help=LABEL_WORDS_HELP)] = None,
     status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
+    field_map: MapOption = None,
+    on_bad_row: OnBadRowOption = "fail",
 ) -> ArtECultureSpec:
     """ArtECulture: accuracy per culture and mode beside the majority baseline, grids, alignment; resumable."""
     return ArtECultureSpec(
+        field_map=field_map_option(field_map), on_bad_row=on_bad_row,
         data=tuple(data), kb_dir=kb, out=out_dir, model=model, modes=csv_tuple(modes),
         prompt_languages=prompt_language_tuple(prompt_languages, "predict_know"), base_url=base_url,
         judges=csv_tuple(judges) or (), split=split,
-        limit=limit, data_root=data_root, parse_fallback=parse_fallback, status=status_option(status))
+        limit=limit, data_root=data_root, parse_fallback=parse_fallback, status=status_option(status),
+        label_words=label_words_option(label_words))

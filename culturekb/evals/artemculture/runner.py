@@ -69,6 +69,7 @@ class ArtECultureRunner(Runner):
     """Held-out split of ArtEmis/ArtELingo-style data, predicted in each mode (and prompt language)."""
 
     command = RunnerCommand(artemculture_options)
+    reads_label_words = True
 
     default_modes = MODES
 

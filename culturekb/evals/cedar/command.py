@@ -13,12 +13,17 @@ import typer
 
 from culturekb.evals.cedar.spec import CedarSpec
 from culturekb.evals.commands import (
+    LABEL_WORDS_HELP,
     LANG_HELP,
     MODEL_HELP,
     OUT_HELP,
     PARSE_FALLBACK_HELP,
     STATUS_HELP,
+    MapOption,
+    OnBadRowOption,
     csv_tuple,
+    field_map_option,
+    label_words_option,
     prompt_language_tuple,
     status_option,
 )
@@ -43,12 +48,16 @@ def cedar_options(
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
     parse_fallback: Annotated[bool | None, typer.Option(help=PARSE_FALLBACK_HELP)] = None,
+    label_words: Annotated[Path | None, typer.Option(help=LABEL_WORDS_HELP)] = None,
     status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
+    field_map: MapOption = None,
+    on_bad_row: OnBadRowOption = "fail",
 ) -> CedarSpec:
     """Cedar: accuracy per language, GEPP/LSEPP, GRQB/LSRQB, language grid; multimodal and text-only apart."""
     return CedarSpec(
+        field_map=field_map_option(field_map), on_bad_row=on_bad_row,
         data=data, out=out_dir, kb_dir=kb, model=model, scheme=scheme, modes=csv_tuple(modes),
         prompt_languages=prompt_language_tuple(prompt_languages, "cedar_know"), languages=csv_tuple(languages),
         modalities=(modality,) if modality else None, base_url=base_url, image_concepts=image_concepts,
         max_tokens=max_tokens, limit=limit, data_root=data_root, parse_fallback=parse_fallback,
-        status=status_option(status))
+        status=status_option(status), label_words=label_words_option(label_words))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
+from culturekb._records import LoadReport, parse_field_map
 from culturekb.errors import ConfigError
 from culturekb.evals._cues import cue_block_for, item_concepts
 from culturekb.evals.cedar.command import cedar_options
@@ -51,7 +52,7 @@ from culturekb.inference.injection import (
     KnowledgeService,
 )
 from culturekb.inference.injection import cue_budget as default_cue_budget
-from culturekb.kb.cultures import CultureRegistry, packaged_registry
+from culturekb.kb.cultures import Culture, CultureRegistry, packaged_registry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme, map_distribution
 from culturekb.models.base import ModelClient
@@ -194,13 +195,16 @@ class CedarPredictor:
         """Test-time concepts: from the narrative and question, plus the image's when `image_concepts` is set."""
         return item_concepts(samples, self.concept_extractor, self.image_concepts)
 
-    def _template(self, sample: Sample, requested: str | None, mode: str) -> PromptTemplate:
-        """The item's Cedar template: in `requested`, else in the language of the item's culture in the run's
-        registry (English for a culture it lacks); English where that language has no template (its
-        `language_status` says so)."""
-        language = requested or (self.cultures.resolve(sample.culture).language if sample.culture in self.cultures
-                                 else "en")
-        return cedar_template(mode, language, self.template_dir)
+    def _culture(self, sample: Sample) -> Culture | None:
+        """The item's culture as the run's registry describes it (None for a culture it lacks): the one lookup
+        that gives the prompt its language and the culture its name."""
+        return self.cultures.resolve(sample.culture) if sample.culture in self.cultures else None
+
+    def _template(self, culture: Culture | None, requested: str | None, mode: str) -> PromptTemplate:
+        """The item's Cedar template: in `requested`, else in its culture's language (English for a culture the
+        registry lacks); English where that language has no template (its `language_status` says so)."""
+        return cedar_template(mode, requested or (culture.language if culture is not None else "en"),
+                              self.template_dir)
 
     def cue_blocks(self, samples: Sequence[Sample], concepts: Sequence[Sequence[str]], languages: Sequence[str]
                    ) -> list[tuple[KnowledgeBlock, str]]:
@@ -221,7 +225,8 @@ class CedarPredictor:
             raise ConfigError(f"unknown Cedar mode {mode!r}; use one of {list(CEDAR_MODES)}")
         if mode == "know" and self.retriever is None:
             raise ConfigError("Cedar mode 'know' needs a KB to retrieve cues from; pass --kb (a retriever)")
-        templates = [self._template(s, prompt_language, mode) for s in samples]
+        cultures = [self._culture(s) for s in samples]
+        templates = [self._template(c, prompt_language, mode) for c in cultures]
         langs = [t.language for t in templates]
         concepts = self.concepts(samples) if mode == "know" else [[] for _ in samples]
         blocks = (self.cue_blocks(samples, concepts, langs) if mode == "know"
@@ -229,7 +234,7 @@ class CedarPredictor:
         statuses = [t.language_status for t in templates]
         if self.client is None:
             return self._predict_prior(samples, mode, langs, concepts, blocks)
-        return self._predict_model(samples, mode, langs, concepts, blocks, statuses)
+        return self._predict_model(samples, mode, langs, concepts, blocks, statuses, cultures)
 
     def _predict_prior(self, samples: Sequence[Sample], mode: str, langs: Sequence[str],
                        concepts: Sequence[list[str]], blocks: Sequence[tuple[KnowledgeBlock, str]]
@@ -256,7 +261,7 @@ class CedarPredictor:
 
     def _predict_model(self, samples: Sequence[Sample], mode: str, langs: Sequence[str],
                        concepts: Sequence[list[str]], blocks: Sequence[tuple[KnowledgeBlock, str]],
-                       statuses: Sequence[str]) -> list[CedarPrediction]:
+                       statuses: Sequence[str], cultures: Sequence[Culture | None]) -> list[CedarPrediction]:
         from culturekb.inference.messages import ask_each, prediction_from_answer
         from culturekb.inference.prompts import culture_display_name, format_labels
 
@@ -268,8 +273,8 @@ class CedarPredictor:
             # the paper's rule: with no cue retrieved, the item is asked without a block
             use_mode = "know" if mode == "know" and block.text else "orig"
             template = cedar_template(use_mode, lang, self.template_dir)
-            name = (culture_display_name(self.cultures.resolve(s.culture), lang) if s.culture in self.cultures
-                    else s.culture)
+            culture = cultures[i]
+            name = culture_display_name(culture, lang) if culture is not None else s.culture
             values = {"culture": name, "culture_id": s.culture, "narrative": (s.text or "").strip(),
                       "question": (s.question or "").strip(), "labels": format_labels(self.scheme, lang),
                       "cues": block.text.strip()}
@@ -300,6 +305,7 @@ class CedarRunner(Runner):
     """Cedar items predicted in ``orig`` and ``know`` (in each item's language), plus the prompt-language grid."""
 
     command = RunnerCommand(cedar_options)
+    reads_label_words = True
 
     default_modes = CEDAR_MODES
     record_type = CedarPrediction
@@ -333,20 +339,26 @@ class CedarRunner(Runner):
         prompt-language grid), the spec's model."""
         spec = ctx.spec
         assert isinstance(spec, CedarSpec)
+        report = LoadReport()
         samples = load_cedar(spec.data, scheme=spec.scheme, languages=spec.languages, modalities=spec.modalities,
-                             data_root=spec.data_root, check_images=spec.model != "kb-prior")
+                             data_root=spec.data_root, check_images=spec.model != "kb-prior",
+                             field_map=parse_field_map(spec.field_map), on_bad_row=spec.on_bad_row, report=report)
         retriever = ctx.retriever()
         chosen = list(spec.modes or CEDAR_MODES)
         if retriever is None and ("know" in chosen or spec.prompt_languages):
             raise ConfigError("Cedar mode 'know' and the prompt-language grid need a KB for the cues; pass --kb DIR "
                               "or run --modes orig")
         client = ctx.client()
-        predictor = CedarPredictor(spec.scheme, retriever, client, image_concepts=ctx.image_concepts(client),
+        scheme = ctx.label_scheme(get_scheme(spec.scheme)) if client is not None else spec.scheme
+        predictor = CedarPredictor(scheme, retriever, client, image_concepts=ctx.image_concepts(client),
                                    max_cues=spec.max_cues, template_dir=spec.template_dir,
                                    max_tokens=spec.max_tokens, parse_fallback=ctx.parse_fallback,
                                    cultures=ctx.cultures())
+        if client is not None:
+            predictor.id += ctx.label_words_id
         return cls(samples, predictor, spec.scheme, modes=chosen, prompt_languages=spec.prompt_languages,
-                   kb_version=ctx.kb_version, limit=spec.limit, progress=spec.progress)
+                   kb_version=ctx.kb_version, limit=spec.limit, progress=spec.progress,
+                   load_report=report.to_dict())
 
     def load(self) -> list[Sample]:
         """The Cedar items; every one must carry its gold emotion."""

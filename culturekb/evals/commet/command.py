@@ -14,7 +14,10 @@ import typer
 from culturekb.evals.commands import (
     OUT_HELP,
     STATUS_HELP,
+    MapOption,
+    OnBadRowOption,
     csv_tuple,
+    field_map_option,
     status_option,
 )
 from culturekb.evals.commet.spec import CommetSpec
@@ -41,9 +44,12 @@ def commet_options(
     limit: Annotated[int | None, typer.Option(help="play only the first N stories")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
     status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
+    field_map: MapOption = None,
+    on_bad_row: OnBadRowOption = "fail",
 ) -> CommetSpec:
     """CoMMET: multi-turn ToM stories, feedback from the judged previous answer; story and question accuracy."""
     return CommetSpec(
+        field_map=field_map_option(field_map), on_bad_row=on_bad_row,
         data=data, out=out_dir, model=model, kb_dir=kb, judge=judge, setting_names=csv_tuple(settings),
         base_url=base_url, judge_base_url=judge_base_url, judge_threshold=judge_threshold, concurrency=concurrency,
         max_tokens=max_tokens, limit=limit, data_root=data_root, status=status_option(status))

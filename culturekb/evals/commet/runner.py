@@ -22,6 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
+from culturekb._records import LoadReport, parse_field_map
 from culturekb.errors import ConfigError, CultureKBError, DataError
 from culturekb.evals._calls import CallTally, CountingClient
 from culturekb.evals._cues import item_concepts
@@ -131,7 +132,9 @@ class CommetRunner(Runner):
 
         spec = ctx.spec
         assert isinstance(spec, CommetSpec)
-        stories = load_story_turns(spec.data, data_root=spec.data_root)
+        report = LoadReport()
+        stories = load_story_turns(spec.data, data_root=spec.data_root, field_map=parse_field_map(spec.field_map),
+                                   on_bad_row=spec.on_bad_row, report=report)
         retriever = ctx.retriever()
         client = ctx.client()
         if client is None:
@@ -148,7 +151,8 @@ class CommetRunner(Runner):
             judge = ModelAnswerJudge(judge_client, retries=spec.judge_retries, template_dir=spec.template_dir)
         return cls(stories, client=client, judge=judge, retriever=retriever, setting_names=spec.setting_names,
                    concurrency=ctx.max_concurrency, max_cues=spec.max_cues, template_dir=spec.template_dir,
-                   max_tokens=spec.max_tokens, limit=spec.limit, progress=spec.progress)
+                   max_tokens=spec.max_tokens, limit=spec.limit, progress=spec.progress,
+                   load_report=report.to_dict())
 
     def load(self) -> list[Sample]:
         """One item per story."""

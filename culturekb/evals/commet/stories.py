@@ -35,8 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from culturekb._io import iter_json_records, resolve_image_ref
+from culturekb._io import resolve_image_ref
+from culturekb._records import FieldMap, LoadReport, Problems, Record, is_absent, read_records
 from culturekb.errors import DataError
+from culturekb.evals.loaders import answer_letter, choice_options
+from culturekb.inference.choices import option_letters
 from culturekb.kb.schema import Sample
 
 __all__ = [
@@ -60,6 +63,8 @@ OUTCOME_KEYS: tuple[str, ...] = ("right", "wrong", "any")
 """Keys of feedback and expected answers that depend on whether the previous answer was judged right."""
 
 _STORY_FIELDS = ("id", "turns", "culture", "modality", "category", "source", "metadata")
+_QUESTION_FIELDS = frozenset({"id", "question", "options", "answer", "context", "story", "image", "culture",
+                              *(f"option_{c}" for c in "abcdefghijklmnopqrstuvwxyz")})
 _TURN_FIELDS = ("text", "question", "image", "answer", "wrong_answers", "branches", "feedback", "category")
 
 
@@ -327,26 +332,77 @@ def _story(obj: dict[str, Any], where: str, image_ctx: tuple[Path | None, Path, 
                  metadata=metadata)
 
 
-def load_story_turns(path: str | Path, *, data_root: str | Path | None = None, check_images: bool = True
+def _question_story(rec: Record, report: LoadReport) -> dict[str, Any]:
+    """A multiple-choice (or open) question row of a release, as a one-turn story: the story text is the row's
+    context, the question lists its options, the expected answer is the right option's letter and text, the
+    other options are known wrong answers; the category is the row's ability or task when it names a CoMMET
+    category, else ``combinations``."""
+    row, where = rec.data, rec.where
+    lowered = {k.strip().lower(): v for k, v in row.items() if not is_absent(v)}
+    question = str(lowered.get("question") or "").strip()
+    if not question:
+        raise DataError(f"{where}: neither 'turns' (a story) nor 'question' (a question row); give one of them")
+    options, question = ([], question) if not (lowered.get("options") or lowered.get("option_a")) else \
+        choice_options(lowered.get("options"), lowered, where, question)
+    raw_answer = str(lowered.get("answer") or "").strip()
+    if not raw_answer:
+        raise DataError(f"{where}: the question has no 'answer'")
+    if options:
+        letter = answer_letter(raw_answer, options, where)
+        right = options[option_letters(len(options)).index(letter)]
+        listed = "\n".join(f"{x}. {o}" for x, o in zip(option_letters(len(options)), options, strict=True))
+        question = f"{question}\n{listed}\nAnswer with the letter of the right option."
+        answer, wrong = f"{letter}; {right}", [o for o in options if o != right]
+    else:
+        answer, wrong = raw_answer, []
+    sid = str(lowered.get("id") or f"{Path(rec.source).stem}:{rec.line}")
+    if not lowered.get("id"):
+        report.defaults["id"] += 1
+    words = f"{lowered.get('ability') or ''} {lowered.get('category') or ''} {lowered.get('task') or ''}".lower()
+    category = next((c for c in CATEGORIES if c in words), "combinations")
+    turn: dict[str, Any] = {"text": str(lowered.get("context") or lowered.get("story") or ""),
+                            "question": question, "answer": answer}
+    if wrong:
+        turn["wrong_answers"] = wrong
+    if lowered.get("image"):
+        turn["image"] = lowered["image"]
+    keep = {k: v for k, v in row.items() if k.strip().lower() not in _QUESTION_FIELDS and not is_absent(v)}
+    return {"id": sid, "turns": [turn], "category": category, "culture": str(lowered.get("culture") or ""),
+            "source": Path(rec.source).name, "metadata": keep}
+
+
+def load_story_turns(path: str | Path, *, data_root: str | Path | None = None, check_images: bool = True,
+                     field_map: FieldMap | None = None, on_bad_row: str = "fail", report: LoadReport | None = None
                      ) -> list[Story]:
-    """The stories of a StoryTurns JSONL file (or a JSON list), in file order; see the module docstring.
+    """The stories of a StoryTurns file (JSONL, a JSON list or object, or a folder of files), in file order; see
+    the module docstring. A row that is one question (a release such as ToMBench: context, question, options,
+    answer) is played as a one-turn story.
 
     Image paths resolve under `data_root`, else the file's folder; with `check_images`, a missing local image is an
-    error. Any bad row raises DataError naming the file, the line, the story and the turn.
+    error. Every bad row is reported at once, naming the file, the line, the story and the turn (or left out and
+    listed in `report` with ``on_bad_row="skip"``).
     """
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise DataError(f"StoryTurns file {p} does not exist; give the path of a JSONL file with one story per line")
-    image_ctx = (Path(data_root) if data_root is not None else None, p.parent, check_images)
+    report = report if report is not None else LoadReport()
+    problems = Problems(f"StoryTurns data {p}", on_bad_row)
     stories: list[Story] = []
-    seen: dict[str, int] = {}
-    for line, obj in iter_json_records(p):
-        story = _story(obj, f"{p}, line {line}", image_ctx)
-        if story.id in seen:
-            raise DataError(f"{p}, line {line}: story id {story.id!r} occurs twice (first on line {seen[story.id]}); "
-                            "story ids must be unique")
-        seen[story.id] = line
+    seen: dict[str, str] = {}
+    for rec in read_records(p, field_map, report):
+        image_ctx = (Path(data_root) if data_root is not None else None, Path(rec.source).parent, check_images)
+        try:
+            obj = rec.data if "turns" in rec.data else _question_story(rec, report)
+            story = _story(obj, rec.where, image_ctx)
+            if story.id in seen:
+                raise DataError(f"{rec.where}: story id {story.id!r} occurs twice (first at {seen[story.id]}); "
+                                "story ids must be unique")
+        except DataError as exc:
+            problems.add(rec.where, exc)
+            continue
+        seen[story.id] = rec.where
         stories.append(story)
+    problems.finish(report)
     if not stories:
         raise DataError(f"{p}: no stories; the file must hold one story (a JSON object) per line")
     return stories

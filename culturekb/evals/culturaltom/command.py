@@ -11,7 +11,15 @@ from typing import Annotated
 
 import typer
 
-from culturekb.evals.commands import OUT_HELP, STATUS_HELP, csv_tuple, status_option
+from culturekb.evals.commands import (
+    OUT_HELP,
+    STATUS_HELP,
+    MapOption,
+    OnBadRowOption,
+    csv_tuple,
+    field_map_option,
+    status_option,
+)
 from culturekb.evals.culturaltom.spec import CulturalToMSpec
 
 __all__ = ["culturaltom_options"]
@@ -35,10 +43,13 @@ def culturaltom_options(
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N questions")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
     status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
+    field_map: MapOption = None,
+    on_bad_row: OnBadRowOption = "fail",
 ) -> CulturalToMSpec:
     """CulturalToM-VQA: accuracy and macro-F1 per setting, task, level, image source and region; blind and
     positivity diagnostics; resumable."""
     return CulturalToMSpec(
+        field_map=field_map_option(field_map), on_bad_row=on_bad_row,
         data=data, out=out_dir, model=model, kb_dir=kb, setting_names=csv_tuple(settings), matrix=matrix,
         image_concepts=image_concepts, base_url=base_url, max_tokens=max_tokens,
         reasoning_max_tokens=reasoning_max_tokens, limit=limit, data_root=data_root, status=status_option(status))

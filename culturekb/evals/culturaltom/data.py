@@ -1,54 +1,63 @@
 """CulturalToM-VQA items: the file format, the task x complexity matrix, and the loader.
 
-One question per row, JSONL (or a ``.json`` list) or TSV (a header row, tab-separated):
+One question per row, in any data layout `culturekb._records` reads: JSONL, a JSON list, a JSON object keyed by
+id, CSV or TSV (a header row), or a folder of such files; a public release's own keys are renamed by a field map
+(``--map``; ToMBench's bilingual keys are recognised without one).
 
-- ``id`` (required): unique question id.
+- ``id``: unique question id (default: ``<file name>:<line>``).
 - ``image`` (required unless ``image_source`` is ``none``): a path relative to the file's folder (or to
   ``data_root``), or a ``file://``, ``http(s)://`` or ``data:`` URL.
 - ``question`` (required).
-- ``options`` (required): four answer texts, as a JSON list (JSONL) or the fields ``option_a`` .. ``option_d``.
-- ``answer`` (required): the correct option's letter, A-D (``(B)`` and ``b`` are accepted).
-- ``task`` (required): one of the matrix's six task types (its id, name or an alias, any case).
-- ``level`` (required): complexity level 1-4.
-- ``image_source`` (required): where the image comes from (``FindingEmo``, ``CulturalVQA``, ``CVQA``,
-  ``WikiArt`` ...); ``none`` for a text-only question.
-- ``region`` (required): region or country of the scene (a code such as ``CN``, or a name).
+- ``options`` (required): 2 to 26 answer texts, as a JSON list, the fields ``option_a`` .. ``option_z``, one string
+  of lettered options, or written inside the question (``(a) ... (b) ...``, ``A. ... B. ...``). Absent options at
+  the end (``NaN``, ``"nan"``, ``""``) are dropped; an option that repeats its own letter (``"A. ghosts"``) loses it.
+- ``answer`` (required): the correct option's letter (``(B)``, ``b``, ``B. `` are accepted), its number, or its text.
+- ``task``: one of the matrix's six task types (its id, name or an alias, any case); default: the file's name. A
+  release read through a field map keeps its own tasks (outside the matrix; reported per task all the same).
+- ``level``: complexity level 1-4 (required for a matrix task; ``n/a`` for a release's own task without one).
+- ``image_source``: where the image comes from (``FindingEmo``, ``CulturalVQA``, ``CVQA``, ``WikiArt`` ...);
+  default ``none`` (a text-only question) without an image.
+- ``region``: region or country of the scene (a code such as ``CN``, or a name); default ``unspecified``.
 - ``culture`` (optional): the culture whose view the question asks for (a culture id such as ``zh``; default:
   the region).
 - ``context`` (optional): text shown before the question (a story, a caption).
 - ``language`` (optional): the language of question and options (default ``en``).
 
-Other fields are kept in the item's metadata. A bad row raises `DataError` naming the file, the line and the fix;
-nothing is loaded from a file with a bad row.
+Other fields are kept in the item's metadata. Every bad row of a file is reported at once (counts per kind, the
+first lines of each), and nothing is loaded; ``on_bad_row="skip"`` leaves them out and lists them in the report.
+Defaults filled in are counted in the load report.
 
 The task x complexity matrix (``culturekb/data/culturaltom_matrix.json``, or a file of the same shape) lists which
-(task, level) pairs exist. A question whose pair is not in the matrix is an **error**, not a warning: such a pair
-means a mislabelled item (or a matrix from another release), and reporting accuracy per task and level over
-mislabelled items would mislead. Give the other release's matrix (``matrix=`` / ``--matrix``) instead.
+(task, level) pairs exist. A question of a matrix task whose pair is not in the matrix is an **error**, not a
+warning: such a pair means a mislabelled item (or a matrix from another release), and reporting accuracy per task
+and level over mislabelled items would mislead. Give the other release's matrix (``matrix=`` / ``--matrix``).
 """
 
 from __future__ import annotations
 
-import csv
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from culturekb._io import iter_json_records, read_json, read_text_utf8, resolve_image_ref
+from culturekb._io import read_json, resolve_image_ref
+from culturekb._records import FieldMap, LoadReport, Problems, Record, is_absent, read_records
 from culturekb.errors import DataError
-from culturekb.inference.choices import option_letters
+from culturekb.evals.loaders import MAX_OPTIONS, MIN_OPTIONS, OPTION_FIELDS, answer_letter, choice_options
 from culturekb.kb.schema import Sample
 
-__all__ = ["HUMAN_ACCURACY", "N_OPTIONS", "TEXT_ONLY_SOURCE", "TaskMatrix", "item_groups", "load_culturaltom",
-           "load_matrix"]
+__all__ = ["HUMAN_ACCURACY", "MAX_OPTIONS", "MIN_OPTIONS", "N_OPTIONS", "UNSPECIFIED", "TEXT_ONLY_SOURCE",
+           "TaskMatrix", "item_groups", "load_culturaltom", "load_matrix"]
 
 HUMAN_ACCURACY = 0.983
 """Human accuracy on CulturalToM-VQA reported by the paper (the reports' reference line)."""
 N_OPTIONS = 4
+"""Options of a CulturalToM-VQA question as the paper has them (a release may have 2 to 26)."""
+UNSPECIFIED = "unspecified"
+"""The region (and image source) of an item whose file names none."""
 TEXT_ONLY_SOURCE = "none"
 """The ``image_source`` of a question without an image."""
 
@@ -66,7 +75,7 @@ _ALIASES: dict[str, tuple[str, ...]] = {
     "context": ("context", "story", "caption"),
     "language": ("language", "lang"),
 }
-_OPTION_FIELDS = tuple(f"option_{c}" for c in "abcd")
+
 
 
 @dataclass(frozen=True)
@@ -139,29 +148,12 @@ def load_matrix(path: str | Path | None = None) -> TaskMatrix:
 
 
 # -- rows -----------------------------------------------------------------------------------------------------
-
-
-def _rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    if path.suffix.lower() in (".tsv", ".tab"):
-        lines = read_text_utf8(path).splitlines()
-        reader = csv.DictReader(lines, delimiter="\t")
-        if not reader.fieldnames:
-            raise DataError(f"{path}: empty TSV file; the first line must name the columns")
-        for i, row in enumerate(reader, start=2):
-            if None in row:
-                raise DataError(f"{path}, line {i}: more cells than the {len(reader.fieldnames)} columns of the "
-                                "header; a tab inside a text must be removed")
-            yield i, dict(row)
-        return
-    yield from iter_json_records(path)
-
-
 def _field(row: Mapping[str, Any], name: str) -> Any:
     lowered = {k.strip().lower(): k for k in row}
     for alias in _ALIASES[name]:
         if alias in lowered:
             value = row[lowered[alias]]
-            return None if value == "" else value
+            return None if is_absent(value) else value
     return None
 
 
@@ -181,48 +173,79 @@ def _text(row: Mapping[str, Any], name: str, where: str, required: bool = True) 
     return text
 
 
-def _options(row: Mapping[str, Any], where: str) -> list[str]:
-    value = _field(row, "options")
-    if value is None:
-        lowered = {k.strip().lower(): v for k, v in row.items()}
-        if all(f in lowered for f in _OPTION_FIELDS):
-            value = [lowered[f] for f in _OPTION_FIELDS]
-        else:
-            raise DataError(f"{where}: no options; give 'options' (a list of {N_OPTIONS} texts) or the fields "
-                            f"{list(_OPTION_FIELDS)}")
-    if isinstance(value, str) and value.strip().startswith("["):
-        try:
-            value = json.loads(value)
-        except (ValueError, RecursionError) as exc:  # bad JSON, nesting too deep, an over-long integer
-            raise DataError(f"{where}: 'options' is not a JSON list ({str(exc)[:200]})") from exc
-    if not isinstance(value, list) or len(value) != N_OPTIONS:
-        got = len(value) if isinstance(value, list) else type(value).__name__
-        raise DataError(f"{where}: 'options' must hold exactly {N_OPTIONS} answer texts, got {got}")
-    out = []
-    for i, opt in enumerate(value):
-        if not isinstance(opt, str | int | float) or isinstance(opt, bool) or not str(opt).strip():
-            raise DataError(f"{where}: option {option_letters(N_OPTIONS)[i]} is empty or not text ({opt!r})")
-        out.append(str(opt).strip())
-    if len({o.lower() for o in out}) != len(out):
-        raise DataError(f"{where}: two options have the same text {out}; each option must differ")
-    return out
-
-
-def _answer(row: Mapping[str, Any], where: str) -> str:
-    raw = _text(row, "answer", where).strip("()[] .").upper()
-    letters = option_letters(N_OPTIONS)
-    if raw not in letters:
-        raise DataError(f"{where}: answer {raw!r} is not one of the option letters {list(letters)}")
-    return raw
-
-
-def _level(row: Mapping[str, Any], where: str) -> int:
+def _level(row: Mapping[str, Any], where: str) -> int | None:
     value = _field(row, "level")
+    if value is None:
+        return None
     try:
         level = int(str(value).strip().lower().removeprefix("level").strip())
     except (TypeError, ValueError) as exc:
         raise DataError(f"{where}: field 'level' must be a number 1-4, got {value!r}") from exc
     return level
+
+
+@dataclass
+class _Load:
+    """What one load shares between rows: the matrix, the image root, whether the file came through a map."""
+
+    tm: TaskMatrix
+    root: Path | None
+    check_images: bool
+    report: LoadReport
+    used: frozenset[str]
+
+
+def _item(rec: Record, load: _Load) -> Sample:
+    row, where, tm = rec.data, rec.where, load.tm
+    released = bool(load.report.field_map)
+    sid = _text(row, "id", where, required=False)
+    if not sid:
+        sid = f"{Path(rec.source).stem}:{rec.line}" if rec.key is None else rec.key
+        load.report.defaults["id"] += 1
+    task_value = _text(row, "task", where, required=False) or Path(rec.source).stem
+    task = tm.task_id(task_value)
+    level = _level(row, where)
+    if task is None:
+        if not released:
+            raise DataError(f"{where}: unknown task {task_value!r}; use one of {list(tm.tasks)} (or their names "
+                            f"and aliases in {tm.source}), or read a release through its field map (--map)")
+        task = task_value  # a release's own task, outside the matrix: kept as given, reported as such
+    elif level is None or not tm.allows(task, level):
+        raise DataError(f"{where}: task {task!r} has no complexity level {level} in the task x complexity matrix "
+                        f"({tm.source}: levels {list(tm.tasks[task])}); fix the item's level or task, or give "
+                        "the matrix of the release the data comes from (--matrix)")
+    image_ref = _text(row, "image", where, required=False)
+    source = _text(row, "image_source", where, required=False)
+    if not source:
+        source = TEXT_ONLY_SOURCE if not image_ref else "unspecified"
+        load.report.defaults["image_source"] += 1
+    image: str | None = None
+    if image_ref:
+        image = resolve_image_ref(image_ref, where, data_root=load.root, base_dir=Path(rec.source).parent,
+                                  check=load.check_images)
+    elif source.lower() != TEXT_ONLY_SOURCE:
+        raise DataError(f"{where}: field 'image' is empty; give the image path, or set image_source to "
+                        f"{TEXT_ONLY_SOURCE!r} for a text-only question")
+    region = _text(row, "region", where, required=False)
+    if not region:
+        region = UNSPECIFIED
+        load.report.defaults["region"] += 1
+    culture = _text(row, "culture", where, required=False) or region
+    options, question = choice_options(_field(row, "options"), row, where, _text(row, "question", where))
+    if len({o.lower() for o in options}) != len(options):
+        if not released:
+            raise DataError(f"{where}: two options have the same text {options}; each option must differ")
+        load.report.notes.append(f"{where}: two options have the same text {options} (kept as released: scored "
+                                 "by letter)")
+    extra = {k: v for k, v in row.items() if k.strip().lower() not in load.used and not is_absent(v)}
+    return Sample(
+        id=sid, culture=culture, image=image, text=_text(row, "context", where, required=False) or None,
+        question=question, options=options, label=answer_letter(_text(row, "answer", where), options, where),
+        metadata={**extra, "task": task, "level": level, "in_matrix": tm.task_id(task) is not None,
+                  "image_source": source, "region": region,
+                  "language": _text(row, "language", where, required=False) or "en", "source_line": rec.line,
+                  **({"source_file": Path(rec.source).name} if Path(rec.source).name else {})},
+    )
 
 
 def load_culturaltom(
@@ -231,67 +254,59 @@ def load_culturaltom(
     data_root: str | Path | None = None,
     check_images: bool = True,
     matrix: TaskMatrix | str | Path | None = None,
+    field_map: FieldMap | None = None,
+    on_bad_row: str = "fail",
+    report: LoadReport | None = None,
 ) -> list[Sample]:
-    """The questions of one CulturalToM-VQA file (format in the module docstring) as `Sample`s.
+    """The questions of a CulturalToM-VQA file, a folder of files, or a public release read through a field map
+    (format in the module docstring) as `Sample`s.
 
-    Each sample: `label` the answer letter, `options` the four texts, `text` the context, `culture` the
-    culture field (else the region), metadata ``task``, ``level``, ``image_source``, ``region``, ``language``,
+    Each sample: `label` the answer letter, `options` the 2-26 texts, `text` the context, `culture` the culture
+    field (else the region), metadata ``task``, ``level``, ``image_source``, ``region``, ``language``,
     ``source_line`` and any extra fields. `check_images`: a local image that does not exist is an error (runs that
-    send no image, such as the blind run and the positivity baseline, load with it off).
+    send no image, such as the blind run and the positivity baseline, load with it off). Every bad row is
+    reported at once (`on_bad_row="fail"`), or left out and listed in `report` (``"skip"``).
     """
     p = Path(path)
-    if not p.is_file():
-        raise DataError(f"CulturalToM-VQA file {p} does not exist; give a JSONL or TSV file (format: "
-                        "culturekb.evals.culturaltom.data)")
-    tm = matrix if isinstance(matrix, TaskMatrix) else load_matrix(matrix)
-    root = Path(data_root) if data_root is not None else None
-    used = {a for names in _ALIASES.values() for a in names} | set(_OPTION_FIELDS)
+    if not p.exists():
+        raise DataError(f"CulturalToM-VQA file {p} does not exist; give a JSONL, JSON, CSV or TSV file or a folder "
+                        "of them (format: culturekb.evals.culturaltom.data)")
+    report = report if report is not None else LoadReport()
+    load = _Load(matrix if isinstance(matrix, TaskMatrix) else load_matrix(matrix),
+                 Path(data_root) if data_root is not None else None, check_images, report,
+                 frozenset({a for names in _ALIASES.values() for a in names} | set(OPTION_FIELDS)))
+    problems = Problems(f"CulturalToM-VQA data {p}", on_bad_row)
     samples: list[Sample] = []
-    seen: dict[str, int] = {}
-    for line, row in _rows(p):
-        where = f"{p}, line {line}"
-        sid = _text(row, "id", where)
-        if sid in seen:
-            raise DataError(f"{where}: id {sid!r} was already used on line {seen[sid]}; ids must be unique")
-        seen[sid] = line
-        task_value = _text(row, "task", where)
-        task = tm.task_id(task_value)
-        if task is None:
-            raise DataError(f"{where}: unknown task {task_value!r}; use one of {list(tm.tasks)} (or their names "
-                            f"and aliases in {tm.source})")
-        level = _level(row, where)
-        if not tm.allows(task, level):
-            raise DataError(f"{where}: task {task!r} has no complexity level {level} in the task x complexity matrix "
-                            f"({tm.source}: levels {list(tm.tasks[task])}); fix the item's level or task, or give "
-                            "the matrix of the release the data comes from (--matrix)")
-        source = _text(row, "image_source", where)
-        image_ref = _text(row, "image", where, required=False)
-        image: str | None = None
-        if image_ref:
-            image = resolve_image_ref(image_ref, where, data_root=root, base_dir=p.parent, check=check_images)
-        elif source.lower() != TEXT_ONLY_SOURCE:
-            raise DataError(f"{where}: field 'image' is empty; give the image path, or set image_source to "
-                            f"{TEXT_ONLY_SOURCE!r} for a text-only question")
-        region = _text(row, "region", where)
-        culture = _text(row, "culture", where, required=False) or region
-        extra = {k: v for k, v in row.items() if k.strip().lower() not in used}
-        samples.append(Sample(
-            id=sid, culture=culture, image=image, text=_text(row, "context", where, required=False) or None,
-            question=_text(row, "question", where), options=_options(row, where), label=_answer(row, where),
-            metadata={**extra, "task": task, "level": level, "image_source": source, "region": region,
-                      "language": _text(row, "language", where, required=False) or "en", "source_line": line},
-        ))
+    seen: dict[str, str] = {}
+    for rec in read_records(p, field_map, report):
+        try:
+            sample = _item(rec, load)
+            if sample.id in seen:
+                raise DataError(f"{rec.where}: id {sample.id!r} was already used ({seen[sample.id]}); ids must be "
+                                "unique")
+        except DataError as exc:
+            problems.add(rec.where, exc)
+            continue
+        seen[sample.id] = rec.where
+        samples.append(sample)
+    problems.finish(report)
     if not samples:
-        raise DataError(f"{p}: no questions; the file is empty")
+        raise DataError(f"{p}: no questions; the file is empty" if not problems else
+                        f"{p}: every row was bad and skipped; see the run report")
     return samples
+
+
+def _level_name(level: Any) -> str:
+    return f"level {level}" if level is not None else "level n/a"
 
 
 def item_groups(samples: Sequence[Sample]) -> dict[str, list[str]]:
     """Per sample (in order) the values the reports group by: task, level, task@level, image source, region."""
     return {
         "task": [str(s.metadata["task"]) for s in samples],
-        "level": [f"level {s.metadata['level']}" for s in samples],
-        "task_level": [f"{s.metadata['task']}@{s.metadata['level']}" for s in samples],
+        "level": [_level_name(s.metadata["level"]) for s in samples],
+        "task_level": [f"{s.metadata['task']}@{s.metadata['level'] if s.metadata['level'] is not None else 'n/a'}"
+                       for s in samples],
         "image_source": [str(s.metadata["image_source"]) for s in samples],
         "region": [str(s.metadata["region"]) for s in samples],
     }

@@ -32,11 +32,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from culturekb._records import LoadReport, parse_field_map
 from culturekb.errors import ConfigError, CultureKBError
 from culturekb.evals._cues import item_concepts
 from culturekb.evals.context import RunContext
 from culturekb.evals.culturaltom.command import culturaltom_options
-from culturekb.evals.culturaltom.data import TEXT_ONLY_SOURCE, TaskMatrix, load_matrix
+from culturekb.evals.culturaltom.data import MAX_OPTIONS, MIN_OPTIONS, TEXT_ONLY_SOURCE, TaskMatrix, load_matrix
 from culturekb.evals.culturaltom.positivity import positivity_pick
 from culturekb.evals.culturaltom.scoring import culturaltom_plots, culturaltom_tables, score_culturaltom
 from culturekb.evals.culturaltom.spec import CulturalToMSpec
@@ -130,6 +131,12 @@ class CulturalToMPrediction(Prediction):
     """Letters an ambiguous answer named (it is invalid)."""
 
 
+def _letters_text(n: int) -> str:
+    """``A, B, C or D`` for four options (``A or B`` for two)."""
+    letters = option_letters(n)
+    return letters[0] if n == 1 else f"{', '.join(letters[:-1])} or {letters[-1]}"
+
+
 def _options_text(options: Sequence[str]) -> str:
     return "\n".join(f"{letter}. {text}" for letter, text in zip(option_letters(len(options)), options, strict=True))
 
@@ -206,7 +213,7 @@ class CulturalToMRunner(Runner):
         self.graph_retries = graph_retries
         self.max_image_side = max_image_side
         self.positivity_seed = positivity_seed
-        answer = ("knowledge", "context", "question", "options")
+        answer = ("knowledge", "context", "question", "options", "letters")
         self.templates: dict[str, PromptTemplate] = {
             "zero-shot": resolve_prompt("culturaltom_zero_shot", "en", required=answer[2:], allowed=answer,
                                         template_dir=template_dir),
@@ -234,25 +241,30 @@ class CulturalToMRunner(Runner):
         matrix = load_matrix(spec.matrix)
         with_model = spec.model != "positivity"
         image_free = spec.setting_names is not None and set(spec.setting_names) <= {"blind", "positivity"}
+        report = LoadReport()
         samples = load_culturaltom(spec.data, data_root=spec.data_root, matrix=matrix,
-                                   check_images=with_model and not image_free)
+                                   check_images=with_model and not image_free,
+                                   field_map=parse_field_map(spec.field_map), on_bad_row=spec.on_bad_row,
+                                   report=report)
         retriever = ctx.retriever()
         client = ctx.client()
         return cls(samples, client=client, retriever=retriever, setting_names=spec.setting_names, matrix=matrix,
                    image_concepts=ctx.image_concepts(client), max_cues=spec.max_cues,
                    template_dir=spec.template_dir, max_tokens=spec.max_tokens,
                    reasoning_max_tokens=spec.reasoning_max_tokens, graph_retries=spec.graph_retries,
-                   positivity_seed=spec.positivity_seed, limit=spec.limit, progress=spec.progress)
+                   positivity_seed=spec.positivity_seed, limit=spec.limit, progress=spec.progress,
+                   load_report=report.to_dict())
 
     def load(self) -> list[Sample]:
-        """The questions; each must carry four options, an answer letter, task, level, image source and region."""
+        """The questions; each must carry 2-26 options, an answer letter, task, level, image source and region."""
         for s in self.samples:
             meta = s.metadata
-            if (not s.options or len(s.options) != 4 or s.label not in option_letters(4)
+            if (not s.options or not MIN_OPTIONS <= len(s.options) <= MAX_OPTIONS
+                    or s.label not in option_letters(len(s.options))
                     or any(k not in meta for k in ("task", "level", "image_source", "region"))):
                 raise ConfigError(f"CulturalToM-VQA item {s.id!r} lacks its options, answer letter, task, level, "
                                   "image source or region; load it with load_culturaltom")
-            if not self.matrix.allows(str(meta["task"]), int(meta["level"])):
+            if meta.get("in_matrix", True) and not self.matrix.allows(str(meta["task"]), int(meta["level"])):
                 raise ConfigError(f"CulturalToM-VQA item {s.id!r}: ({meta['task']}, level {meta['level']}) is not "
                                   f"in the task x complexity matrix {self.matrix.source}")
         return list(self.samples)
@@ -330,7 +342,8 @@ class CulturalToMRunner(Runner):
     def _answer_prompt(self, template: PromptTemplate, s: Sample, block: KnowledgeBlock,
                        scene_graph: str | None = None) -> str:
         values = {"knowledge": block.text.strip(), "context": f"Context: {s.text.strip()}" if s.text else "",
-                  "question": s.question or "", "options": _options_text(s.options or [])}
+                  "question": s.question or "", "options": _options_text(s.options or []),
+                  "letters": _letters_text(len(s.options or []))}
         if scene_graph is not None:
             values["scene_graph"] = scene_graph
         return _tidy(template.fill(values))

@@ -1,7 +1,7 @@
 """Scoring the CulturalToM-VQA run: accuracy and macro-F1 per setting and group, the blind and positivity
 diagnostics, model calls per question; the report's tables and plots.
 
-Macro-F1 is over the option letters (A-D) as classes: per letter, F1 of "the answer is this letter" against "the
+Macro-F1 is over the option letters (A, B, ...) as classes: per letter, F1 of "the answer is this letter" against "the
 gold is this letter", averaged over the letters that occur as gold or as a valid answer. An invalid or failed
 answer is a miss for its gold letter (it lowers that letter's recall) and no letter's false positive.
 """
@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from culturekb.errors import DataError
-from culturekb.evals.culturaltom.data import HUMAN_ACCURACY, TaskMatrix, item_groups
+from culturekb.evals.culturaltom.data import HUMAN_ACCURACY, MAX_OPTIONS, TaskMatrix, item_groups
 from culturekb.evals.culturaltom.positivity import excess_positivity_drift, has_polarity_lexicon, positivity_pick
 from culturekb.evals.metrics import accuracy
 from culturekb.evals.reports import BarPlot, Plot, Table
@@ -25,6 +25,11 @@ __all__ = ["macro_f1", "accuracy_and_f1_by_group", "score_culturaltom", "cultura
 
 _GROUPS = (("task", "task"), ("level", "complexity level"), ("task_level", "task x level"),
            ("image_source", "image source"), ("region", "region"))
+
+
+def chance_accuracy(samples: Sequence[Sample]) -> float:
+    """Expected accuracy of a uniform guess: the mean of 1 / (number of options) over the items."""
+    return sum(1 / len(s.options or [0, 0, 0, 0]) for s in samples) / len(samples) if samples else 0.0
 
 
 def macro_f1(preds: Sequence[str | None], golds: Sequence[str]) -> float:
@@ -57,7 +62,7 @@ def accuracy_and_f1_by_group(preds: Sequence[str | None], golds: Sequence[str], 
 
 
 def _index(letter: str | None) -> int | None:
-    return None if letter is None else option_letters(4).index(letter)
+    return None if letter is None else option_letters(MAX_OPTIONS).index(letter)
 
 
 def _setting_metrics(samples: Sequence[Sample], preds: Sequence[Prediction], groups: Mapping[str, list[str]],
@@ -97,7 +102,7 @@ def _blind(samples: Sequence[Sample], by_setting: Mapping[str, Sequence[Predicti
     return {"n_with_image": len(idx), "accuracy_with_image": acc_seen, "accuracy_blind": acc_blind,
             "image_gain": acc_seen - acc_blind,
             "same_answer": sum(a == b and a is not None for a, b in zip(seen, blind, strict=True)) / len(idx),
-            "blind_above_chance": acc_blind - 0.25}
+            "blind_above_chance": acc_blind - chance_accuracy([samples[i] for i in idx])}
 
 
 def score_culturaltom(samples: Sequence[Sample], by_setting: Mapping[str, Sequence[Prediction]], *, model: str,
@@ -119,13 +124,15 @@ def score_culturaltom(samples: Sequence[Sample], by_setting: Mapping[str, Sequen
     settings = {key: _setting_metrics(samples, preds, groups, option_scores) for key, preds in aligned.items()}
     expected = sum(p.expected_credit(g) for p, g in zip(picks, golds, strict=True)) / len(samples)
     return {
-        "model": model, "n_samples": len(samples), "human_accuracy": HUMAN_ACCURACY, "chance_accuracy": 0.25,
+        "model": model, "n_samples": len(samples), "human_accuracy": HUMAN_ACCURACY,
+        "chance_accuracy": chance_accuracy(samples),
         "counts": {key: dict(sorted(Counter(v).items())) for key, v in groups.items()},
         "matrix": matrix.to_dict() if matrix is not None else None,
         "settings": settings,
         "blind": _blind(samples, aligned),
         "positivity_baseline": {
-            "accuracy": accuracy([option_letters(4)[p.pick] for p in picks], [str(s.label) for s in samples]),
+            "accuracy": accuracy([option_letters(MAX_OPTIONS)[p.pick] for p in picks],
+                                 [str(s.label) for s in samples]),
             "expected_accuracy": expected, "seed": positivity_seed,
             "gold_is_most_positive": sum(g in p.tied for p, g in zip(picks, golds, strict=True)) / len(samples),
             "ties": sum(len(p.tied) > 1 for p in picks),

@@ -14,6 +14,9 @@ import typer
 from culturekb.evals.commands import (
     OUT_HELP,
     STATUS_HELP,
+    MapOption,
+    OnBadRowOption,
+    field_map_option,
     status_option,
 )
 from culturekb.evals.knowledge.spec import KnowledgeSpec
@@ -33,8 +36,11 @@ def knowledge_options(
     limit: Annotated[int | None, typer.Option(help="report on the first N samples only")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
     status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
+    field_map: MapOption = None,
+    on_bad_row: OnBadRowOption = "fail",
 ) -> KnowledgeSpec:
     """Knowledge report: coverage, hit precision, calibration, kb-prior accuracy with intervals and paired tests."""
     return KnowledgeSpec(
+        field_map=field_map_option(field_map), on_bad_row=on_bad_row,
         data=tuple(data), kb_dir=kb, out=out_dir, split=split, n_resamples=resamples, seed=seed, n_bins=bins,
         top_concepts=top, limit=limit, data_root=data_root, status=status_option(status))

@@ -15,7 +15,10 @@ from culturekb.evals.commands import (
     MODEL_HELP,
     OUT_HELP,
     STATUS_HELP,
+    MapOption,
+    OnBadRowOption,
     csv_tuple,
+    field_map_option,
     status_option,
 )
 from culturekb.evals.ricevl.spec import RiceVLGroundingSpec, RiceVLVQASpec
@@ -36,18 +39,24 @@ def ricevl_vqa_options(
     region_countries: Annotated[str | None, typer.Option(help="comma list of the region's countries")] = None,
     cue_scope: Annotated[str, typer.Option(help="kb-cues from any region country, or the item's (oracle)")] = "region",
     any_country: Annotated[bool, typer.Option(help="accept countries outside the culture registry")] = False,
+    scheme: Annotated[str, typer.Option(help="category scheme: ricevl14, a scheme file, or a comma list")
+                      ] = "ricevl14",
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     judge_base_url: Annotated[str | None, typer.Option(help="endpoint of the judge (default: --base-url)")] = None,
     max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 128,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
     status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
+    field_map: MapOption = None,
+    on_bad_row: OnBadRowOption = "fail",
 ) -> RiceVLVQASpec:
     """RICE-VL VQA: SEA-LAVE per setting, country, category and question format; resumable."""
     return RiceVLVQASpec(
+        field_map=field_map_option(field_map), on_bad_row=on_bad_row,
         data=data, out=out_dir, kb_dir=kb, cue_metadata=cue_metadata, model=model, judge=judge, base_url=base_url,
         judge_base_url=judge_base_url, setting_names=csv_tuple(settings), region=region,
-        region_countries=csv_tuple(region_countries), cue_scope=cue_scope, allow_unknown_countries=any_country,
+        region_countries=csv_tuple(region_countries), cue_scope=cue_scope,
+        allow_unknown_countries=any_country, scheme=scheme,
         max_tokens=max_tokens, limit=limit, data_root=data_root, status=status_option(status))
 
 
@@ -59,11 +68,16 @@ def ricevl_grounding_options(
     scale: Annotated[str, typer.Option(help="model boxes: auto | pixels | unit | thousandths")] = "auto",
     layout: Annotated[str, typer.Option(help="model boxes: auto | xyxy | xywh")] = "auto",
     any_country: Annotated[bool, typer.Option(help="accept countries outside the culture registry")] = False,
+    scheme: Annotated[str, typer.Option(help="category scheme: ricevl14, a scheme file, or a comma list")
+                      ] = "ricevl14",
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N items")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
+    field_map: MapOption = None,
+    on_bad_row: OnBadRowOption = "fail",
 ) -> RiceVLGroundingSpec:
     """RICE-VL grounding: mean IoU per country and category, accuracy at IoU >= 0.5; failures counted."""
     return RiceVLGroundingSpec(
+        field_map=field_map_option(field_map), on_bad_row=on_bad_row,
         data=data, out=out_dir, model=model, base_url=base_url, bbox_format=bbox_format, scale=scale, layout=layout,
-        allow_unknown_countries=any_country, limit=limit, data_root=data_root)
+        allow_unknown_countries=any_country, scheme=scheme, limit=limit, data_root=data_root)

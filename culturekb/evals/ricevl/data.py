@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from culturekb._io import is_uri
+from culturekb._records import FieldMap, LoadReport, Problems
 from culturekb.errors import ConfigError, DataError
 from culturekb.evals.loaders import (
     Row,
@@ -86,8 +87,8 @@ from culturekb.kb.loaders import canonical_label
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme
 
-__all__ = ["QUESTION_FORMATS", "load_ricevl_vqa", "load_ricevl_grounding", "load_cue_metadata", "normalise_format",
-           "country_names"]
+__all__ = ["QUESTION_FORMATS", "reference_answers", "load_ricevl_vqa", "load_ricevl_grounding", "load_cue_metadata",
+           "normalise_format", "country_names"]
 
 log = logging.getLogger(__name__)
 
@@ -119,12 +120,37 @@ def country_names(registry: CultureRegistry | None = None) -> dict[str, Culture]
     return {c.id: c for c in reg.all() if c.id.isupper()}
 
 
-def _country_fields(row: Row, sch: EmotionScheme, reg: CultureRegistry, allow_unknown: bool
-                    ) -> tuple[str, Culture, str]:
+def _country_fields(row: Row, sch: EmotionScheme, reg: CultureRegistry, allow_unknown: bool,
+                    released: bool = False) -> tuple[str, Culture, str]:
+    """(id, country, category) of a row. A release read through a field map keeps its own categories (outside
+    the scheme) and countries (outside the registry): its vocabulary is its own."""
     sid = row.text("id", required=True)
-    country = row_culture(reg, row.text("country", required=True), row, "country", allow_unknown)
-    category = canonical_label(sch, row.get("category"), f"{row.where}, field 'category'", "category")
+    country = row_culture(reg, row.text("country", required=True), row, "country", allow_unknown or released)
+    raw = row.get("category")
+    if raw is None or (isinstance(raw, str) and not raw.strip()):
+        raise DataError(f"{row.where}: field 'category' is missing; give one of the scheme's categories "
+                        f"({', '.join(sch.labels[:6])} ...), or --scheme with the release's categories")
+    if released and str(raw).strip().lower() not in {lab.lower() for lab in sch.labels}:
+        return sid, country, str(raw).strip()
+    category = canonical_label(sch, raw, f"{row.where}, field 'category'", "category")
     return sid, country, category
+
+
+def reference_answers(value: Any) -> list[str]:
+    """Every accepted answer of a reference: a text ("a; b" keeps both), a list of texts, or a list of answer
+    clusters with votes (BLEnD: ``{"answers": [...], "en_answers": [...], "count": n}``), clusters with the most
+    votes first. An empty list means the release has no answer for the item."""
+    if isinstance(value, str):
+        return [a.strip() for a in value.split(";") if a.strip()]
+    if not isinstance(value, list):
+        return []
+    out: list[str] = []
+    clusters = [v for v in value if isinstance(v, dict)]
+    for c in sorted(clusters, key=lambda c: -int(c.get("count") or 0)):
+        for key in ("en_answers", "answers"):
+            out += [str(a).strip() for a in c.get(key) or [] if str(a).strip()]
+    out += [str(v).strip() for v in value if isinstance(v, str | int | float) and str(v).strip()]
+    return list(dict.fromkeys(out))
 
 
 def load_ricevl_vqa(
@@ -135,42 +161,59 @@ def load_ricevl_vqa(
     check_images: bool = True,
     allow_unknown_countries: bool = False,
     registry: CultureRegistry | None = None,
+    field_map: FieldMap | None = None,
+    on_bad_row: str = "fail",
+    report: LoadReport | None = None,
 ) -> list[Sample]:
     """RICE-VL VQA items (see the module docstring) as samples."""
     sch, reg, root = load_context(scheme, registry, data_root)
     out: list[Sample] = []
-    for row in read_rows(path):
-        sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries)
-        fmt = normalise_format(row.get("format"), row.where) if row.get("format") is not None else None
-        if fmt is None:
-            raise DataError(f"{row.where}: field 'format' is missing; give qa, tf or fill")
-        question = row.text("question", required=True)
-        raw_answer = row.get("answer")
-        if fmt == "tf":
-            answer = normalise_truth(raw_answer)
-            if answer is None:
-                raise DataError(f"{row.where}: a tf question needs a truth value as answer, got {raw_answer!r} "
-                                "(use true/false, yes/no or a JSON bool)")
-        else:
-            if isinstance(raw_answer, float) and not math.isfinite(raw_answer):
-                raise DataError(f"{row.where}: field 'answer' is {raw_answer!r}, not an answer; give the reference "
-                                "answer as text")
-            if isinstance(raw_answer, int | float) and not isinstance(raw_answer, bool):
-                raw_answer = str(raw_answer)
-            if not isinstance(raw_answer, str) or not raw_answer.strip():
-                raise DataError(f"{row.where}: field 'answer' is missing or empty; every item needs a reference answer")
-            answer = raw_answer.strip()
-        if fmt == "fill" and not _BLANK.search(question):
-            raise DataError(f"{row.where}: a fill question must contain a blank (___, [blank], <blank> or [MASK]): "
-                            f"{question!r}")
-        image_value = row.text("image")
-        image = resolve_image(row, image_value, root, check_images) if image_value else None
-        used = ("id", "country", "category", "sub_culture", "image", "question", "format", "answer")
-        meta = {**row.extra(used), "country": country.id, "country_name": country.name, "category": category,
-                "sub_culture": row.text("sub_culture") or None, "format": fmt, "source": row.source,
-                "source_line": row.line}
-        out.append(Sample(id=sid, culture=country.id, image=image, question=question, label=answer, split="test",
-                          metadata=meta))
+    problems = Problems(f"RICE-VL VQA data {path}", on_bad_row)
+    for row in read_rows(path, field_map, report):
+        with problems.row(row.where):
+            released = bool(report is not None and report.field_map)
+            if isinstance(row.get("answer"), list) and not reference_answers(row.get("answer")):
+                if report is not None:
+                    report.notes.append(f"{row.where}: no reference answer in the release (left out)")
+                continue
+            sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries, released)
+            fmt = normalise_format(row.get("format"), row.where) if row.get("format") is not None else None
+            if fmt is None:
+                raise DataError(f"{row.where}: field 'format' is missing; give qa, tf or fill")
+            question = row.text("question", required=True)
+            raw_answer = row.get("answer")
+            alternatives: list[str] = []
+            if fmt == "tf":
+                answer = normalise_truth(raw_answer)
+                if answer is None:
+                    raise DataError(f"{row.where}: a tf question needs a truth value as answer, got {raw_answer!r} "
+                                    "(use true/false, yes/no or a JSON bool)")
+            else:
+                if isinstance(raw_answer, float) and not math.isfinite(raw_answer):
+                    raise DataError(f"{row.where}: field 'answer' is {raw_answer!r}, not an answer; give the reference "
+                                    "answer as text")
+                if isinstance(raw_answer, int | float) and not isinstance(raw_answer, bool):
+                    raw_answer = str(raw_answer)
+                alternatives = reference_answers(raw_answer) if isinstance(raw_answer, list) else []
+                if alternatives:
+                    raw_answer = alternatives[0]
+                if not isinstance(raw_answer, str) or not raw_answer.strip():
+                    raise DataError(f"{row.where}: field 'answer' is missing or empty; every item needs a "
+                                    "reference answer")
+                answer = raw_answer.strip()
+            if fmt == "fill" and not _BLANK.search(question):
+                raise DataError(f"{row.where}: a fill question must contain a blank (___, [blank], <blank> or [MASK]): "
+                                f"{question!r}")
+            image_value = row.text("image")
+            image = resolve_image(row, image_value, root, check_images) if image_value else None
+            used = ("id", "country", "category", "sub_culture", "image", "question", "format", "answer")
+            meta = {**row.extra(used), "country": country.id, "country_name": country.name, "category": category,
+                    "sub_culture": row.text("sub_culture") or None, "format": fmt, "source": row.source,
+                    **({"reference_answers": alternatives} if fmt != "tf" and len(alternatives) > 1 else {}),
+                    "source_line": row.line}
+            out.append(Sample(id=sid, culture=country.id, image=image, question=question, label=answer, split="test",
+                              metadata=meta))
+    problems.finish(report)
     check_unique(out, path)
     return out
 
@@ -224,55 +267,67 @@ def load_ricevl_grounding(
     check_images: bool = True,
     allow_unknown_countries: bool = False,
     registry: CultureRegistry | None = None,
+    field_map: FieldMap | None = None,
+    on_bad_row: str = "fail",
+    report: LoadReport | None = None,
 ) -> list[Sample]:
     """RICE-VL grounding items (see the module docstring) as samples with the gold box in metadata."""
     if bbox_format not in BOX_FORMATS:
         raise ConfigError(f"unknown bbox_format {bbox_format!r}; use one of {list(BOX_FORMATS)}")
     sch, reg, root = load_context(scheme, registry, data_root)
     out: list[Sample] = []
-    for row in read_rows(path):
-        sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries)
-        phrase = row.text("phrase", required=True)
-        image = resolve_image(row, row.text("image", required=True, what=" (grounding needs the image)"), root,
-                               check_images)
-        raw_box = row.get("bbox")
-        if raw_box is None:
-            raise DataError(f"{row.where}: field 'bbox' is missing; give the gold box")
-        values, layout = _box_values(raw_box, row)
-        fmt = str(row.get("bbox_format") or bbox_format).strip().lower()
-        if fmt not in BOX_FORMATS:
-            raise DataError(f"{row.where}: unknown bbox_format {fmt!r}; use one of {list(BOX_FORMATS)}")
-        if layout is not None and not fmt.startswith(layout):
-            fmt = layout + fmt[4:]
-        width = row.get("width")
-        height = row.get("height")
-        if width is not None or height is not None:
-            if width is None or height is None:
-                raise DataError(f"{row.where}: give both width and height, or neither")
-            size: tuple[float, float] | None = (_number(width, "width", row), _number(height, "height", row))
-        else:
-            size = _image_size(image)
-        if size is not None and (size[0] <= 0 or size[1] <= 0):
-            raise DataError(f"{row.where}: image size {size} must be positive")
-        try:
-            x1, y1, x2, y2 = convert_box(values, fmt, *(size or (None, None)))
-        except ConfigError as exc:
-            raise DataError(f"{row.where}: {exc}") from exc
-        if x2 <= x1 or y2 <= y1:
-            raise DataError(f"{row.where}: gold box {values} ({fmt}) has x2 <= x1 or y2 <= y1; fix the box or its "
-                            "bbox_format (xywh boxes give width and height, not the far corner)")
-        if size is not None:
-            w, h = size
-            if x1 < -1 or y1 < -1 or x2 > w + 1 or y2 > h + 1:
-                raise DataError(f"{row.where}: gold box {values} ({fmt}) reaches outside the {w:g}x{h:g} image; fix "
-                                "the box or its bbox_format")
-            x1, y1, x2, y2 = max(x1, 0.0), max(y1, 0.0), min(x2, w), min(y2, h)
-        used = ("id", "country", "category", "image", "phrase", "bbox", "bbox_format", "width", "height")
-        meta = {**row.extra(used), "country": country.id, "country_name": country.name, "category": category,
-                "bbox": [x1, y1, x2, y2], "bbox_source_format": fmt,
-                "width": size[0] if size else None, "height": size[1] if size else None,
-                "source": row.source, "source_line": row.line}
-        out.append(Sample(id=sid, culture=country.id, image=image, text=phrase, split="test", metadata=meta))
+    problems = Problems(f"RICE-VL grounding data {path}", on_bad_row)
+    for row in read_rows(path, field_map, report):
+        with problems.row(row.where):
+            released = bool(report is not None and report.field_map)
+            if isinstance(row.get("answer"), list) and not reference_answers(row.get("answer")):
+                if report is not None:
+                    report.notes.append(f"{row.where}: no reference answer in the release (left out)")
+                continue
+            sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries, released)
+            phrase = row.text("phrase", required=True)
+            image = resolve_image(row, row.text("image", required=True, what=" (grounding needs the image)"), root,
+                                   check_images)
+            raw_box = row.get("bbox")
+            if raw_box is None:
+                raise DataError(f"{row.where}: field 'bbox' is missing; give the gold box")
+            values, layout = _box_values(raw_box, row)
+            fmt = str(row.get("bbox_format") or bbox_format).strip().lower()
+            if fmt not in BOX_FORMATS:
+                raise DataError(f"{row.where}: unknown bbox_format {fmt!r}; use one of {list(BOX_FORMATS)}")
+            if layout is not None and not fmt.startswith(layout):
+                fmt = layout + fmt[4:]
+            width = row.get("width")
+            height = row.get("height")
+            if width is not None or height is not None:
+                if width is None or height is None:
+                    raise DataError(f"{row.where}: give both width and height, or neither")
+                size: tuple[float, float] | None = (_number(width, "width", row), _number(height, "height", row))
+            else:
+                size = _image_size(image)
+            if size is not None and (size[0] <= 0 or size[1] <= 0):
+                raise DataError(f"{row.where}: image size {size} must be positive")
+            try:
+                x1, y1, x2, y2 = convert_box(values, fmt, *(size or (None, None)))
+            except ConfigError as exc:
+                raise DataError(f"{row.where}: {exc}") from exc
+            if x2 <= x1 or y2 <= y1:
+                raise DataError(f"{row.where}: gold box {values} ({fmt}) has x2 <= x1 or y2 <= y1; fix the box or its "
+                                "bbox_format (xywh boxes give width and height, not the far corner)")
+            if size is not None:
+                w, h = size
+                if x1 < -1 or y1 < -1 or x2 > w + 1 or y2 > h + 1:
+                    raise DataError(f"{row.where}: gold box {values} ({fmt}) reaches outside the {w:g}x{h:g} image; "
+                                    "fix "
+                                    "the box or its bbox_format")
+                x1, y1, x2, y2 = max(x1, 0.0), max(y1, 0.0), min(x2, w), min(y2, h)
+            used = ("id", "country", "category", "image", "phrase", "bbox", "bbox_format", "width", "height")
+            meta = {**row.extra(used), "country": country.id, "country_name": country.name, "category": category,
+                    "bbox": [x1, y1, x2, y2], "bbox_source_format": fmt,
+                    "width": size[0] if size else None, "height": size[1] if size else None,
+                    "source": row.source, "source_line": row.line}
+            out.append(Sample(id=sid, culture=country.id, image=image, text=phrase, split="test", metadata=meta))
+    problems.finish(report)
     check_unique(out, path)
     return out
 
@@ -283,32 +338,38 @@ def load_cue_metadata(
     scheme: str | EmotionScheme = "ricevl14",
     allow_unknown_countries: bool = False,
     registry: CultureRegistry | None = None,
+    field_map: FieldMap | None = None,
+    on_bad_row: str = "fail",
+    report: LoadReport | None = None,
 ) -> list[Sample]:
     """RICE-VL-style training metadata as build samples: concept = sub-culture, culture = country,
     label = category, explanations = facts (split ``train`` unless the row says otherwise)."""
     sch, reg, _ = load_context(scheme, registry)
     out: list[Sample] = []
-    for row in read_rows(path):
-        country = row_culture(reg, row.text("country", required=True), row, "country", allow_unknown_countries)
-        category = canonical_label(sch, row.get("category"), f"{row.where}, field 'category'", "category")
-        sub = row.text("sub_culture", required=True, what=" (it is the concept of the cue KB)")
-        facts = row.get("facts", [])
-        if isinstance(facts, str):
-            facts = [facts]
-        if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
-            raise DataError(f"{row.where}: 'facts' must be a string or a list of strings")
-        extra = row.get("concepts", [])
-        if isinstance(extra, str):
-            extra = [extra]
-        if not isinstance(extra, list) or not all(isinstance(c, str) for c in extra):
-            raise DataError(f"{row.where}: 'concepts' must be a string or a list of strings")
-        sid = row.text("id") or f"{country.id}::{category}::{sub}::{row.line}"
-        split = row.text("split") or "train"
-        used = ("id", "country", "category", "sub_culture", "facts", "split", "concepts")
-        concepts = list(dict.fromkeys([sub, *(c.strip() for c in extra if c.strip())]))
-        out.append(Sample(id=sid, culture=country.id, label=category, concepts=concepts,
-                          explanations=[f.strip() for f in facts if f.strip()], split=split,
-                          metadata={**row.extra(used), "image_id": sid, "country_name": country.name,
-                                    "source": row.source, "source_line": row.line}))
+    problems = Problems(f"RICE-VL cue metadata {path}", on_bad_row)
+    for row in read_rows(path, field_map, report):
+        with problems.row(row.where):
+            country = row_culture(reg, row.text("country", required=True), row, "country", allow_unknown_countries)
+            category = canonical_label(sch, row.get("category"), f"{row.where}, field 'category'", "category")
+            sub = row.text("sub_culture", required=True, what=" (it is the concept of the cue KB)")
+            facts = row.get("facts", [])
+            if isinstance(facts, str):
+                facts = [facts]
+            if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
+                raise DataError(f"{row.where}: 'facts' must be a string or a list of strings")
+            extra = row.get("concepts", [])
+            if isinstance(extra, str):
+                extra = [extra]
+            if not isinstance(extra, list) or not all(isinstance(c, str) for c in extra):
+                raise DataError(f"{row.where}: 'concepts' must be a string or a list of strings")
+            sid = row.text("id") or f"{country.id}::{category}::{sub}::{row.line}"
+            split = row.text("split") or "train"
+            used = ("id", "country", "category", "sub_culture", "facts", "split", "concepts")
+            concepts = list(dict.fromkeys([sub, *(c.strip() for c in extra if c.strip())]))
+            out.append(Sample(id=sid, culture=country.id, label=category, concepts=concepts,
+                              explanations=[f.strip() for f in facts if f.strip()], split=split,
+                              metadata={**row.extra(used), "image_id": sid, "country_name": country.name,
+                                        "source": row.source, "source_line": row.line}))
+    problems.finish(report)
     check_unique(out, path)
     return out

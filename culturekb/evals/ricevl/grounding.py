@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from culturekb._records import LoadReport, parse_field_map
 from culturekb.errors import ConfigError
 from culturekb.evals.context import RunContext
 from culturekb.evals.metrics import mean_by_group, mean_score
@@ -99,11 +100,14 @@ class RiceVLGroundingRunner(Runner):
 
         spec = ctx.spec
         assert isinstance(spec, RiceVLGroundingSpec)
+        report = LoadReport()
         samples = load_ricevl_grounding(spec.data, bbox_format=spec.bbox_format, data_root=spec.data_root,
-                                        scheme=spec.scheme, allow_unknown_countries=spec.allow_unknown_countries)
+                                        scheme=spec.scheme, allow_unknown_countries=spec.allow_unknown_countries,
+                                        field_map=parse_field_map(spec.field_map), on_bad_row=spec.on_bad_row,
+                                        report=report)
         return cls(samples, client=ctx.client(), scale=spec.scale, layout=spec.layout,
                    template_dir=spec.template_dir, max_tokens=spec.max_tokens, limit=spec.limit,
-                   progress=spec.progress, cultures=ctx.cultures())
+                   progress=spec.progress, cultures=ctx.cultures(), load_report=report.to_dict())
 
     def load(self) -> list[Sample]:
         """The items, each checked for its gold box."""

@@ -19,7 +19,7 @@ from culturekb._io import stable_hash
 from culturekb.errors import ConfigError, DataError
 from culturekb.evals._judge_model import RubricJudgeModel
 from culturekb.evals.loaders import normalise_truth
-from culturekb.evals.ricevl.common import FORMATS, Region, culture_terms, load_template, mentions
+from culturekb.evals.ricevl.common import FORMATS, Region, load_template, mentions
 from culturekb.evals.ricevl.metrics import sea_lave
 from culturekb.kb.schema import Sample
 from culturekb.models.base import ModelClient
@@ -117,8 +117,9 @@ def _answer_truth(answer: str) -> str | None:
 class ReferenceJudge:
     """Offline stand-in for a judge model, by matching against the reference and country names.
 
-    TU: tf, the first truth word of the answer equals the reference; qa/fill, the reference occurs in the answer
-    or token F1 >= `f1_threshold`. CU: tf, equals TU; qa/fill, the answer names the item's sub-culture (when the
+    TU: tf, the first truth word of the answer equals the reference; qa/fill, the reference (or any of the item's
+    ``reference_answers``, as a release such as BLEnD gives several) occurs in the answer or token F1 >=
+    `f1_threshold`. CU: tf, equals TU; qa/fill, the answer names the item's sub-culture (when the
     item has one), else equals TU. CI: 2 when the answer names the item's country (for tf, also a correct
     verdict on a question that names it), 1 when it names another country of the region or the region, else 0.
     """
@@ -130,13 +131,13 @@ class ReferenceJudge:
         self.id = f"reference-match:v1:f1{f1_threshold:g}"
 
     def _ci(self, sample: Sample, answer: str, region: Region, tu: int) -> int:
-        _, own = culture_terms(sample.culture)
+        _, own = region.terms(sample.culture)
         if mentions(answer, own):
             return 2
         fmt = sample.metadata.get("format")
         if fmt == "tf" and tu == 1 and mentions(sample.question or "", own):
             return 2
-        others = [t for c in region.countries if c != sample.culture for t in culture_terms(c)[1]]
+        others = [t for c in region.countries if c != sample.culture for t in region.terms(c)[1]]
         if mentions(answer, [*others, region.name.lower()]):
             return 1
         return 0
@@ -151,9 +152,10 @@ class ReferenceJudge:
                 tu = int(_answer_truth(answer) == normalise_truth(ref))
                 cu = tu
             else:
-                norm_ref = " ".join(_tokens(ref))
-                contains = bool(norm_ref) and norm_ref in " ".join(_tokens(answer))
-                tu = int(contains or token_f1(answer, ref) >= self.f1_threshold)
+                refs = [str(r) for r in sample.metadata.get("reference_answers") or [ref]]
+                said = " ".join(_tokens(answer))
+                tu = int(any((" ".join(_tokens(r)) and " ".join(_tokens(r)) in said)
+                             or token_f1(answer, r) >= self.f1_threshold for r in refs))
                 sub = str(sample.metadata.get("sub_culture") or "").strip().lower()
                 cu = int(mentions(answer, [sub])) if sub else tu
             ci = self._ci(sample, answer, region, tu)
@@ -182,7 +184,7 @@ class SeaLaveJudge(RubricJudgeModel):
             raise DataError(f"item {sample.id!r}: unknown question format {fmt!r}; load it with load_ricevl_vqa")
         text = self.templates[fmt].fill({
             "question": sample.question or "", "reference": sample.label or "", "answer": answer,
-            "country": culture_terms(sample.culture)[0], "region": region.name,
+            "country": region.terms(sample.culture)[0], "region": region.name,
             "region_countries": region.describe(), "category": sample.metadata.get("category") or "unknown",
             "sub_culture": sample.metadata.get("sub_culture") or "not given",
         })

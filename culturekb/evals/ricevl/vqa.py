@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from culturekb._records import LoadReport, parse_field_map
 from culturekb.errors import ConfigError, DataError
 from culturekb.evals._cues import item_concepts
 from culturekb.evals.context import RunContext
@@ -199,9 +200,11 @@ class RiceVLVQARunner(Runner):
 
         spec = ctx.spec
         assert isinstance(spec, RiceVLVQASpec)
+        report = LoadReport()
         samples = load_ricevl_vqa(spec.data, scheme=spec.scheme, data_root=spec.data_root,
                                   check_images=spec.model != "kb-prior",
-                                  allow_unknown_countries=spec.allow_unknown_countries)
+                                  allow_unknown_countries=spec.allow_unknown_countries,
+                                  field_map=parse_field_map(spec.field_map), on_bad_row=spec.on_bad_row, report=report)
         kb_dir = spec.kb_dir
         if kb_dir is None and spec.cue_metadata is not None:
             kb_dir = ctx.build_cue_kb(spec.cue_metadata, spec.out / "cue_kb", scheme=spec.scheme,
@@ -221,7 +224,7 @@ class RiceVLVQARunner(Runner):
                    setting_names=spec.setting_names, image_concepts=ctx.image_concepts(client),
                    cue_scope=spec.cue_scope, max_cues=spec.max_cues, fallback_cues=spec.fallback_cues,
                    template_dir=spec.template_dir, max_tokens=spec.max_tokens, limit=spec.limit,
-                   progress=spec.progress)
+                   progress=spec.progress, load_report=report.to_dict())
 
     def load(self) -> list[Sample]:
         """The VQA items; each must carry its format and reference answer."""

@@ -1,0 +1,107 @@
+"""Public releases read as they are (issue 22): ToMBench, Hi-ToM and BLEnD samples (tests/fixtures/releases, with
+their licences) load with no conversion, through the built-in field maps; every bad row is reported at once or
+skipped and listed; formats are detected whatever the extension."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from culturekb._records import LoadReport, parse_field_map, read_records
+from culturekb.errors import ConfigError, DataError
+from culturekb.evals.commet.stories import load_story_turns
+from culturekb.evals.culturaltom.data import load_culturaltom
+from culturekb.evals.ricevl.data import load_ricevl_vqa
+
+RELEASES = Path(__file__).resolve().parents[1] / "fixtures" / "releases"
+
+
+def test_tombench_as_released_loads_for_culturaltom_with_no_map_named() -> None:
+    report = LoadReport()
+    items = load_culturaltom(RELEASES / "tombench" / "data", report=report)
+    assert len(items) == 24 and report.field_map == "tombench"
+    two = [s for s in items if len(s.options or []) == 2]
+    assert two and all(s.label in ("A", "B") for s in two)  # NaN options C/D dropped
+    assert all(not o.startswith(("A. ", "B. ")) for s in items for o in s.options or [])
+    first = items[0]
+    assert first.id == "Faux-pas Recognition Test:1" and first.metadata["task"] == "Faux-pas Recognition Test"
+    assert first.metadata["ability"].startswith("Non-Literal Communication")
+    assert first.metadata["in_matrix"] is False and first.metadata["level"] is None
+    assert report.defaults["id"] == 24 and report.defaults["region"] == 24
+    assert all(s.label in "ABCD" and len(s.label) == 1 for s in items)  # one release answer is "A. "
+
+
+def test_tombench_chinese_keys_through_the_named_map() -> None:
+    items = load_culturaltom(RELEASES / "tombench" / "data", field_map=parse_field_map("tombench-zh"))
+    assert items[0].metadata["language"] == "zh" and "故事" not in items[0].metadata
+    assert any("。" in (s.text or "") for s in items)
+
+
+def test_tombench_rows_play_as_one_turn_commet_stories() -> None:
+    stories = load_story_turns(RELEASES / "tombench" / "data")
+    assert len(stories) == 24
+    turn = stories[0].turns[0]
+    assert "\nA. " in turn.question and turn.answers["any"][0] in ("A", "B", "C", "D")
+    assert stories[0].category == "non-literal communication"
+
+
+def test_hitom_fifteen_options_in_one_string_and_answers_given_as_text() -> None:
+    items = load_culturaltom(RELEASES / "hitom" / "Hi-ToM_data.json")
+    assert len(items) == 18 and all(len(s.options or []) == 15 for s in items)
+    s = items[0]
+    assert s.options[ord(s.label) - ord("A")] == json.loads(
+        (RELEASES / "hitom" / "Hi-ToM_data.json").read_text(encoding="utf-8"))["data"][0]["answer"]
+
+
+def test_blend_object_keyed_by_id_loads_for_ricevl_vqa() -> None:
+    report = LoadReport()
+    items = load_ricevl_vqa(RELEASES / "blend" / "data" / "annotations", report=report, check_images=False)
+    assert report.field_map == "blend" and len(items) == 12  # 18 ids, 6 with no annotated answer left out
+    assert sum("no reference answer" in n for n in report.notes) == 6
+    s = items[0]
+    assert s.id == "China_data/Al-en-01" and s.culture == "China" and s.metadata["category"] == "unspecified"
+    assert "cheese stick" in s.metadata["reference_answers"] and "奶酪棒" in s.metadata["reference_answers"]
+
+
+def test_a_json_file_holding_json_lines_is_read_and_said_so(tmp_path: Path) -> None:
+    path = tmp_path / "tom.json"
+    rows = [{"id": f"q{i}", "question": "Who knows? (a) Ann (b) Bo", "answer": "b", "task": "x"} for i in range(3)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report = LoadReport()
+    items = load_culturaltom(path, field_map=parse_field_map("id=id"), report=report)
+    assert any("holds JSON Lines" in n for n in report.notes)
+    assert items[0].options == ["Ann", "Bo"] and items[0].question == "Who knows?" and items[0].label == "B"
+
+
+def test_every_bad_row_is_reported_at_once_or_skipped(tmp_path: Path) -> None:
+    good = {"id": "ok", "question": "Q?", "options": ["a", "b"], "answer": "A", "task": "mental state attribution",
+            "level": 1, "image_source": "none", "region": "CN"}
+    rows = [good, {**good, "id": "x1", "answer": "Z"}, {**good, "id": "x2", "answer": "Z"},
+            {**good, "id": "x3", "options": ["only one"]}]
+    path = tmp_path / "bad.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        load_culturaltom(path)
+    text = str(err.value)
+    assert "3 bad row(s), 2 kind(s)" in text and "line 2" in text and "line 3" in text and "line 4" in text
+    assert "--on-bad-row skip" in text
+    report = LoadReport()
+    kept = load_culturaltom(path, on_bad_row="skip", report=report)
+    assert [s.id for s in kept] == ["ok"] and len(report.skipped) == 3
+
+
+def test_field_maps_inline_file_and_errors(tmp_path: Path) -> None:
+    path = tmp_path / "r.csv"
+    path.write_text("qid,Q,ans\n1,Pick one (a) x (b) y,a\n", encoding="utf-8")
+    items = load_culturaltom(path, field_map=parse_field_map("id=qid,question=Q,answer=ans"))
+    assert (items[0].id, items[0].options, items[0].label) == ("1", ["x", "y"], "A")
+    map_file = tmp_path / "m.toml"
+    map_file.write_text('[fields]\nid = "qid"\nquestion = "Q"\nanswer = "ans"\n[defaults]\nregion = "JP"\n',
+                        encoding="utf-8")
+    assert load_culturaltom(path, field_map=parse_field_map(str(map_file)))[0].metadata["region"] == "JP"
+    with pytest.raises(ConfigError, match="not a built-in map"):
+        parse_field_map("no-such-map")
+    records = list(read_records(path, parse_field_map("line=@line,file=@file")))
+    assert records[0].data["line"] == 2 and records[0].data["file"] == "r"
