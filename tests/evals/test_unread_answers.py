@@ -164,3 +164,35 @@ def test_label_words_is_an_option_of_the_commands_that_read_labels(command: list
     bad.write_text('{"hi": ["सामान्य"]}', encoding="utf-8")
     with pytest.raises(ConfigError, match="should map labels to words"):  # checked when the options are read
         cedar_options(tmp_path / "d.jsonl", tmp_path / "out", label_words=bad)
+
+
+def test_every_runner_report_lists_unread_answers(tmp_path: Path) -> None:
+    """The Runner base writes the section, whatever the benchmark (the knowledge report included): a runner with
+    no label words gets the counts and words, without the --label-words hint."""
+    from collections.abc import Mapping, Sequence
+
+    from culturekb.evals.runner import Runner, Setting
+    from culturekb.kb import Sample
+
+    class Answers:
+        id = "scripted"
+
+        def predict(self, samples: Sequence[Sample], mode: str = "orig", prompt_language: str | None = None
+                    ) -> list[Prediction]:
+            return [_pred(s.id, "invalid" if s.id == "a" else "text", "ስሜት: መደበኛ" if s.id == "a" else "joy", "am",
+                          None if s.id == "a" else "joy") for s in samples]
+
+    class Toy(Runner):
+        def load(self) -> list[Sample]:
+            return [Sample(id=i, culture="am", label="joy") for i in "ab"]
+
+        def score(self, samples: Sequence[Sample], predictions_by_setting: Mapping[Setting, Sequence[Prediction]]
+                  ) -> dict[str, Any]:
+            return {"n": len(samples)}
+
+    result = Toy(Answers(), settings=[Setting("orig")], progress=False).run(tmp_path)
+    run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["unread_answers"]
+    assert run["unread"] == 1 and run["top_unread"] == [{"word": "መደበኛ", "count": 1, "prompt_languages": {"am": 1}}]
+    assert "how_to_add" not in run and set(result.tables) >= {"unread_answers", "unread_words"}
+    markdown = (tmp_path / "Toy.md").read_text(encoding="utf-8")
+    assert "| orig | am | 2 | 1 | 0 |" in markdown and "| መደበኛ | 1 | am 1 |" in markdown
