@@ -257,9 +257,23 @@ def _csv_pairs(path: Path, scheme: EmotionScheme, registry: CultureRegistry, exp
         raise DataError(f"{path}: malformed CSV ({exc}) while reading its paired label columns") from exc
 
 
+def _records(path: Path) -> Iterable[dict[str, Any]]:
+    """The objects of a JSONL file, or of a ``.json`` file holding a list of them or an object keyed by id."""
+    text = read_text_utf8(path)
+    if path.suffix.lower() != ".json" and not text.lstrip().startswith("["):
+        return (obj for _, obj in iter_jsonl_text(text, path))
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno}) while reading its paired label "
+                        "columns") from exc
+    items = data.values() if isinstance(data, dict) else data if isinstance(data, list) else []
+    return [obj for obj in items if isinstance(obj, dict)]
+
+
 def _jsonl_pairs(path: Path, scheme: EmotionScheme, registry: CultureRegistry, explicit: Mapping[str, str],
                  pairs: _Pairs) -> None:
-    for _, obj in iter_jsonl_text(read_text_utf8(path), path):
+    for obj in _records(path):
         meta = obj.get("metadata")
         fields = {str(k).lower(): v for k, v in meta.items()} if isinstance(meta, dict) else {}
         paired = _paired_columns(fields, explicit)
@@ -311,7 +325,7 @@ def learn_label_words(
         suffix = p.suffix.lower()
         if suffix == ".csv":
             _csv_pairs(p, scheme, reg, explicit, pairs)
-        elif suffix in (".jsonl", ".ndjson"):
+        elif suffix in (".jsonl", ".ndjson", ".json"):
             _jsonl_pairs(p, scheme, reg, explicit, pairs)
     named = {c for cols in pairs.columns.values() for c in cols}
     unused = sorted(set(explicit) - named)

@@ -122,6 +122,10 @@ def test_paired_native_label_columns_teach_the_words_jsonl(tmp_path: Path) -> No
     learned = learn_label_words([path], _scheme())
     assert learned.words == {"hi": {"neutral": ("सामान्य",), "guilt": ("अपराध",)},
                              "am": {"neutral": ("መደበኛ",), "guilt": ("ወንጀል",)}}
+    as_json = tmp_path / "train.json"  # the same rows as a JSON object keyed by id
+    as_json.write_text(json.dumps({r["id"]: r for r in map(json.loads, path.read_text("utf-8").splitlines())},
+                                  ensure_ascii=False), encoding="utf-8")
+    assert learn_label_words([as_json], _scheme()).words == learned.words
     report = learned.report
     assert report["columns"] == {str(path): {"label_native": "native"}} and report["pairs"] == len(PAIRS)
     assert report["known"] == 1  # दुख is already a packaged Hindi word for sadness
