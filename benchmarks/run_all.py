@@ -18,7 +18,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 HERE = Path(__file__).parent
 ORDER = ["bench_association", "bench_model_calls", "bench_build", "tau_calibration", "bench_lookup",
-         "bench_overhead", "bench_stores", "bench_api", "bench_parser", "bench_startup", "fault_injection"]
+         "bench_overhead", "bench_stores", "bench_api", "bench_parser", "bench_parse_scaling", "bench_startup",
+         "fault_injection"]
 
 
 def _load(name: str):  # noqa: ANN202 - a module object

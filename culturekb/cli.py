@@ -121,6 +121,9 @@ def build(
         help="step and response cache (default: the cache_dir setting, else the XDG cache folder)")] = None,
     config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the build report as JSON")] = False,
+    aggregate: Annotated[str, typer.Option(help="rows repeating an item in one culture: majority (their majority "
+                                                "label; a tie drops the item, counted) or none (refuse)")
+                         ] = "majority",
 ) -> None:
     """Build a knowledge base from a labelled training split (offline by default)."""
     from culturekb.workflows import build_from_files
@@ -132,7 +135,7 @@ def build(
             rationales=rationales, judges=_csv(judges) or [], policy=policy, min_support=min_support,
             on_bad_answer=on_bad_answer,
             base_url=base_url, cultures_file=cultures_file,
-            label_words_file=label_words, label_column_words=label_column_words,
+            label_words_file=label_words, label_column_words=label_column_words, aggregate=aggregate,
         )
 
     result = _guard(run)

@@ -3,8 +3,8 @@ makes, sent and served from the response cache apart.
 
 The model wrapper's counters (`culturekb.models.Model.calls`, `cache_hits`, `fault_counts`) cover every item of a
 run at once, and a run answers many items concurrently; a runner that reports how many calls each item took wraps
-the shared client once per item: ``counted = CountingClient(client, tally)``. The wrapper only delegates and counts; retries inside the
-client are not counted again (a request that the client retried is one call here).
+the shared client once per item: ``counted = CountingClient(client, tally)``. The wrapper only delegates and
+counts; retries inside the client are not counted again (a request that the client retried is one call here).
 """
 
 from __future__ import annotations

@@ -129,8 +129,18 @@ def _format_cell(value: Cell, precision: int) -> str:
     return " ".join(text.splitlines())
 
 
+WIDE_COLUMNS = 16
+"""A table with more columns than this (a wide label set: one column per label) is written turned on its side:
+one row per column, so its width is that of its rows, never that of the scheme."""
+
+
 def render_markdown_table(table: Table) -> str:
-    """A GitHub-flavoured Markdown table (no title); numbers right-aligned, '|' in text escaped."""
+    """A GitHub-flavoured Markdown table (no title); numbers right-aligned, '|' in text escaped. A table wider than
+    `WIDE_COLUMNS` with fewer rows than columns is transposed (its first column's cells become the headers)."""
+    if len(table.columns) > WIDE_COLUMNS and len(table.rows) < len(table.columns) - 1:
+        table = Table(table.title, [table.columns[0], *(str(r[0]) for r in table.rows)],
+                      [[col, *(r[j] for r in table.rows)] for j, col in enumerate(table.columns) if j > 0],
+                      table.precision, table.note)
     numeric = [
         bool(table.rows) and all(isinstance(r[j], int | float) and not isinstance(r[j], bool) or r[j] is None
                                  for r in table.rows)

@@ -75,14 +75,16 @@ import csv
 import io
 import logging
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from culturekb._io import iter_jsonl_text, read_text_utf8, resolve_image_ref, safe_relpath
-from culturekb.errors import DataError
+from culturekb._io import read_text_utf8, resolve_image_ref, safe_relpath
+from culturekb._records import read_records
+from culturekb.errors import ConfigError, DataError
 from culturekb.kb.artemis import Annotation, aggregate_annotations
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import Sample
@@ -127,6 +129,8 @@ class LoadResult:
     layout: str = "per-annotation"
     dropped_ids: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """Per culture: the image ids behind `dropped_no_majority`."""
+    aggregated: int = 0
+    """Rows merged into another row's sample (annotation-level rows of a sample file)."""
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -145,6 +149,9 @@ class LoadResult:
             "samples": len(self.samples),
             "per_culture": dict(Counter(s.culture for s in self.samples)),
             "dropped_no_majority": dict(self.dropped_no_majority),
+            "aggregated_rows": self.aggregated,
+            "aggregated_items": {s.id: s.metadata["aggregated_from"] for s in self.samples
+                                 if "aggregated_from" in s.metadata},
         }
 
 
@@ -162,7 +169,15 @@ def canonical_label(scheme: EmotionScheme, value: Any, where: str, field: str = 
     """The scheme's label for `value` (a label, synonym or translation); anything else raises DataError naming
     `where`, the value and the scheme's labels. Both loader stacks read labels (and categories) through this."""
     text = "" if value is None else str(value)
-    found = scheme.match(text) if text.strip() else None
+    if not text.strip():
+        raise DataError(f"{where}: the {field} is missing or empty; give one of {list(scheme.labels)[:12]}"
+                        f"{' ...' if len(scheme.labels) > 12 else ''}")
+    found = scheme.match(text)
+    if found is None and _COMPOUND.search(text):
+        # the stated rule for a compound label ("joy & surprise", "anger/disgust", "fear + sadness"): the first of
+        # its parts that is a label of the scheme
+        found = next((m for part in _COMPOUND.split(text) if part.strip()
+                      for m in [scheme.match(part.strip())] if m is not None), None)
     if found is None:
         raise DataError(
             f"{where}: unknown label {value!r}: this {field} {value!r} is not in scheme {scheme.name!r}, whose labels "
@@ -368,8 +383,14 @@ def load_samples_jsonl(
     *,
     require_label: bool = True,
     registry: CultureRegistry | None = None,
+    aggregate: str = "majority",
 ) -> LoadResult:
-    """Read a sample JSONL file (format in the module docstring) into `Sample`s."""
+    """Read a sample file (JSONL, a JSON list or object keyed by id; format in the module docstring) into
+    `Sample`s. Rows that repeat an item (the same image id) in one culture are annotations of it: with
+    ``aggregate="majority"`` they become one sample labelled by their majority (a tied top label drops the item
+    for that culture and counts it, as for ArtEmis rows); ``"none"`` refuses them, naming file and lines."""
+    if aggregate not in AGGREGATE_RULES:
+        raise ConfigError(f"--aggregate {aggregate!r}: use one of {list(AGGREGATE_RULES)}")
     path = Path(path)
     scheme_ = get_scheme(scheme)
     reg = registry or default_registry()
@@ -379,9 +400,11 @@ def load_samples_jsonl(
     first_line: dict[str, int] = {}
     rows = 0
     allowed = set(JSONL_FIELDS)
-    for lineno, obj in iter_jsonl_text(read_text_utf8(path), path):
+    lines: dict[str, str] = {}
+    for rec in read_records(path):
+        lineno, obj = rec.line, rec.data
         rows += 1
-        where = f"{path}, line {lineno}"
+        where = rec.where
         unknown = sorted(set(obj) - allowed)
         if unknown:
             raise DataError(
@@ -433,6 +456,7 @@ def load_samples_jsonl(
         split = _norm_split(str(split_raw), f"{where}, field 'split'") if split_raw is not None else None
         if keep is not None and culture not in keep:
             continue
+        lines[sid] = where
         samples.append(
             Sample(
                 id=sid,
@@ -454,13 +478,62 @@ def load_samples_jsonl(
             f"{path}: the file is empty; expected one JSON object per line with at least 'id', 'culture' and 'label'"
         )
     cultures_seen = dict.fromkeys(s.culture for s in samples)
+    samples, dropped, merged = aggregate_repeated(samples, lines, scheme_, aggregate)
     result = LoadResult(
         samples=tuple(samples),
-        dropped_no_majority=dict.fromkeys(cultures_seen, 0),
+        dropped_no_majority={c: len(dropped.get(c, ())) for c in cultures_seen},
         rows_read=rows,
         source=str(path),
         layout="jsonl",
-        dropped_ids={c: () for c in cultures_seen},
+        dropped_ids={c: tuple(dropped.get(c, ())) for c in cultures_seen},
+        aggregated=merged,
     )
     logger.info("loaded %s", result.summary())
     return result
+
+
+AGGREGATE_RULES = ("majority", "none")
+_COMPOUND = re.compile(r"\s*(?:&|/|\+|;|,|\band\b)\s*")
+"""``--aggregate``: how rows that repeat an item in one culture are read (see `aggregate_repeated`)."""
+
+
+def aggregate_repeated(samples: list[Sample], lines: dict[str, str], scheme: EmotionScheme, rule: str = "majority"
+                       ) -> tuple[list[Sample], dict[str, list[str]], int]:
+    """Samples with the rows that repeat an item (same ``image_id``) in one culture merged, the rule ArtEmis rows
+    follow: the label chosen by most rows; a tied top label drops the item for that culture (returned per
+    culture); explanations and concepts of every row kept, ``label_counts`` and the rows' places in metadata.
+    ``rule="none"`` raises DataError naming each repeated item's file and lines. Returns (samples, dropped image ids
+    per culture, rows merged)."""
+    groups: dict[tuple[str, str], list[Sample]] = {}
+    for s in samples:
+        groups.setdefault((str(s.metadata.get("image_id") or s.id), s.culture), []).append(s)
+    repeated = {k: g for k, g in groups.items() if len(g) > 1}
+    if not repeated:
+        return samples, {}, 0
+    if rule == "none":
+        shown = [f"{image!r} in culture {culture!r}: " + "; ".join(lines.get(s.id, s.id) for s in g)
+                 for (image, culture), g in list(repeated.items())[:5]]
+        raise DataError(f"{len(repeated)} item(s) appear more than once in one culture (--aggregate none): "
+                        + " | ".join(shown) + ". Remove the repeats, or read them as annotations with "
+                        "--aggregate majority")
+    out: list[Sample] = []
+    dropped: dict[str, list[str]] = {}
+    for (image, culture), g in groups.items():
+        if len(g) == 1:
+            out.append(g[0])
+            continue
+        counts = Counter(s.label for s in g if s.label is not None)
+        top = max(counts.values(), default=0)
+        winners = [lab for lab, n in counts.items() if n == top]
+        if len(winners) != 1:
+            dropped.setdefault(culture, []).append(image)
+            continue
+        first = g[0]
+        meta = {**first.metadata, "label_counts": {lab: counts[lab] for lab in scheme.labels if counts.get(lab)},
+                "aggregated_from": [lines.get(s.id, s.id) for s in g],
+                "explanation_labels": [s.label for s in g for _ in s.explanations]}
+        concepts = list(dict.fromkeys(c for s in g for c in (s.concepts or []))) or None
+        out.append(first.model_copy(update={
+            "label": winners[0], "explanations": [e for s in g for e in s.explanations], "concepts": concepts,
+            "metadata": meta}))
+    return out, dropped, sum(len(g) - 1 for g in repeated.values())

@@ -31,6 +31,7 @@ def load_data(
     scheme: str | EmotionScheme = "artemis9",
     cultures: Sequence[str] | None = None,
     seed: int = 0,
+    aggregate: str = "majority",
 ) -> tuple[list[Sample], dict[str, Any]]:
     """Read CSV/JSONL files into samples; images without a split get the deterministic 8:1:1 split by image."""
     from culturekb.kb.artemis import split_by_image
@@ -45,10 +46,11 @@ def load_data(
         check_data_file(p)
         if p.suffix.lower() == ".csv":
             res = load_artemis_csv(p, data_root=data_root, scheme=scheme, cultures=cultures)
-        elif p.suffix.lower() in (".jsonl", ".ndjson"):
-            res = load_samples_jsonl(p, data_root=data_root, scheme=scheme, cultures=cultures)
+        elif p.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+            res = load_samples_jsonl(p, data_root=data_root, scheme=scheme, cultures=cultures, aggregate=aggregate)
         else:
-            raise DataError(f"{p}: unknown data format {p.suffix!r}; use an ArtEmis/ArtELingo .csv or a sample .jsonl")
+            raise DataError(f"{p}: unknown data format {p.suffix!r}; use an ArtEmis/ArtELingo .csv, or samples as "
+                            ".jsonl or .json (a list, or an object keyed by id)")
         samples.extend(res.samples)
         for c, n in res.dropped_no_majority.items():
             dropped[c] = dropped.get(c, 0) + n
@@ -111,6 +113,7 @@ def build_from_files(
     from culturekb.kb.cultures import declare_cultures, load_cultures_file
     from culturekb.kb.store import check_kb_target
 
+    aggregate = options.pop("aggregate", None) or "majority"
     label_words_file = options.pop("label_words_file", None)
     column_words = options.pop("label_column_words", None)
     settings = load_settings(settings_file, cache_dir=cache_dir, base_url=options.get("base_url"))
@@ -129,7 +132,8 @@ def build_from_files(
         check_data_file(p)
     if cultures_file is not None:
         declare_cultures(load_cultures_file(cultures_file))
-    samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures)
+    samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures,
+                                     aggregate=aggregate)
     config, words_report = _label_words(paths, config, label_words_file, column_words)
     # inputs are valid; one build per --out at a time: a second one is refused (exit 2) before any model loads,
     # not left to race the first one's save

@@ -105,3 +105,24 @@ def test_field_maps_inline_file_and_errors(tmp_path: Path) -> None:
         parse_field_map("no-such-map")
     records = list(read_records(path, parse_field_map("line=@line,file=@file")))
     assert records[0].data["line"] == 2 and records[0].data["file"] == "r"
+
+
+def test_a_wide_label_table_is_written_on_its_side() -> None:
+    from culturekb.evals.reports import WIDE_COLUMNS, Table, render_markdown_table
+
+    labels = [f"label{i}" for i in range(323)]
+    table = Table("propensity", ["setting", *labels], [["orig", *range(323)], ["know", *range(323)]])
+    lines = render_markdown_table(table).splitlines()
+    assert lines[0] == "| setting | orig | know |" and len(lines) == 2 + 323
+    assert max(len(line.split("|")) for line in lines) <= WIDE_COLUMNS
+
+
+def test_compound_labels_take_their_first_label_of_the_scheme() -> None:
+    from culturekb.kb.loaders import canonical_label
+    from culturekb.kb.schemes import get_scheme
+
+    scheme = get_scheme("plutchik8")
+    assert canonical_label(scheme, "Joy & Surprise", "x") == "joy"
+    assert canonical_label(scheme, "nostalgia / sadness", "x") == "sadness"
+    with pytest.raises(DataError, match="missing or empty"):
+        canonical_label(scheme, None, "row 3", "category")

@@ -214,24 +214,13 @@ def test_garbage_is_invalid_and_kept(text: str | None) -> None:
     assert parsed.explanation == (text or "").strip()
 
 
-def test_huge_answer_parses_in_linear_time() -> None:
-    """Noise before the JSON answer costs time in proportion to its length, not its square: 10x the noise may take
-    at most 40x the time (quadratic scanning would take ~100x). A ratio of best-of-3 timings in one process, so a
-    loaded machine slows both sides alike (no absolute time limit)."""
-    import time
-
-    def best(reps: int, noise: str) -> float:
-        text = noise * reps + '{"emotion": "fear"}'
-        times = []
-        for _ in range(3):
-            started = time.perf_counter()
-            assert parse(text).label == "fear"
-            times.append(time.perf_counter() - started)
-        return min(times)
-
+def test_huge_answers_with_noise_before_the_json_still_parse() -> None:
+    """Long noise before the JSON answer (broken braces, quotes, lists) is skipped and the answer read. How the
+    time grows with the noise (linear, not quadratic) is measured side by side in benchmarks/bench_parser.py, not
+    asserted here: a test asserts no wall-clock time or ratio."""
     for noise in ("blah { not json ", "{'broken': ", '{"k": [1, '):
-        small, large = best(200, noise), best(2000, noise)
-        assert large < 40 * max(small, 1e-4), (noise, small, large)
+        for reps in (200, 2000):
+            assert parse(noise * reps + '{"emotion": "fear"}').label == "fear", (noise, reps)
 
 
 def test_words_inside_other_words_do_not_match() -> None:
