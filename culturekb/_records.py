@@ -91,6 +91,11 @@ class FieldMap:
     patterns: Mapping[str, str] = field(default_factory=dict)
     """Field -> a regular expression whose first group is kept (``^(.+?)_data$`` on ``China_data``), then
     underscores become spaces."""
+    values: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    """Field -> value translations (XED's label ``"4"`` -> ``"fear"``); a comma list is translated item by item
+    and joined with `` & `` (a compound label, read as its first label of the scheme)."""
+    columns: tuple[str, ...] = ()
+    """Column names of a CSV/TSV file without a header row (the first row is then data)."""
 
     def matches(self, keys: Sequence[str]) -> bool:
         """Whether every ``detect`` key is among `keys` (a built-in map applies unasked then)."""
@@ -119,6 +124,10 @@ class FieldMap:
                 m = re.match(pattern, values[target])
                 if m:
                     values[target] = (m.group(1) if m.groups() else m.group(0)).replace("_", " ")
+        for target, table in self.values.items():
+            if isinstance(values.get(target), str | int) and not isinstance(values.get(target), bool):
+                parts = [p.strip() for p in str(values[target]).split(",") if p.strip()]
+                values[target] = " & ".join(str(table.get(p, p)) for p in parts)
         out = {k: v for k, v in raw.items() if k not in consumed}
         out.update(values)
         used = []
@@ -145,8 +154,15 @@ def _map_from_mapping(obj: Mapping[str, Any], name: str) -> FieldMap:
             re.compile(pattern)
         except re.error as exc:
             raise ConfigError(f"field map {name}: pattern of {target!r} is not a regular expression ({exc})") from exc
+    values = obj.get("values", {})
+    if not isinstance(values, Mapping) or not all(isinstance(v, Mapping) for v in values.values()):
+        raise ConfigError(f"field map {name}: [values] must hold one table per field (value = translation)")
+    columns = obj.get("columns", [])
+    if not isinstance(columns, list) or not all(isinstance(c, str) for c in columns):
+        raise ConfigError(f"field map {name}: 'columns' must be a list of column names")
     return FieldMap(name, dict(fields), dict(defaults), tuple(detect), tuple(obj.get("benchmarks", ())),
-                    str(obj.get("release", "")), dict(patterns))
+                    str(obj.get("release", "")), dict(patterns), {k: dict(v) for k, v in values.items()},
+                    tuple(columns))
 
 
 def builtin_maps() -> dict[str, FieldMap]:
@@ -209,10 +225,10 @@ def _jsonl(text: str, path: Path) -> Iterator[tuple[int, Any]]:
                                      "line", one_line=True)
 
 
-def _delimited(text: str, path: Path, delimiter: str) -> Iterator[tuple[int, Any]]:
+def _delimited(text: str, path: Path, delimiter: str, columns: Sequence[str] = ()) -> Iterator[tuple[int, Any]]:
     reader = csv.reader(text.splitlines(keepends=True), delimiter=delimiter)
     try:
-        header = next(reader, None)
+        header = list(columns) or next(reader, None)
         if header is None:
             return
         names = [h.strip() for h in header]
@@ -265,13 +281,14 @@ def _json_document(text: str, path: Path, notes: list[str]) -> Iterator[tuple[in
                     "is read too")
 
 
-def _raw_records(path: Path, notes: list[str]) -> Iterator[tuple[int, Any, str | None, str]]:
+def _raw_records(path: Path, notes: list[str], columns: Sequence[str] = ()
+                 ) -> Iterator[tuple[int, Any, str | None, str]]:
     text = read_text_utf8(path).removeprefix("\ufeff")
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv", ".tab", ".txt"):
         delimiter = "\t" if suffix in (".tsv", ".tab") or (suffix == ".txt" and "\t" in text.split("\n", 1)[0]) \
             else ","
-        for lineno, obj in _delimited(text, path, delimiter):
+        for lineno, obj in _delimited(text, path, delimiter, columns):
             yield lineno, obj, None, "line"
         return
     head = text.lstrip()[:1]
@@ -310,7 +327,7 @@ def read_records(path: str | Path, field_map: FieldMap | None = None, report: Lo
     for file in data_files(Path(path)):
         report.files.append(str(file))
         chosen = field_map
-        for line, raw, key, unit in _raw_records(file, report.notes):
+        for line, raw, key, unit in _raw_records(file, report.notes, field_map.columns if field_map else ()):
             if not isinstance(raw, dict):
                 raise DataError(f"{file}, {unit} {line}: expected a JSON object, got {type(raw).__name__}")
             if chosen is None:

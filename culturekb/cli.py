@@ -124,6 +124,8 @@ def build(
     aggregate: Annotated[str, typer.Option(help="rows repeating an item in one culture: majority (their majority "
                                                 "label; a tie drops the item, counted) or none (refuse)")
                          ] = "majority",
+    field_map: Annotated[str | None, typer.Option("--map", help="a release's keys -> the sample fields: a built-in "
+                                                  "map (xed ...), a .toml/.json map file, or field=KEY pairs")] = None,
 ) -> None:
     """Build a knowledge base from a labelled training split (offline by default)."""
     from culturekb.workflows import build_from_files
@@ -136,6 +138,7 @@ def build(
             on_bad_answer=on_bad_answer,
             base_url=base_url, cultures_file=cultures_file,
             label_words_file=label_words, label_column_words=label_column_words, aggregate=aggregate,
+            field_map=field_map,
         )
 
     result = _guard(run)

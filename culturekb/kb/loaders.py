@@ -83,7 +83,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from culturekb._io import read_text_utf8, resolve_image_ref, safe_relpath
-from culturekb._records import read_records
+from culturekb._records import FieldMap, read_records
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.artemis import Annotation, aggregate_annotations
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
@@ -384,6 +384,7 @@ def load_samples_jsonl(
     require_label: bool = True,
     registry: CultureRegistry | None = None,
     aggregate: str = "majority",
+    field_map: FieldMap | None = None,
 ) -> LoadResult:
     """Read a sample file (JSONL, a JSON list or object keyed by id; format in the module docstring) into
     `Sample`s. Rows that repeat an item (the same image id) in one culture are annotations of it: with
@@ -401,7 +402,7 @@ def load_samples_jsonl(
     rows = 0
     allowed = set(JSONL_FIELDS)
     lines: dict[str, str] = {}
-    for rec in read_records(path):
+    for rec in read_records(path, field_map):
         lineno, obj = rec.line, rec.data
         rows += 1
         where = rec.where

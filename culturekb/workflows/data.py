@@ -18,6 +18,7 @@ from culturekb.kb.schema import Sample
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from culturekb._records import FieldMap
     from culturekb.builders.pipeline import BuildConfig, BuildResult
     from culturekb.kb.cultures import Culture
     from culturekb.kb.schemes import EmotionScheme
@@ -32,6 +33,7 @@ def load_data(
     cultures: Sequence[str] | None = None,
     seed: int = 0,
     aggregate: str = "majority",
+    field_map: FieldMap | str | None = None,
 ) -> tuple[list[Sample], dict[str, Any]]:
     """Read CSV/JSONL files into samples; images without a split get the deterministic 8:1:1 split by image."""
     from culturekb.kb.artemis import split_by_image
@@ -39,6 +41,10 @@ def load_data(
 
     if not paths:
         raise DataError("no data files given; pass at least one CSV or JSONL file")
+    if isinstance(field_map, str):
+        from culturekb._records import parse_field_map
+
+        field_map = parse_field_map(field_map)
     samples: list[Sample] = []
     dropped: dict[str, int] = {}
     sources = []
@@ -46,8 +52,9 @@ def load_data(
         check_data_file(p)
         if p.suffix.lower() == ".csv":
             res = load_artemis_csv(p, data_root=data_root, scheme=scheme, cultures=cultures)
-        elif p.suffix.lower() in (".jsonl", ".ndjson", ".json"):
-            res = load_samples_jsonl(p, data_root=data_root, scheme=scheme, cultures=cultures, aggregate=aggregate)
+        elif p.suffix.lower() in (".jsonl", ".ndjson", ".json", ".tsv", ".tab") or field_map is not None:
+            res = load_samples_jsonl(p, data_root=data_root, scheme=scheme, cultures=cultures, aggregate=aggregate,
+                                     field_map=field_map)
         else:
             raise DataError(f"{p}: unknown data format {p.suffix!r}; use an ArtEmis/ArtELingo .csv, or samples as "
                             ".jsonl or .json (a list, or an object keyed by id)")
@@ -114,6 +121,7 @@ def build_from_files(
     from culturekb.kb.store import check_kb_target
 
     aggregate = options.pop("aggregate", None) or "majority"
+    field_map = options.pop("field_map", None)
     label_words_file = options.pop("label_words_file", None)
     column_words = options.pop("label_column_words", None)
     settings = load_settings(settings_file, cache_dir=cache_dir, base_url=options.get("base_url"))
@@ -133,7 +141,7 @@ def build_from_files(
     if cultures_file is not None:
         declare_cultures(load_cultures_file(cultures_file))
     samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures,
-                                     aggregate=aggregate)
+                                     aggregate=aggregate, field_map=field_map)
     config, words_report = _label_words(paths, config, label_words_file, column_words)
     # inputs are valid; one build per --out at a time: a second one is refused (exit 2) before any model loads,
     # not left to race the first one's save

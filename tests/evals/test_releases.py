@@ -126,3 +126,15 @@ def test_compound_labels_take_their_first_label_of_the_scheme() -> None:
     assert canonical_label(scheme, "nostalgia / sadness", "x") == "sadness"
     with pytest.raises(DataError, match="missing or empty"):
         canonical_label(scheme, None, "row 3", "category")
+
+
+def test_xed_headerless_tsv_builds_samples_through_its_map() -> None:
+    from culturekb.workflows import load_data
+
+    path = RELEASES / "xed" / "AnnotatedData" / "en-annotated.tsv"
+    samples, report = load_data([path], scheme="plutchik8", field_map="xed")
+    assert len(samples) == 16 and {s.culture for s in samples} == {"en"}
+    by_id = {s.id: s for s in samples}
+    assert by_id["en-annotated:2"].label == "anger"  # "1, 4, 7": a compound label, its first label counts
+    assert by_id["en-annotated:3"].label == "trust"  # "8, 1"
+    assert report["sources"][0]["rows_read"] == 16
