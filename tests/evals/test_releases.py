@@ -138,3 +138,22 @@ def test_xed_headerless_tsv_builds_samples_through_its_map() -> None:
     assert by_id["en-annotated:2"].label == "anger"  # "1, 4, 7": a compound label, its first label counts
     assert by_id["en-annotated:3"].label == "trust"  # "8, 1"
     assert report["sources"][0]["rows_read"] == 16
+
+
+def test_tombench_runs_through_eval_culturaltom_and_commet_with_only_the_data_path(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from culturekb.cli import app
+    from culturekb.testing import ScriptedOpenAIServer
+
+    data = str(RELEASES / "tombench" / "data")
+    runner = CliRunner()
+    res = runner.invoke(app, ["eval", "culturaltom", data, "--out", str(tmp_path / "tom")])
+    assert res.exit_code == 0, res.output
+    run = json.loads((tmp_path / "tom" / "run.json").read_text(encoding="utf-8"))
+    assert run["data"]["field_map"] == "tombench" and run["data"]["items"] == 24 and "Data read" in res.output
+    with ScriptedOpenAIServer(lambda body: "A") as server:
+        res = runner.invoke(app, ["eval", "commet", data, "--model", "openai:m", "--base-url", server.base_url,
+                                  "--out", str(tmp_path / "commet")])
+        assert res.exit_code == 0, res.output
+        assert len(server.requests) == 24
