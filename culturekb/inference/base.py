@@ -65,6 +65,9 @@ class Prediction(BaseModel):
     model: str = ""
     cached: bool = False
     error: str | None = None
+    with_image: bool | None = None
+    """Whether the item's image went to the model with the prompt; None where no prompt went to a model (an
+    offline predictor) or the record predates the field."""
 
 
 @runtime_checkable

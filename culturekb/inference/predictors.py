@@ -156,15 +156,18 @@ class ModelPredictor:
 
     def _prompt(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[str, PromptTemplate]:
         """The prompt text and its template, in `language` or, where the template lacks it, in English (the
-        template's `language` and `language_status` say which)."""
+        template's `language` and `language_status` say which). An item without an image gets the text variant
+        of the template (`culturekb.inference.prompts.TEXT_PREDICTION_TEMPLATES`: its text, no artwork)."""
         from culturekb.inference.prompts import prediction_template, prediction_values
 
-        template = prediction_template(mode, language, self.template_dir)
+        text = not sample.image
+        template = prediction_template(mode, language, self.template_dir, text=text)
         if mode in ("know", "random-know", "cross-culture-know") and not aug.block:
             # the paper: with no tuple retrieved, the model predicts without a block
-            template = prediction_template("orig", language, self.template_dir)
+            template = prediction_template("orig", language, self.template_dir, text=text)
         culture = self.augmenter.retriever.kb.culture(aug.culture)
-        values = prediction_values(culture, self.scheme, template.language, knowledge=aug.block, title=sample.title)
+        values = prediction_values(culture, self.scheme, template.language, knowledge=aug.block, title=sample.title,
+                                   text=sample.text)
         return template.fill(values), template
 
     def build(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[list[dict[str, Any]], str]:
@@ -197,7 +200,8 @@ class ModelPredictor:
         for s, aug, (lang, tid, status), ans in zip(samples, augs, meta, answers, strict=True):
             common: dict[str, Any] = {"sample_id": s.id, "culture": aug.culture, "mode": mode,
                                       "tuples_used": aug.tuple_ids, "template_id": tid, "language_status": status,
-                                      "prompt_language": lang, "model": self.client.id}
+                                      "prompt_language": lang, "model": self.client.id,
+                                      "with_image": bool(s.image)}
             out.append(prediction_from_answer(ans, self.scheme, lang, Prediction, fallback=self.parse_fallback,
                                               **common))
         return out

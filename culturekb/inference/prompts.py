@@ -29,6 +29,7 @@ __all__ = [
     "TemplateFields",
     "TEMPLATE_FIELDS",
     "PREDICTION_TEMPLATES",
+    "TEXT_PREDICTION_TEMPLATES",
     "prediction_template_name",
     "prediction_template",
     "prediction_languages",
@@ -54,11 +55,17 @@ TEMPLATE_FIELDS: dict[str, TemplateFields] = {
     "predict_orig": TemplateFields(frozenset({"culture", "labels"}), _OPTIONAL_PREDICTION_FIELDS),
     "predict_know": TemplateFields(frozenset({"culture", "labels", "knowledge"}), _OPTIONAL_PREDICTION_FIELDS),
     "predict_internal_know": TemplateFields(frozenset({"culture", "labels"}), _OPTIONAL_PREDICTION_FIELDS),
+    "predict_text_orig": TemplateFields(frozenset({"culture", "labels", "text"}), _OPTIONAL_PREDICTION_FIELDS),
+    "predict_text_know": TemplateFields(frozenset({"culture", "labels", "knowledge", "text"}),
+                                        _OPTIONAL_PREDICTION_FIELDS),
+    "predict_text_internal_know": TemplateFields(frozenset({"culture", "labels", "text"}),
+                                                 _OPTIONAL_PREDICTION_FIELDS),
     "concept_extraction": TemplateFields(frozenset(), frozenset({"max_concepts"})),
 }
 """Placeholder contract per template kind. Prediction templates: {culture} (the culture's name in the prompt
 language), {labels} (the label list, see `format_labels`), {knowledge} (the retrieved-knowledge block, know
-templates only); optional {title} (artwork title, may be empty) and {culture_id} (registry id)."""
+templates only); optional {title} (artwork title, may be empty) and {culture_id} (registry id). Text templates
+(``predict_text_*``) also require {text}: the item's text (a text dataset's ``text``, else its title words)."""
 
 PREDICTION_TEMPLATES: dict[str, str] = {
     "orig": "predict_orig",
@@ -70,16 +77,28 @@ PREDICTION_TEMPLATES: dict[str, str] = {
 """Mode -> template name. The random and cross-culture ablations change which tuples fill {knowledge}, not the
 prompt, so their results differ from `know` only by the knowledge given."""
 
+TEXT_PREDICTION_TEMPLATES: dict[str, str] = {
+    "orig": "predict_text_orig",
+    "know": "predict_text_know",
+    "internal-know": "predict_text_internal_know",
+    "random-know": "predict_text_know",
+    "cross-culture-know": "predict_text_know",
+}
+"""Mode -> template name for an item sent without an image (a text dataset, or a ``--text-only`` run): the same
+question over the item's {text}, never mentioning an artwork. English only so far: another language reads the
+English file (``language_status="fallback:en"``, recorded on each prediction)."""
 
-def prediction_template_name(mode: str) -> str:
-    """The template name used by `mode` (unknown modes raise ConfigError listing the modes)."""
+
+def prediction_template_name(mode: str, *, text: bool = False) -> str:
+    """The template name used by `mode` (unknown modes raise ConfigError listing the modes); `text`: the variant
+    for an item without an image."""
     check_mode(mode)
-    return PREDICTION_TEMPLATES[mode]
+    return (TEXT_PREDICTION_TEMPLATES if text else PREDICTION_TEMPLATES)[mode]
 
 
-def prediction_languages(mode: str, override_dir: str | Path | None = None) -> list[str]:
+def prediction_languages(mode: str, override_dir: str | Path | None = None, *, text: bool = False) -> list[str]:
     """Prompt languages with a template for `mode`: packaged ones plus those in `override_dir`."""
-    return available_prompt_languages(prediction_template_name(mode), override_dir=override_dir)
+    return available_prompt_languages(prediction_template_name(mode, text=text), override_dir=override_dir)
 
 
 def _load(name: str, language: str, override_dir: str | Path | None) -> PromptTemplate:
@@ -88,8 +107,11 @@ def _load(name: str, language: str, override_dir: str | Path | None) -> PromptTe
                           template_dir=override_dir)
 
 
-def prediction_template(mode: str, language: str, override_dir: str | Path | None = None) -> PromptTemplate:
-    """The prediction template for `mode` in prompt `language`, validated for its placeholders.
+def prediction_template(mode: str, language: str, override_dir: str | Path | None = None, *, text: bool = False
+                        ) -> PromptTemplate:
+    """The prediction template for `mode` in prompt `language`, validated for its placeholders; `text`: the
+    variant for an item sent without an image (`TEXT_PREDICTION_TEMPLATES`: it shows the item's text and never
+    speaks of an artwork).
 
     A file `<name>.<language>.txt` in `override_dir` replaces the packaged one; a language with neither gets the
     English template (``language_status="fallback:en"``). Raises ConfigError for an unknown mode (listing the
@@ -97,7 +119,7 @@ def prediction_template(mode: str, language: str, override_dir: str | Path | Non
     """
     if mode not in MODES:
         raise ConfigError(f"unknown prediction mode {mode!r}; use one of {list(MODES)}")
-    return _load(PREDICTION_TEMPLATES[mode], language, override_dir)
+    return _load((TEXT_PREDICTION_TEMPLATES if text else PREDICTION_TEMPLATES)[mode], language, override_dir)
 
 
 def concept_template(language: str, override_dir: str | Path | None = None) -> PromptTemplate:
@@ -160,9 +182,10 @@ def prediction_values(
     knowledge: str = "",
     title: str | None = None,
     registry: CultureRegistry | None = None,
+    text: str | None = None,
 ) -> dict[str, str]:
     """Every value a prediction template may use; pass it to `PromptTemplate.fill` (`registry`: see
-    `culture_display_name`)."""
+    `culture_display_name`; `text`: the item's text for the text templates, default its title)."""
     found = _culture(culture, registry)
     return {
         "culture": culture_display_name(found, language),
@@ -170,4 +193,5 @@ def prediction_values(
         "labels": format_labels(scheme, language),
         "knowledge": knowledge.strip(),
         "title": (title or "").strip(),
+        "text": (text or title or "").strip(),
     }

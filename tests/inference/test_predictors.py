@@ -65,7 +65,7 @@ def test_model_predictor_records_failures(augmenter, openai_server, tmp_path):
     # no German prompt: the English one, and the record says so (text.prompts.resolve_prompt)
     de = pred.predict([Sample(id="a", culture="zh")], mode="orig", prompt_language="de")[0]
     assert (de.prompt_language, de.language_status) == ("en", "fallback:en")
-    assert de.template_id.startswith("predict_orig.en@")
+    assert de.template_id.startswith("predict_text_orig.en@")  # no image: the text prompt
     with pytest.raises(ConfigError, match="unknown model"):
         make_predictor("gpt", augmenter)
 

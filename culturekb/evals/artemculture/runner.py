@@ -18,6 +18,7 @@ from culturekb.errors import ConfigError
 from culturekb.evals.artemculture.command import artemculture_options
 from culturekb.evals.artemculture.spec import ArtECultureSpec
 from culturekb.evals.context import RunContext
+from culturekb.evals.images import ImageCheck, check_images, describe_images
 from culturekb.evals.metrics import (
     accuracy,
     accuracy_by_group,
@@ -87,12 +88,19 @@ class ArtECultureRunner(Runner):
         kb_version: str = "",
         calibration: Mapping[str, Any] | None = None,
         cultures: CultureRegistry | None = None,
+        text_only: bool = False,
+        image_template: str | None = None,
+        image_check: ImageCheck | None = None,
         **kw: Any,
     ) -> None:
         """`calibration`: the kb-prior's calibration (weights, concept filter, valid figures), recorded in the
         report. `cultures`: the registry that names cultures for the alignment judges (the KB's; default: the
-        packaged cultures)."""
+        packaged cultures). `text_only`, `image_template`, `image_check`: how the run treats images (``--text-only``,
+        ``--image-template``, what `culturekb.evals.images.check_images` found), recorded in the report."""
         self.cultures = cultures
+        self.text_only = text_only
+        self.image_template = image_template
+        self.image_check = image_check
         self.all_samples = list(samples)
         self.calibration = dict(calibration) if calibration else None
         self.split = split
@@ -115,13 +123,14 @@ class ArtECultureRunner(Runner):
         model as predictor (the kb-prior calibrated), the judges of explanation alignment."""
         spec = ctx.spec
         assert isinstance(spec, ArtECultureSpec)
-        samples = ctx.kb_samples(spec.data)
+        samples, check = prepare_images(ctx.kb_samples(spec.data), spec)
         predictor, calibration = ctx.predictor(samples)
         kb = ctx.augmenter().retriever.kb
         judges = [ctx.client(j, scope="") for j in spec.judges]
         return cls(samples, predictor, kb.scheme, split=spec.split, modes=spec.modes, calibration=calibration,
                    prompt_languages=spec.prompt_languages, judges=judges, kb_version=kb.version, limit=spec.limit,
-                   progress=spec.progress, cultures=kb.culture_registry)
+                   progress=spec.progress, cultures=kb.culture_registry, text_only=spec.text_only,
+                   image_template=spec.image_template, image_check=check)
 
     def load(self) -> list[Sample]:
         """The labelled samples of the held-out split."""
@@ -137,8 +146,12 @@ class ArtECultureRunner(Runner):
         return settings
 
     def config(self) -> dict[str, Any]:
-        """The base config plus the KB version and split, so a rerun against another KB starts over."""
-        return {**super().config(), "kb_version": self.kb_version, "split": self.split}
+        """The base config plus the KB version and split, so a rerun against another KB starts over (and a
+        text-only run or another image layout, when given, so that their answers are not mixed)."""
+        images: dict[str, Any] = {"text_only": True} if self.text_only else {}
+        if self.image_template is not None:
+            images["image_template"] = self.image_template
+        return {**super().config(), "kb_version": self.kb_version, "split": self.split, **images}
 
     # -- scoring -------------------------------------------------------------------------------------------------
     def score(self, samples: Sequence[Sample], predictions_by_setting: Mapping[Setting, Sequence[Prediction]]
@@ -169,6 +182,7 @@ class ArtECultureRunner(Runner):
                 "errors": sum(p.parse_status == "error" for p in preds),
                 "parse_paths": dict(sorted(Counter(p.parse_path for p in preds if p.parse_path).items())),
                 "with_knowledge": sum(bool(p.tuples_used) for p in preds),
+                "with_image": sum(bool(p.with_image) for p in preds),
                 "confusion": cm.to_dict(),
             }
         results: dict[str, Any] = {
@@ -179,11 +193,22 @@ class ArtECultureRunner(Runner):
             "majority_baseline": baseline,
             "settings": per_setting,
         }
+        results["images"] = self._images(samples, predictions_by_setting)
         if self.judges:
             results["explanation_alignment"] = self._alignment(samples, predictions_by_setting)
         if self.calibration:
             results["calibration"] = self.calibration
         return results
+
+    def _images(self, samples: Sequence[Sample], by_setting: Mapping[Setting, Sequence[Prediction]]
+                ) -> dict[str, Any]:
+        """How the run treated images: text-only or not, the layout checked, and how many items went to the model
+        with their image (the most over the settings; per setting in ``settings.<key>.with_image``)."""
+        check = self.image_check or check_images(samples, template=self.image_template)
+        sent = max((sum(bool(p.with_image) for p in preds) for preds in by_setting.values()), default=0)
+        return {"text_only": self.text_only, "image_template": self.image_template, **check.to_dict(),
+                "items": len(samples), "items_with_image": sent,
+                "line": describe_images(check, sent, len(samples), text_only_run=self.text_only)}
 
     def _alignment(self, samples: Sequence[Sample], by_setting: Mapping[Setting, Sequence[Prediction]]
                    ) -> dict[str, Any]:
@@ -225,8 +250,12 @@ def artemculture_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     for key, v in mode_rows.items():
         ablation[key] = {**{c: v["per_culture"].get(c) for c in cultures}, "overall": v["accuracy"],
                          "invalid": v["invalid"], "errors": v["errors"], "with knowledge": v["with_knowledge"]}
+    images = results.get("images") or {}
+    note = f"{results['n_samples']} samples of split {results['split']}"
+    if images.get("line"):
+        note += f"; images: {images['line']}"
     tables = {"ablation": Table.from_nested("Accuracy per culture and mode", ablation, row_label="mode",
-                                            note=f"{results['n_samples']} samples of split {results['split']}")}
+                                            note=note)}
     west = {k: v["western"] for k, v in mode_rows.items() if v["western"]}
     if west:
         tables["western"] = Table.from_nested("Accuracy, Western vs non-Western", west, row_label="mode")
@@ -264,6 +293,29 @@ def artemculture_plots(results: Mapping[str, Any]) -> list[Plot]:
                 f"confusion-{key}", f"Confusion ({key})",
                 ConfusionMatrix(tuple(cm["labels"]), tuple(tuple(r) for r in cm["counts"]))))
     return plots
+
+
+def prepare_images(samples: Sequence[Sample], spec: ArtECultureSpec) -> tuple[list[Sample], ImageCheck]:
+    """The run's samples with their images as the spec says, and what was found; refuses (DataError, exit 2)
+    an image run against a model client whose images are missing, before any model is built or called.
+
+    ``--image-template`` makes every item's image path; the items checked are those the run evaluates (the
+    split, labelled, the first ``--limit``); ``--text-only`` strips the images (every item gets the text prompt);
+    a predictor that reads no image (``kb-prior``, the registry's PREDICTORS) needs none.
+    """
+    from culturekb import registry
+    from culturekb.evals.images import apply_image_template, require_images, text_only
+
+    out = list(samples)
+    if spec.image_template is not None:
+        out = apply_image_template(out, spec.image_template, spec.data_root)
+    evaluated = [s for s in out if s.split == spec.split and s.label is not None][: spec.limit]
+    check = check_images(evaluated, data_root=spec.data_root, template=spec.image_template)
+    if spec.text_only:
+        return text_only(out), check
+    if registry.which(spec.model, registry.PREDICTORS, registry.CLIENTS, kind="model") is registry.CLIENTS:
+        require_images(check, what=f"eval artemculture --model {spec.model}")
+    return out, check
 
 
 def run_artemculture(samples: Sequence[Sample], predictor: Predictor, scheme: EmotionScheme, out_dir: str | Path,

@@ -22,9 +22,19 @@ class ArtECultureSpec(RunSpec, RetrievalSpec, ParseSpec):
     judges: tuple[str, ...] = ()
     """Judge models for explanation alignment (two, for agreement)."""
     split: str = "test"
+    image_template: str | None = None
+    """Each item's image path, a format string over its fields under ``data_root`` (`culturekb.evals.images`;
+    ArtEmis CSVs default to ``{art_style}/{painting}.jpg``); None: the data's own layout."""
+    text_only: bool = False
+    """Run without images on purpose: every item gets the text prompt, and the report says so."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.image_template is not None and not self.image_template.strip():
+            raise ConfigError("--image-template is empty; give a format string over the item's fields, e.g. "
+                              "'{art_style}/{painting}.jpg', or leave it out")
+        if self.text_only and self.image_template is not None:
+            raise ConfigError("--text-only sends no image, so --image-template would be unused; give one of them")
         if self.kb_dir is None:
             raise ConfigError("the ArtECulture run needs the KB built from the data's training split; give kb_dir "
                               "(--kb DIR)")
