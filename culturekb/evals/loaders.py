@@ -102,6 +102,10 @@ class Row:
             )
         return text
 
+    def item_id(self) -> str:
+        """The row's id, else ``<file name>:<line>`` (a release without ids)."""
+        return self.text("id") or f"{Path(self.source).stem}:{self.line}"
+
     def extra(self, used: Sequence[str]) -> dict[str, Any]:
         """The fields not consumed by the format (kept as metadata)."""
         taken = {self.key_of(n) for n in used} - {None}

@@ -72,7 +72,7 @@ def load_cedar(
     problems = Problems(f"Cedar data {path}", on_bad_row)
     for row in read_rows(path, field_map, report):
         with problems.row(row.where):
-            sid = row.text("id", required=True)
+            sid = row.item_id()
             lang_value = row.text("language", required=True)
             if _LANG_SEPARATORS.search(lang_value.lower()):
                 raise DataError(

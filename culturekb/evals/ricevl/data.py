@@ -124,7 +124,7 @@ def _country_fields(row: Row, sch: EmotionScheme, reg: CultureRegistry, allow_un
                     released: bool = False) -> tuple[str, Culture, str]:
     """(id, country, category) of a row. A release read through a field map keeps its own categories (outside
     the scheme) and countries (outside the registry): its vocabulary is its own."""
-    sid = row.text("id", required=True)
+    sid = row.item_id()
     country = row_culture(reg, row.text("country", required=True), row, "country", allow_unknown or released)
     raw = row.get("category")
     if raw is None or (isinstance(raw, str) and not raw.strip()):
