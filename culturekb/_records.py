@@ -29,12 +29,12 @@ import math
 import re
 import tomllib
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from culturekb._io import json_value, read_text_utf8
 from culturekb.errors import ConfigError, DataError
@@ -45,6 +45,7 @@ __all__ = ["DATA_SUFFIXES", "FieldMap", "LoadReport", "Problems", "Record", "bui
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".tab")
 ON_BAD_ROW = ("fail", "skip")
 _SPECIAL = ("@file", "@line", "@key")
+T = TypeVar("T")
 _SHOWN = 3
 """Lines shown per kind of problem."""
 
@@ -369,6 +370,22 @@ class Problems:
             yield
         except DataError as exc:
             self.add(where, exc)
+
+    def collect(self, records: Iterator[Record], make: Callable[[Record], T], what: str = "id") -> list[T]:
+        """`make` applied to each record, the bad ones recorded; an item whose ``id`` repeats an earlier one's is a
+        bad row too (`what` names the id in the message)."""
+        out: list[T] = []
+        seen: dict[str, str] = {}
+        for rec in records:
+            with self.row(rec.where):
+                item = make(rec)
+                key = str(getattr(item, "id", ""))
+                if key in seen:
+                    raise DataError(f"{rec.where}: {what} {key!r} was already used ({seen[key]}); {what}s must be "
+                                    "unique")
+                seen[key] = rec.where
+                out.append(item)
+        return out
 
     def __bool__(self) -> bool:
         return bool(self.found)

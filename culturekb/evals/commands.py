@@ -1,5 +1,7 @@
 """What every benchmark's command line shares: comma lists, the prompt-language and status checks, and the help
-texts of the common options. Each benchmark's own options live in its folder (``evals/<name>/command.py``).
+texts of the common options. Each benchmark's own options live in its folder (``evals/<name>/command.py``): a
+function whose parameters typer reads as the command's arguments and options (its docstring is the command's
+help) and which returns the benchmark's run spec (``evals/<name>/spec.py``); nothing else belongs there.
 """
 
 from __future__ import annotations

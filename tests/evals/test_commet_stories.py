@@ -119,7 +119,7 @@ def test_bad_rows_name_file_line_story_and_turn(tmp_path: Path, override: dict[s
 
 
 def test_duplicate_ids_and_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(DataError, match="story id 's1' occurs twice"):
+    with pytest.raises(DataError, match="story id 's1' was already used"):
         load_story_turns(_write(tmp_path, _story(), _story()))
     with pytest.raises(DataError, match="does not exist"):
         load_story_turns(tmp_path / "none.jsonl")

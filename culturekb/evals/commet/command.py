@@ -1,8 +1,4 @@
-"""The command line of ``culturekb eval commet``: its options, returning the run spec.
-
-Typer reads the function's parameters as the command's arguments and options and its docstring as its help;
-called with the parsed values, it returns the run spec (`spec.py`). Nothing else belongs here.
-"""
+"""The options of ``culturekb eval commet``, returning the run spec (see `culturekb.evals.commands`)."""
 
 from __future__ import annotations
 

@@ -387,21 +387,13 @@ def load_story_turns(path: str | Path, *, data_root: str | Path | None = None, c
         raise DataError(f"StoryTurns file {p} does not exist; give the path of a JSONL file with one story per line")
     report = report if report is not None else LoadReport()
     problems = Problems(f"StoryTurns data {p}", on_bad_row)
-    stories: list[Story] = []
-    seen: dict[str, str] = {}
-    for rec in read_records(p, field_map, report):
-        image_ctx = (Path(data_root) if data_root is not None else None, Path(rec.source).parent, check_images)
-        try:
-            obj = rec.data if "turns" in rec.data else _question_story(rec, report)
-            story = _story(obj, rec.where, image_ctx)
-            if story.id in seen:
-                raise DataError(f"{rec.where}: story id {story.id!r} occurs twice (first at {seen[story.id]}); "
-                                "story ids must be unique")
-        except DataError as exc:
-            problems.add(rec.where, exc)
-            continue
-        seen[story.id] = rec.where
-        stories.append(story)
+    root = Path(data_root) if data_root is not None else None
+
+    def story(rec: Record) -> Story:
+        obj = rec.data if "turns" in rec.data else _question_story(rec, report)
+        return _story(obj, rec.where, (root, Path(rec.source).parent, check_images))
+
+    stories = problems.collect(read_records(p, field_map, report), story, "story id")
     problems.finish(report)
     if not stories:
         raise DataError(f"{p}: no stories; the file must hold one story (a JSON object) per line")

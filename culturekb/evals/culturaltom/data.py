@@ -276,19 +276,7 @@ def load_culturaltom(
                  Path(data_root) if data_root is not None else None, check_images, report,
                  frozenset({a for names in _ALIASES.values() for a in names} | set(OPTION_FIELDS)))
     problems = Problems(f"CulturalToM-VQA data {p}", on_bad_row)
-    samples: list[Sample] = []
-    seen: dict[str, str] = {}
-    for rec in read_records(p, field_map, report):
-        try:
-            sample = _item(rec, load)
-            if sample.id in seen:
-                raise DataError(f"{rec.where}: id {sample.id!r} was already used ({seen[sample.id]}); ids must be "
-                                "unique")
-        except DataError as exc:
-            problems.add(rec.where, exc)
-            continue
-        seen[sample.id] = rec.where
-        samples.append(sample)
+    samples = problems.collect(read_records(p, field_map, report), lambda rec: _item(rec, load))
     problems.finish(report)
     if not samples:
         raise DataError(f"{p}: no questions; the file is empty" if not problems else

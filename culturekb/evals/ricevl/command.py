@@ -1,8 +1,5 @@
-"""The command lines of ``culturekb eval ricevl-vqa`` and ``ricevl-grounding``.
-
-Typer reads the function's parameters as the command's arguments and options and its docstring as its help;
-called with the parsed values, it returns the run spec (`spec.py`). Nothing else belongs here.
-"""
+"""The options of ``culturekb eval ricevl-vqa`` and ``ricevl-grounding``, returning their run specs (see
+`culturekb.evals.commands`)."""
 
 from __future__ import annotations
 

@@ -121,9 +121,10 @@ def country_names(registry: CultureRegistry | None = None) -> dict[str, Culture]
 
 
 def _country_fields(row: Row, sch: EmotionScheme, reg: CultureRegistry, allow_unknown: bool,
-                    released: bool = False) -> tuple[str, Culture, str]:
+                    report: LoadReport | None = None) -> tuple[str, Culture, str]:
     """(id, country, category) of a row. A release read through a field map keeps its own categories (outside
     the scheme) and countries (outside the registry): its vocabulary is its own."""
+    released = bool(report is not None and report.field_map)
     sid = row.item_id()
     country = row_culture(reg, row.text("country", required=True), row, "country", allow_unknown or released)
     raw = row.get("category")
@@ -171,12 +172,11 @@ def load_ricevl_vqa(
     problems = Problems(f"RICE-VL VQA data {path}", on_bad_row)
     for row in read_rows(path, field_map, report):
         with problems.row(row.where):
-            released = bool(report is not None and report.field_map)
             if isinstance(row.get("answer"), list) and not reference_answers(row.get("answer")):
                 if report is not None:
                     report.notes.append(f"{row.where}: no reference answer in the release (left out)")
                 continue
-            sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries, released)
+            sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries, report)
             fmt = normalise_format(row.get("format"), row.where) if row.get("format") is not None else None
             if fmt is None:
                 raise DataError(f"{row.where}: field 'format' is missing; give qa, tf or fill")
@@ -279,12 +279,7 @@ def load_ricevl_grounding(
     problems = Problems(f"RICE-VL grounding data {path}", on_bad_row)
     for row in read_rows(path, field_map, report):
         with problems.row(row.where):
-            released = bool(report is not None and report.field_map)
-            if isinstance(row.get("answer"), list) and not reference_answers(row.get("answer")):
-                if report is not None:
-                    report.notes.append(f"{row.where}: no reference answer in the release (left out)")
-                continue
-            sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries, released)
+            sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries, report)
             phrase = row.text("phrase", required=True)
             image = resolve_image(row, row.text("image", required=True, what=" (grounding needs the image)"), root,
                                    check_images)
