@@ -98,7 +98,7 @@ def _measure(
             cpus.append(time.process_time() - cpu0)
             if len(answers) != calls:
                 raise RuntimeError(f"expected {calls} answers, got {len(answers)}")
-        backend = client.transport
+        backend = getattr(client, "transport", None) or client.provider.transport  # the provider's transport
     wall = statistics.median(walls)
     return {
         "wall_s": round(wall, 4),

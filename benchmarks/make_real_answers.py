@@ -88,6 +88,8 @@ for name in names:
         gold_cache[gpath] = git(HT, "show", f"{HC}:{gpath}")
     g = gold_cache[gpath]
     m = re.search(r"Choices: (.*)", g)
+    if m is None:
+        raise SystemExit(f"{gpath}: no 'Choices:' line; is this the Hi-ToM release the script was written for?")
     a = g[g.find("Answer: "):].split("\n")[0].split()[-1]
     opts = re.findall(r"([A-Z])\. ([^,\n]+)", m.group(1))
     options = [t.strip() for _, t in opts]

@@ -229,8 +229,8 @@ def _jsonl(text: str, path: Path) -> Iterator[tuple[int, Any]]:
 def _delimited(text: str, path: Path, delimiter: str, columns: Sequence[str] = ()) -> Iterator[tuple[int, Any]]:
     reader = csv.reader(text.splitlines(keepends=True), delimiter=delimiter)
     try:
-        header = list(columns) or next(reader, None)
-        if header is None:
+        header = list(columns) or next(reader, [])
+        if not header:
             return
         names = [h.strip() for h in header]
         for row in reader:

@@ -30,7 +30,7 @@ def test_tombench_as_released_loads_for_culturaltom_with_no_map_named() -> None:
     assert first.metadata["ability"].startswith("Non-Literal Communication")
     assert first.metadata["in_matrix"] is False and first.metadata["level"] is None
     assert report.defaults["id"] == 24 and report.defaults["region"] == 24
-    assert all(s.label in "ABCD" and len(s.label) == 1 for s in items)  # one release answer is "A. "
+    assert all(s.label is not None and s.label in "ABCD" and len(s.label) == 1 for s in items)  # one release answer is "A. "
 
 
 def test_tombench_chinese_keys_through_the_named_map() -> None:
@@ -51,6 +51,7 @@ def test_hitom_fifteen_options_in_one_string_and_answers_given_as_text() -> None
     items = load_culturaltom(RELEASES / "hitom" / "Hi-ToM_data.json")
     assert len(items) == 18 and all(len(s.options or []) == 15 for s in items)
     s = items[0]
+    assert s.options is not None and s.label is not None
     assert s.options[ord(s.label) - ord("A")] == json.loads(
         (RELEASES / "hitom" / "Hi-ToM_data.json").read_text(encoding="utf-8"))["data"][0]["answer"]
 
