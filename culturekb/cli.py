@@ -127,8 +127,12 @@ def build(
     field_map: Annotated[str | None, typer.Option("--map", help="a release's keys -> the sample fields: a built-in "
                                                   "map (xed ...), a .toml/.json map file, or field=KEY pairs")] = None,
 ) -> None:
-    """Build a knowledge base from a labelled training split (offline by default)."""
+    """Build a knowledge base from a labelled training split (offline by default); sample:NAME is a sample shipped
+    with culturekb (artemis, artelingo, cedar-kb, brighter ...)."""
+    from culturekb.data.samples import sample_path
     from culturekb.workflows import build_from_files
+
+    data = _guard(lambda: [sample_path(p) for p in data])
 
     def run() -> Any:
         return build_from_files(
@@ -433,7 +437,9 @@ def _eval_command(name: str) -> Command:
             out.print(text, markup=False)
         out.print(f"reports in {result.out_dir}")
 
-    sub.command(name)(command)
+    from culturekb.data.samples import example_epilog
+
+    sub.command(name, epilog=example_epilog(name))(command)
     return typer.main.get_command(sub)
 
 

@@ -261,7 +261,9 @@ def eval_command(name: str) -> Callable[..., RunResult]:
 
     @functools.wraps(options)
     def command(**values: Any) -> RunResult:
-        given = options(**values)
+        from culturekb.data.samples import resolve_samples
+
+        given = options(**{k: resolve_samples(v) for k, v in values.items()})  # sample:NAME -> the packaged file
         if job is not None:  # keyword arguments, or one value (a run spec) the job takes whole
             result: RunResult = job(**given) if isinstance(given, Mapping) else job(given)
             return result
