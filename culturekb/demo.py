@@ -245,9 +245,10 @@ def _lookups_text(augmenter: Augmenter) -> str:
     lines = ["Exact-then-semantic lookup in one culture (cosine >= tau for a semantic match). The same lookups from "
              "the shell: `culturekb lookup 世界 world --culture zh --kb KB` (see the README).", "",
              "| culture | query | match | kind | score | distribution (support) |", "|---|---|---|---|---:|---|"]
-    from culturekb.kb.distribution import describe
+    from culturekb.kb.lines import kb_tie_break, tuple_summary
 
     order = list(retriever.kb.scheme.labels)
+    tie_break = kb_tie_break(retriever.kb)
     for culture, queries in DEMO_LOOKUPS:
         for query, m in zip(queries, retriever.lookup(list(queries), culture), strict=True):
             if m is None:
@@ -255,7 +256,7 @@ def _lookups_text(augmenter: Augmenter) -> str:
                 continue
             t = m.tuple
             lines.append(f"| {culture} | {query} | {t.concept} | {m.kind} | {m.score:.3f} | "
-                         f"{describe(t.distribution, t.support, k=3, order=order)} |")
+                         f"{tuple_summary(t, k=3, order=order, tie_break=tie_break)} |")
     return "\n".join(lines)
 
 

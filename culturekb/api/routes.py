@@ -37,6 +37,7 @@ from culturekb.api.schemas import (
 )
 from culturekb.errors import ConfigError, CultureKBError
 from culturekb.inference.evidence import tuple_evidence
+from culturekb.kb.lines import kb_tie_break
 from culturekb.kb.schemes import EmotionScheme
 from culturekb.retrieval.retriever import Match
 
@@ -159,9 +160,9 @@ async def prior(
     return PriorOut(kb_version=state.kb_version, scheme=state.kb.scheme.name, priors=priors)
 
 
-def _match_out(m: Match, scheme: EmotionScheme) -> MatchOut:
+def _match_out(m: Match, scheme: EmotionScheme, tie_break: str | None = None) -> MatchOut:
     return MatchOut(kind=m.kind, score=round(float(m.score), 6), tuple=tuple_out(m.tuple),
-                    **evidence_fields(tuple_evidence(m.tuple, scheme)))
+                    **evidence_fields(tuple_evidence(m.tuple, scheme, tie_break=tie_break)))
 
 
 @v1_router.post("/lookup", summary="Exact-then-semantic lookup of a batch of concepts", response_model=LookupOut,
@@ -179,13 +180,14 @@ def lookup(body: Annotated[LookupRequest, Body()], request: Request) -> LookupOu
     state = _state(request)
     r = state.retriever_for(body.status)
     scheme = state.kb.scheme
+    tie_break = kb_tie_break(state.kb)
     culture = r.resolve_culture(body.culture)
     norms = r.normalise(body.concepts, on_invalid="skip")
     matches = r.lookup(body.concepts, culture, tau=body.tau, k=body.k, cross_culture=body.cross_culture,
                        on_invalid="skip")
     results = [
-        LookupItem(query=q, normalised=n, match=_match_out(m, scheme) if m else None,
-                   alternatives=[_match_out(a, scheme) for a in m.alternatives] if m else [])
+        LookupItem(query=q, normalised=n, match=_match_out(m, scheme, tie_break) if m else None,
+                   alternatives=[_match_out(a, scheme, tie_break) for a in m.alternatives] if m else [])
         for q, n, m in zip(body.concepts, norms, matches, strict=True)
     ]
     metrics = request.app.state.metrics
@@ -223,7 +225,8 @@ def augment(body: Annotated[AugmentRequest, Body()], request: Request) -> Augmen
         prompt=ap.prompt, template_id=k.template_id, template_sha=k.template_sha, language=k.language,
         status=k.status, status_filter=k.status_filter, tuples=[tuple_out(t) for t in k.tuples],
         matches=[AugmentMatch(query=m.query, concept=m.concept, culture=m.culture, kind=m.kind,
-                              score=round(float(m.score), 6), **evidence_fields(tuple_evidence(m.tuple, scheme)))
+                              score=round(float(m.score), 6),
+                              **evidence_fields(tuple_evidence(m.tuple, scheme, tie_break=kb_tie_break(state.kb))))
                  for m in k.matches],
         provenance=k.provenance(),
     )
@@ -258,7 +261,7 @@ async def concept(
                "?status=all" if hidden == "status" else f"it is hidden ({hidden})")
         raise HTTPException(404, f"the tuple for concept {shown!r} in culture {cid!r} is not served: {why}")
     return ConceptOut(kb_version=state.kb_version, status_filter=served, tuple=tuple_out(t),
-                      **evidence_fields(tuple_evidence(t, state.kb.scheme)))
+                      **evidence_fields(tuple_evidence(t, state.kb.scheme, tie_break=kb_tie_break(state.kb))))
 
 
 # -- admin -------------------------------------------------------------------------------------------------

@@ -161,7 +161,13 @@ class EvidenceOut(BaseModel):
                                    examples=[{"fear": 7, "excitement": 3}])
     interval: list[float] = Field(description="95% Wilson interval [lo, hi] of the dominant label's share",
                                   examples=[[0.397, 0.892]])
-    summary: str = Field(description="the top labels with their counts", examples=["fear (7/10), excitement (3/10)"])
+    summary: str = Field(description="the tuple's label first, then the next label, with their counts; a tie of the "
+                                     "label is said with the tie-break that chose it",
+                         examples=["fear (7/10), excitement (3/10)"])
+    tied: list[str] = Field(default_factory=list, description="labels sharing the label's count, its own first "
+                                                             "(empty: no tie)", examples=[[]])
+    tie_break: str | None = Field(default=None, description="the build's tie-break that chose the label among the "
+                                                           "tied ones (prior or scheme-order; null without a tie)")
     review: str = Field(description="review status: accepted (judges agreed), approved (a person approved) or "
                                     "pending (unreviewed)", examples=["accepted"])
 

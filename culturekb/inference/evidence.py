@@ -5,8 +5,10 @@ Every place that shows a tuple (the knowledge block, `culturekb lookup`, ``/v1/l
 a person or a service sees:
 
 * `counts`: training images (or texts) per label, support times P(e) rounded (`culturekb.kb.distribution.counts_of`);
-* `summary`: the top labels with their counts, ``fear (7/10), awe (2/10)`` (`culturekb.kb.distribution.describe`),
-  the labels in the requested language;
+* `summary`: the tuple's label first, then the next labels with their counts, ``fear (7/10), awe (2/10)``, and
+  when the label's count is shared a remark naming the tied labels and the tie-break that chose it
+  (`culturekb.kb.lines.tuple_summary`, the one renderer of these lines), in the requested language;
+* `tied`: the labels tied with the tuple's label (its own first; empty when there is no tie) and `tie_break`;
 * `interval`: the 95% Wilson score interval of the dominant label's share, from its count and the support: wide
   for thin evidence (1/1 gives 21-100%), narrow for well-supported tuples;
 * `review`: the tuple's review status (``accepted``: both judges agreed with the dominant emotion; ``approved``:
@@ -20,7 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from culturekb.kb.distribution import counts_of, describe, wilson_interval
+from culturekb.kb.distribution import counts_of, wilson_interval
+from culturekb.kb.lines import tied_labels, tuple_summary
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.schemes import EmotionScheme
 
@@ -47,6 +50,10 @@ class TupleEvidence:
     interval: tuple[float, float]
     summary: str
     review: str
+    tied: tuple[str, ...] = ()
+    """The labels sharing the label's count, its own first (empty: no tie)."""
+    tie_break: str | None = None
+    """The build's tie-break that chose the label among `tied` (None without a tie)."""
 
     @property
     def unreviewed(self) -> bool:
@@ -62,21 +69,20 @@ class TupleEvidence:
         """Distribution, support, counts, interval [lo, hi] (rounded to 4 places), summary and review status."""
         return {"label": self.label, "distribution": dict(self.distribution), "support": self.support,
                 "counts": dict(self.counts), "interval": [round(self.interval[0], 4), round(self.interval[1], 4)],
-                "summary": self.summary, "review": self.review}
+                "summary": self.summary, "review": self.review, "tied": list(self.tied), "tie_break": self.tie_break}
 
 
 def tuple_evidence(t: KnowledgeTuple, scheme: EmotionScheme | None = None, language: str = "en",
-                   k: int = 2) -> TupleEvidence:
-    """The evidence of `t`: its top `k` labels in `summary` (in `language`'s label words when `scheme` is given and
-    the language is not English; scheme order breaks ties) and the Wilson interval of its dominant label."""
+                   k: int = 2, *, tie_break: str | None = None) -> TupleEvidence:
+    """The evidence of `t`: its label and the next `k` - 1 labels in `summary` (`culturekb.kb.lines.tuple_summary`:
+    in `language`'s label words when `scheme` is given and the language is not English; a tie of the label said,
+    with the KB's `tie_break`) and the Wilson interval of its label's share."""
     counts = counts_of(t.distribution, t.support)
     order = list(scheme.labels) if scheme is not None else None
-    words: dict[str, str] | None = None
-    if scheme is not None and language != "en":
-        words = {lab: scheme.translate(lab, language) for lab in t.distribution}
-    dominant = counts.get(t.label, 0)
+    tied = tuple(tied_labels(t, order))
     return TupleEvidence(
         label=t.label, distribution=dict(t.distribution), support=t.support, counts=counts,
-        interval=wilson_interval(dominant, t.support), summary=describe(t.distribution, t.support, k, order, words),
-        review=t.status,
+        interval=wilson_interval(counts.get(t.label, 0), t.support),
+        summary=tuple_summary(t, scheme=scheme, language=language, k=k, tie_break=tie_break),
+        review=t.status, tied=tied, tie_break=(tie_break or "prior") if tied else None,
     )

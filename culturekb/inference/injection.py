@@ -28,11 +28,13 @@ One request goes through three steps:
 
 Item template placeholders: {concept} {label} (required), {query} {share} {support} {rationales} (the first
 `max_rationales` rationales) {rationale} (the first one), and the distribution-level ones
-(`culturekb.inference.evidence`): {distribution} (the top two labels with their counts, ``fear (7/10), awe
-(2/10)``, labels in the block's language), {interval} (the 95% Wilson interval of the dominant share,
-``40-89%``), {count} (the dominant label's count, ``7/10``), {review} (the tuple's review status) and
-{unreviewed}: written ``{unreviewed:TEXT}``, it shows TEXT (the marker in the template's language) for a tuple
-nobody has reviewed (status ``pending``) and nothing for a reviewed one; a bare {unreviewed} shows
+(`culturekb.inference.evidence`): {distribution} (the tuple's label and the next one with their counts, ``fear
+(7/10), awe (2/10)``, labels in the block's language, a tie of the label said: `culturekb.kb.lines.tuple_summary`),
+{tied} (only the tie remark, `` (tied: neutral, joy; neutral chosen as the most frequent in the culture)``, empty
+without a tie: for templates that show {label} without {distribution}), {interval} (the 95% Wilson interval of
+the dominant share, ``40-89%``), {count} (the dominant label's count, ``7/10``), {review} (the tuple's review
+status) and {unreviewed}: written ``{unreviewed:TEXT}``, it shows TEXT (the marker in the template's language)
+for a tuple nobody has reviewed (status ``pending``) and nothing for a reviewed one; a bare {unreviewed} shows
 `` (unreviewed)``. Frame placeholders: {items} or {knowledge} (the lines),
 {culture} (how prompts name the culture in the block's language, `culture_display_name`), {culture_name} (the
 culture registry's name), {culture_id}.
@@ -56,6 +58,7 @@ from culturekb.errors import ConfigError
 from culturekb.inference.base import check_mode
 from culturekb.inference.evidence import tuple_evidence
 from culturekb.kb.cultures import CultureRegistry
+from culturekb.kb.lines import kb_tie_break, tie_note
 from culturekb.kb.schema import KnowledgeTuple, Sample
 from culturekb.retrieval.filters import StatusFilter, check_status
 from culturekb.retrieval.retriever import Match, Retriever
@@ -69,7 +72,7 @@ __all__ = ["Budget", "BlockTemplate", "KNOWLEDGE", "HARNESS", "CUES", "REGIONAL_
 log = logging.getLogger(__name__)
 
 ITEM_FIELDS = ("concept", "label", "query", "share", "support", "rationales", "rationale", "distribution", "interval",
-               "count", "review", "unreviewed")
+               "count", "review", "unreviewed", "tied")
 FRAME_FIELDS = ("items", "knowledge", "culture", "culture_name", "culture_id")
 _NO_KNOWLEDGE_MODES = ("orig", "internal-know")
 
@@ -475,13 +478,15 @@ class KnowledgeService:
         loaded = load_block_template(template, requested)
         lang = loaded.language
         scheme = self.retriever.kb.scheme
+        tie_break = kb_tie_break(self.retriever.kb)
         lines: list[tuple[Match, str]] = []
         total = 0
         for m in _select(matches, budget):
             t = m.tuple
             share = t.distribution.get(t.label)
             rationales = [r.strip() for r in t.rationales[: budget.max_rationales]]
-            evidence = tuple_evidence(t, scheme, lang)
+            evidence = tuple_evidence(t, scheme, lang, tie_break=tie_break)
+            note = tie_note(t, scheme.labels, tie_break)
             line = loaded.item.fill({
                 "concept": t.concept,
                 "query": m.query,
@@ -495,6 +500,8 @@ class KnowledgeService:
                 "count": f"{evidence.counts.get(t.label, 0)}/{t.support}",
                 "review": t.status,
                 "unreviewed": _Marker(evidence.unreviewed),
+                "tied": note.text(lang, {lab: scheme.translate(lab, lang) for lab in note.tied} if lang != "en"
+                                  else None) if note is not None else "",
             }).strip()
             if budget.max_chars is not None and total + len(line) + 1 > budget.max_chars:
                 continue  # a tuple that does not fit is left out whole, never cut

@@ -43,7 +43,8 @@ import numpy as np
 import numpy.typing as npt
 
 from culturekb.errors import ConfigError
-from culturekb.kb.distribution import describe, js_divergence
+from culturekb.kb.distribution import js_divergence
+from culturekb.kb.lines import kb_tie_break, tuple_summary
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
@@ -97,13 +98,13 @@ class Disagreement:
         """The smaller of the two supports."""
         return min(self.a.support, self.b.support)
 
-    def to_dict(self, order: Sequence[str] | None = None) -> dict[str, Any]:
+    def to_dict(self, order: Sequence[str] | None = None, tie_break: str | None = None) -> dict[str, Any]:
         """JSON form: both sides (concept, culture, dominant label, support, distribution, readable summary)."""
 
         def side(t: KnowledgeTuple) -> dict[str, Any]:
             return {"concept": t.concept, "culture": t.culture, "label": t.label, "support": t.support,
                     "distribution": dict(t.distribution), "status": t.status, "tuple_id": t.id,
-                    "describe": describe(t.distribution, t.support, k=3, order=order)}
+                    "describe": tuple_summary(t, k=3, order=order, tie_break=tie_break)}
 
         return {"a": side(self.a), "b": side(self.b), "kind": self.kind, "similarity": round(self.similarity, 4),
                 "margin": None if self.margin is None else round(self.margin, 4), "jsd": round(self.jsd, 4),
@@ -131,7 +132,8 @@ class Comparison:
         """JSON form of the whole comparison."""
         return {"cultures": list(self.cultures), "settings": dict(self.settings), "aligned": dict(self.aligned),
                 "compared": dict(self.compared), "indistinct": dict(self.indistinct),
-                "disagreements": [d.to_dict(self.labels) for d in self.disagreements]}
+                "disagreements": [d.to_dict(self.labels, self.settings.get("tie_break"))
+                                  for d in self.disagreements]}
 
 
 def compare_cultures(
@@ -193,7 +195,8 @@ def compare_cultures(
         compared={c: len(ts) for c, ts in pools.items()},
         indistinct={c: len(indistinct.get(c, ())) for c in chosen} if emb is not None else {},
         settings={"min_support": min_support, "tau": tau, "min_margin": min_margin, "neighbours": neighbours,
-                  "shrinkage": shrinkage, "embedder": getattr(emb, "id", None), "kb_version": kb.version},
+                  "shrinkage": shrinkage, "embedder": getattr(emb, "id", None), "kb_version": kb.version,
+                  "tie_break": kb_tie_break(kb)},
         labels=tuple(kb.scheme.labels),
         priors={c: priors.get(c, {}) for c in chosen},
     )
@@ -295,6 +298,7 @@ def render_comparison_markdown(comparison: Comparison, top: int = 10, show_prior
     c = comparison
     s = c.settings
     labels = list(c.labels)
+    tie_break = s.get("tie_break")
     lines = [
         f"Cultures {', '.join(c.cultures)}; tuples with support >= {s.get('min_support')} per culture: "
         + ", ".join(f"{k} {v}" for k, v in c.compared.items()) + ".",
@@ -318,8 +322,8 @@ def render_comparison_markdown(comparison: Comparison, top: int = 10, show_prior
               "aligned by | JSD | score |", "|---|---|---|---|---|---:|---:|"]
     for d in c.disagreements[:top]:
         lines.append(
-            f"| {d.a.concept} ({d.a.culture}) | {describe(d.a.distribution, d.a.support, k=3, order=labels)} "
-            f"| {d.b.concept} ({d.b.culture}) | {describe(d.b.distribution, d.b.support, k=3, order=labels)} "
+            f"| {d.a.concept} ({d.a.culture}) | {tuple_summary(d.a, k=3, order=labels, tie_break=tie_break)} "
+            f"| {d.b.concept} ({d.b.culture}) | {tuple_summary(d.b, k=3, order=labels, tie_break=tie_break)} "
             f"| {_kind_text(d)} | {d.jsd:.3f} | {d.score:.3f} |"
         )
     if not c.disagreements:

@@ -60,6 +60,7 @@ def lookup_concepts(
     (2/10)``) and its review status (`culturekb.inference.evidence`). `status`: the status filter (default: the
     ``status`` setting)."""
     from culturekb.inference.evidence import tuple_evidence
+    from culturekb.kb.lines import kb_tie_break
 
     retriever = open_augmenter(kb_dir, backend, embedder, tau, settings=settings, status=status).retriever
     served = retriever.tuple_filter.status
@@ -70,7 +71,7 @@ def lookup_concepts(
             rows.append({"query": query, "match": None, "status_filter": served})
             continue
         t = m.tuple
-        evidence = tuple_evidence(t, retriever.kb.scheme).to_dict()
+        evidence = tuple_evidence(t, retriever.kb.scheme, tie_break=kb_tie_break(retriever.kb)).to_dict()
         rows.append({"query": query, "status_filter": served,
                      "match": {"concept": t.concept, "culture": t.culture, "label": t.label, "kind": m.kind,
                                "score": round(float(m.score), 4), "support": t.support,

@@ -69,7 +69,8 @@ def test_augment_marks_unreviewed_lines_and_returns_provenance(review_client):
     body = r.json()
     assert r.status_code == 200 and body["status_filter"] == "all"
     moon, lantern = body["block"].splitlines()
-    assert lantern.startswith("- lantern（未经审核）：多为满足 (1/2), 敬畏 (1/2)；满足占比的95%置信区间为9-91%。")
+    assert lantern.startswith("- lantern（未经审核）：多为满足 (1/2), 敬畏 (1/2)（并列：满足、敬畏；"
+                              "取该文化中最常见的满足）；满足占比的95%置信区间为9-91%。")
     assert moon.startswith("- full moon：多为悲伤 (3/5), 满足 (2/5)；") and "未经审核" not in moon
     assert [m["review"] for m in body["matches"]] == ["accepted", "pending"]
     assert body["matches"][1]["counts"] == {"contentment": 1, "awe": 1} and body["matches"][1]["support"] == 2
@@ -87,7 +88,9 @@ def test_augment_marks_unreviewed_lines_and_returns_provenance(review_client):
 def test_concept_route_evidence_and_status(review_client):
     r = review_client.get("/v1/concepts/zh/lantern")
     assert r.status_code == 200 and r.json()["review"] == "pending" and r.json()["status_filter"] == "all"
-    assert r.json()["summary"] == "contentment (1/2), awe (1/2)"
+    assert r.json()["summary"] == ("contentment (1/2), awe (1/2) (tied: contentment, awe; contentment chosen as the "
+                                   "most frequent in the culture)")
+    assert r.json()["tied"] == ["contentment", "awe"] and r.json()["tie_break"] == "prior"
     hidden = review_client.get("/v1/concepts/zh/lantern", params={"status": "accepted"})
     detail = hidden.json()["detail"]
     assert hidden.status_code == 404 and "'pending'" in detail and "?status=all" in detail

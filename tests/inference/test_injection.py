@@ -337,11 +337,13 @@ def test_pending_tuples_are_marked_unreviewed_in_every_language(service: Knowled
     zh = service.inject(LANTERN, "zh")
     assert zh.tuple_ids == ["zh::full moon", "zh::lantern"] and zh.unreviewed == ["zh::lantern"]
     moon, lantern = zh.text.splitlines()
-    assert lantern.startswith("- lantern（未经审核）：多为满足 (1/2), 敬畏 (1/2)；") and "未经审核" not in moon
+    assert lantern.startswith("- lantern（未经审核）：多为满足 (1/2), 敬畏 (1/2)（并列：满足、敬畏；"
+                              "取该文化中最常见的满足）；") and "未经审核" not in moon
     assert [t["review"] for t in zh.provenance()["tuples"]] == ["accepted", "pending"]
     en = service.inject(LANTERN, "zh", language="en")
-    assert en.text.splitlines()[1].startswith("- lantern (unreviewed): mostly contentment (1/2), awe (1/2); 95% CI "
-                                              "for contentment: 9-91%.")
+    assert en.text.splitlines()[1].startswith(
+        "- lantern (unreviewed): mostly contentment (1/2), awe (1/2) (tied: contentment, awe; contentment chosen as "
+        "the most frequent in the culture); 95% CI for contentment: 9-91%.")
     markers = {"ar": "(غير مُراجَع)", "hi": "(समीक्षा बाकी)", "ja": "（未審査）", "es": "(sin revisar)",
                "sw": "(haijakaguliwa)"}
     for language in PROMPT_LANGUAGES:

@@ -1,0 +1,139 @@
+"""A tuple's label line leads with its own label and says a tie (issue 27 item 2): `culturekb.kb.lines`, and every
+renderer that shows the line (lookup job and CLI, the knowledge block in English and Chinese, cues, the HTTP routes,
+compare) on a KB whose dominant labels were chosen by the build's tie-break."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from culturekb.builders.association import associate
+from culturekb.kb import KnowledgeBase, KnowledgeTuple, get_scheme
+from culturekb.kb.lines import kb_tie_break, tie_note, tied_labels, tuple_summary
+
+SCHEME = get_scheme("artemis9")
+
+
+def _occurrences() -> dict[str, list[tuple[str, str, str]]]:
+    """en: 'barbara' on two awe and two sadness images, in a culture where sadness is more frequent than awe;
+    zh: '人生' once each with contentment, fear and sadness, fear being zh's most frequent label. Both culture
+    priors put the chosen label after another tied label in the scheme's order (contentment, awe, ...)."""
+    en = [("barbara", "e1", "awe"), ("barbara", "e2", "awe"), ("barbara", "e3", "sadness"),
+          ("barbara", "e4", "sadness"), ("storm", "e5", "fear"), ("storm", "e6", "fear"), ("storm", "e7", "awe")]
+    en += [(f"filler{i}", f"f{i}", "sadness") for i in range(6)]
+    zh = [("人生", "z1", "contentment"), ("人生", "z2", "fear"), ("人生", "z3", "sadness"),
+          ("月亮", "z4", "sadness"), ("月亮", "z5", "sadness")]
+    zh += [(f"填充{i}", f"g{i}", "fear") for i in range(6)]
+    return {"en": en, "zh": zh}
+
+
+def _tuples() -> list[KnowledgeTuple]:
+    return [KnowledgeTuple(concept=a.concept, culture=a.culture, label=a.label, distribution=dict(a.distribution),
+                           support=a.support, rationales=[f"a reason about {a.concept}"])
+            for a in associate(_occurrences(), SCHEME, min_support=1, tie_break="prior")]
+
+
+@pytest.fixture(scope="module")
+def tie_kb(tmp_path_factory: pytest.TempPathFactory, default_embedder: Any) -> Path:
+    from culturekb.retrieval.index import build_index
+
+    kb = KnowledgeBase(_tuples(), SCHEME, build_config={"cultures": ["en", "zh"], "tie_break": "prior"})
+    path = tmp_path_factory.mktemp("ties") / "kb"
+    kb.save(path)
+    build_index(KnowledgeBase.load(path), default_embedder, "faiss")
+    return path
+
+
+def _by(concept: str) -> KnowledgeTuple:
+    return next(t for t in _tuples() if t.concept == concept)
+
+
+def test_the_build_chose_the_labels_the_tests_expect() -> None:
+    assert _by("barbara").label == "sadness" and _by("人生").label == "fear"
+    assert tied_labels(_by("barbara"), SCHEME.labels) == ["sadness", "awe"]
+    assert tied_labels(_by("人生"), SCHEME.labels) == ["fear", "contentment", "sadness"]
+    assert tied_labels(_by("storm"), SCHEME.labels) == [] and tie_note(_by("storm")) is None
+
+
+def test_summary_leads_with_the_label_and_says_the_tie() -> None:
+    assert tuple_summary(_by("barbara"), scheme=SCHEME, tie_break="prior") == (
+        "sadness (2/4), awe (2/4) (tied: sadness, awe; sadness chosen as the most frequent in the culture)")
+    assert tuple_summary(_by("storm"), scheme=SCHEME) == "fear (2/3), awe (1/3)"
+    assert tuple_summary(_by("人生"), scheme=SCHEME, k=3, tie_break="scheme-order").startswith(
+        "fear (1/3), contentment (1/3), sadness (1/3) (tied: fear, contentment, sadness; fear chosen by the label "
+        "order")
+    zh = tuple_summary(_by("人生"), scheme=SCHEME, language="zh", tie_break="prior")
+    fear, contentment = SCHEME.translate("fear", "zh"), SCHEME.translate("contentment", "zh")
+    assert zh.startswith(f"{fear} (1/3), {contentment} (1/3)（并列：{fear}、{contentment}、")
+    # a label a reviewer gave, below the top count, still leads (and no tie is claimed)
+    relabelled = _by("storm").model_copy(update={"label": "awe"})
+    assert tuple_summary(relabelled, scheme=SCHEME) == "awe (1/3), fear (2/3)"
+
+
+def test_kb_tie_break_reads_the_build_config() -> None:
+    assert kb_tie_break(KnowledgeBase(_tuples(), SCHEME, build_config={"tie_break": "scheme-order"})) == "scheme-order"
+    assert kb_tie_break(KnowledgeBase(_tuples(), SCHEME)) == "prior" and kb_tie_break(None) == "prior"
+
+
+def _leads(text: str, label: str) -> None:
+    assert text.startswith(f"{label} ("), text
+    assert "tied: " in text or "并列" in text, text
+
+
+def test_every_renderer_leads_with_the_dominant_label(tie_kb: Path, default_embedder: Any) -> None:
+    from typer.testing import CliRunner
+
+    from culturekb.cli import app
+    from culturekb.inference.injection import CUES, KnowledgeService, cues
+    from culturekb.retrieval.compare import compare_cultures, render_comparison_markdown
+    from culturekb.retrieval.retriever import open_retriever
+    from culturekb.workflows import lookup_concepts
+
+    rows = lookup_concepts(tie_kb, ["barbara"], "en")
+    _leads(rows[0]["match"]["summary"], "sadness")
+    assert rows[0]["match"]["tied"] == ["sadness", "awe"] and rows[0]["match"]["tie_break"] == "prior"
+    done = CliRunner().invoke(app, ["lookup", "人生", "--culture", "zh", "--kb", str(tie_kb)])
+    assert done.exit_code == 0, done.output
+    assert ": fear (1/3), contentment (1/3) (tied: fear, contentment, sadness; fear chosen" in done.output
+
+    retriever = open_retriever(tie_kb, default_embedder)
+    service = KnowledgeService(retriever)
+    en = service.inject(["barbara"], "en").text
+    assert "barbara: mostly sadness (2/4), awe (2/4) (tied: sadness, awe; sadness chosen" in en
+    zh = service.inject(["人生"], "zh").text
+    fear = SCHEME.translate("fear", "zh")
+    assert f"人生：多为{fear} (1/3)" in zh and "并列" in zh
+    cue = service.inject(["barbara"], "en", template=CUES).text
+    assert "barbara -> sadness (50% of 4 examples) (tied: sadness, awe; sadness chosen" in cue
+    assert "barbara -> sadness (50% of 4 examples) (tied" in cues(["barbara"], "en", retriever).text
+
+    comparison = compare_cultures(retriever, min_support=1)
+    for d in comparison.to_dict()["disagreements"]:
+        for side in (d["a"], d["b"]):
+            assert side["describe"].startswith(f"{side['label']} (")
+    assert "| sadness (2/4), awe (2/4) (tied" in render_comparison_markdown(
+        compare_cultures(open_retriever(tie_kb, default_embedder), min_support=1, tau=0.0, min_margin=None), top=50)
+
+
+def test_http_routes_lead_with_the_dominant_label(tie_kb: Path, default_embedder: Any) -> None:
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from culturekb.api import create_app
+
+    with TestClient(create_app(tie_kb, embedder=default_embedder), raise_server_exceptions=False) as client:
+        r = client.post("/v1/lookup", json={"concepts": ["barbara"], "culture": "en"})
+        assert r.status_code == 200, r.text
+        match = r.json()["results"][0]["match"]
+        _leads(match["summary"], "sadness")
+        assert match["tied"] == ["sadness", "awe"] and match["tie_break"] == "prior"
+        r = client.get("/v1/concepts/zh/人生")
+        assert r.status_code == 200, r.text
+        _leads(r.json()["summary"], "fear")
+        r = client.post("/v1/augment", json={"concepts": ["barbara"], "culture": "en"})
+        assert r.status_code == 200, r.text
+        body = r.json()
+        _leads(body["matches"][0]["summary"], "sadness")
+        assert "mostly sadness (2/4), awe (2/4) (tied" in body["block"]
