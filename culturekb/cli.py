@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # typer ships its own copy of click; its group methods take a
 from culturekb.errors import ConfigError, CultureKBError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, inspect and serve cultural knowledge bases.")
-review_app = typer.Typer(no_args_is_help=True, help="Export flagged tuples for human review; import decisions.")
+from culturekb.cli_review import review_app  # noqa: E402 - review: page, queues, ledger (culturekb/cli_review.py)
+
 app.add_typer(review_app, name="review")
 kb_app = typer.Typer(no_args_is_help=True, help="Describe a KB: its card, version, counts and harness arguments.")
 app.add_typer(kb_app, name="kb")
@@ -203,10 +204,15 @@ def kb_info(
     lines = [f"KB {info['kb_dir']}", f"  version: {info['kb_version']}",
              f"  label scheme: {info['label_scheme']} ({', '.join(info['labels'])})",
              f"  tuples: {info['tuples']} over {info['concepts']} concepts; accepted {r['accepted']}, approved "
-             f"{r['approved']}, pending {r['pending']}, rejected {r['rejected']} (flagged {r['flagged']})",
-             "  cultures:"]
+             f"{r['approved']}, relabelled {r['relabelled']}, pending {r['pending']}, rejected {r['rejected']} "
+             f"(flagged {r['flagged']}); to re-check {r['to_recheck']}", f"  review ledger: {info['ledger']}: "
+             f"{r['decisions']} decisions by {', '.join(r['reviewers']) or 'nobody'}; reviewers' Cohen's kappa "
+             + (f"{r['agreement']['overall']['kappa']} over {r['agreement']['overall']['tuples']} tuples"
+                if r["agreement"] else "not known"), "  cultures:"]
     lines += [f"    {c['id']} ({c['name']}): {c['tuples']} tuples (accepted {c['accepted']}, approved {c['approved']}, "
-              f"pending {c['pending']}, rejected {c['rejected']})" for c in info["cultures"]]
+              f"relabelled {c['relabelled']}, pending {c['pending']}, rejected {c['rejected']}, to re-check "
+              f"{c['to_recheck']}; reviewers' kappa {c['reviewer_kappa'] if c['reviewer_kappa'] is not None else '-'})"
+              for c in info["cultures"]]
     kappa = "unknown" if j["kappa"] is None else f"{j['kappa']} ({j['kappa_band']})"
     lines += [f"  judges: {', '.join(map(str, j['judges'])) or 'none recorded'}; Cohen's kappa {kappa}",
               f"  card: {info['card'] or 'none (write one with `culturekb kb card KB`)'}", "",
@@ -224,32 +230,6 @@ def kb_card(kb: Annotated[Path, typer.Argument(help="KB directory")]) -> None:
 
     path = _guard(lambda: card_job(kb))
     out.print(f"KB card written to {path}", markup=False, highlight=False, soft_wrap=True)
-
-
-@review_app.command("export")
-def review_export(
-    kb: Annotated[Path, typer.Argument(help="KB directory")],
-    queue: Annotated[Path, typer.Option("--out", "-o", help="queue file, .csv or .jsonl")],
-    all_flagged: Annotated[bool, typer.Option(help="include every flagged tuple, not only pending ones")] = False,
-) -> None:
-    """Write the pending (flagged) tuples to a review queue."""
-    from culturekb.workflows import export_review
-
-    n = _guard(lambda: export_review(kb, queue, include_all_flagged=all_flagged))
-    out.print(f"{n} tuples written to {queue}; fill in 'decision' (approve/reject/relabel) and import it")
-
-
-@review_app.command("import")
-def review_import(
-    kb: Annotated[Path, typer.Argument(help="KB directory")],
-    decisions: Annotated[Path, typer.Argument(help="the reviewed queue file (.csv or .jsonl)")],
-    out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="new KB directory (default: in place)")] = None,
-) -> None:
-    """Apply human decisions to a KB; all rows are checked before anything is written."""
-    from culturekb.workflows import apply_review
-
-    summary = _guard(lambda: apply_review(kb, decisions, out_dir or kb))
-    out.print(f"review applied: {dict(summary)}; KB written to {out_dir or kb}")
 
 
 @app.command()

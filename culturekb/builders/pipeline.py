@@ -35,6 +35,7 @@ from culturekb.builders.validation import POLICIES, apply_verdicts, judge_inputs
 from culturekb.config import DEFAULT_EMBEDDER
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb._checkpoints import kill_point
+from culturekb.kb.ledger import reapply_ledger
 from culturekb.kb.schema import JudgeVerdict, KnowledgeTuple, Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 from culturekb.kb.store import KnowledgeBase
@@ -488,6 +489,8 @@ def build_kb(
                             for c in sorted({s.culture for s in labelled})},
         },
     )
+    kb, review = reapply_ledger(kb, out)  # the reviewers' decisions kept beside `out` (culturekb.kb.ledger)
+    extra_report = {**(extra_report or {}), "review": review}
     for name, st in stats.items():
         timings[name] = round(st.seconds, 3)
     report = _report(kb, labelled, outcome, stats, timings, components.model_calls() - calls_before,

@@ -27,6 +27,7 @@ from culturekb.errors import DataError
 
 if TYPE_CHECKING:
     from culturekb.kb.cultures import Culture
+    from culturekb.kb.ledger import Decision
     from culturekb.kb.schema import KnowledgeTuple
     from culturekb.kb.schemes import EmotionScheme
 
@@ -89,7 +90,7 @@ _LICENCE_RE = re.compile(
     r"|MIT License|GPL-?[23](?:\.0)?|BSD[ -][23]-Clause|ODC-BY|ODbL|Creative Commons Attribution[^.,;\n]*)",
     re.IGNORECASE,
 )
-_STATUSES = ("accepted", "approved", "pending", "rejected")
+_STATUSES = ("accepted", "approved", "relabelled", "pending", "rejected")
 _LOW_SUPPORT = 3
 
 
@@ -145,15 +146,27 @@ def _kappa_band(kappa: float) -> str:
     return "almost perfect"
 
 
-def card_facts(kb: CardSource, report: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def card_facts(kb: CardSource, report: Mapping[str, Any] | None = None,
+               decisions: Sequence[Decision] | None = None) -> dict[str, Any]:
     """What the card states, as JSON-ready data: identity, scheme, sources, cultures with tuples by review status,
-    judges and their agreement, review totals, and the known limits that follow from them."""
+    judges and their agreement, review totals, and the known limits that follow from them. `decisions`: the
+    review ledger (`culturekb.kb.ledger`): decisions to re-check, reviewers and their agreement.
+
+    ``approved`` counts tuples a reviewer approved as they were, ``relabelled`` those a reviewer gave another
+    label (both have status approved), so accepted + approved + relabelled + pending + rejected = tuples."""
+    from culturekb.kb.ledger import relabelled, review_facts
+
     report = dict(report or {})
+    decisions = list(decisions or [])
+    ledger = review_facts(kb, decisions)
+    recheck = set(ledger["to_recheck_tuples"])
     status_by_culture: dict[str, Counter[str]] = {c: Counter() for c in kb.cultures}
     flagged: Counter[str] = Counter()
     low_support = 0
     for t in kb.tuples:
-        status_by_culture.setdefault(t.culture, Counter())[t.status] += 1
+        status = "relabelled" if t.status == "approved" and relabelled(t) is not None else t.status
+        status_by_culture.setdefault(t.culture, Counter())[status] += 1
+        status_by_culture[t.culture]["to_recheck"] += t.id in recheck
         flagged[t.culture] += t.flagged
         low_support += t.support < _LOW_SUPPORT
     details = kb.culture_details
@@ -164,11 +177,15 @@ def card_facts(kb: CardSource, report: Mapping[str, Any] | None = None) -> dict[
         counts = status_by_culture.get(c, Counter())
         cultures.append({
             "id": c, "name": d.name if d else c, "language": d.language if d else None,
-            "western": d.western if d else None, "tuples": sum(counts.values()),
-            **{s: counts.get(s, 0) for s in _STATUSES}, "flagged": flagged.get(c, 0), "samples": samples.get(c),
+            "western": d.western if d else None, "tuples": sum(counts.get(s, 0) for s in _STATUSES),
+            **{s: counts.get(s, 0) for s in _STATUSES}, "flagged": flagged.get(c, 0),
+            "to_recheck": counts.get("to_recheck", 0), "samples": samples.get(c),
+            "reviewer_kappa": (ledger["agreement"].get("per_culture", {}).get(c) or {}).get("kappa"),
         })
-    review: dict[str, int] = {s: sum(counts.get(s, 0) for counts in status_by_culture.values()) for s in _STATUSES}
+    review: dict[str, Any] = {s: sum(counts.get(s, 0) for counts in status_by_culture.values()) for s in _STATUSES}
     review["flagged"] = sum(flagged.values())
+    review.update({k: ledger[k] for k in ("to_recheck", "to_recheck_tuples", "gone", "not_applied", "decisions",
+                                          "reviewers", "agreement")})
     kappa = report.get("judge_kappa")
     judges = {
         "judges": list(report.get("judges") or kb.build_config.get("judges") or []),
@@ -207,7 +224,10 @@ def _limits(f: Mapping[str, Any]) -> list[str]:
     pending = f["review"]["pending"]
     if pending:
         out.append(f"{pending} tuples are pending: a judge disagreed with them or could not read their rationales, "
-                   "and no person has reviewed them (`culturekb review export`).")
+                   "and no person has reviewed them (`culturekb review serve KB` or `culturekb review export`).")
+    if f["review"].get("to_recheck"):
+        out.append(f"{f['review']['to_recheck']} review decisions were not applied because their tuples' evidence "
+                   "changed in this build: they are listed to re-check (`culturekb review serve KB`).")
     j = f["judges"]
     offline = {"lexicon", "prototype"}
     if j["judges"] and set(j["judges"]) <= offline:
@@ -265,11 +285,13 @@ def render_generated(facts: Mapping[str, Any]) -> str:
     else:
         lines.append("Not recorded. Name the data files, their origin and licence in your notes below.")
     lines += ["", "## Cultures and tuples by review status", "",
-              "| culture | name | language | Western | training items | tuples | accepted | approved | pending | "
-              "rejected | flagged |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+              "| culture | name | language | Western | training items | tuples | accepted | approved | relabelled | "
+              "pending | rejected | flagged | to re-check | reviewers' kappa |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for c in facts["cultures"]:
-        lines.append("| " + " | ".join(_cell(c[k]) for k in ("id", "name", "language", "western", "samples", "tuples",
-                                                                   *_STATUSES, "flagged")) + " |")
+        lines.append("| " + " | ".join(_cell(c.get(k)) for k in ("id", "name", "language", "western", "samples",
+                                                                       "tuples", *_STATUSES, "flagged", "to_recheck",
+                                                                       "reviewer_kappa")) + " |")
     j = facts["judges"]
     lines += ["", "## Judges and their agreement", ""]
     if j["judges"]:
@@ -287,8 +309,13 @@ def render_generated(facts: Mapping[str, Any]) -> str:
         lines.append(f"- Flag policy: `{j['policy']}`")
     r = facts["review"]
     lines += ["", "## Review status", "",
-              f"- accepted {r['accepted']}, approved by a reviewer {r['approved']}, pending {r['pending']}, "
-              f"rejected {r['rejected']}; flagged {r['flagged']}",
+              f"- accepted {r['accepted']}, approved by a reviewer {r['approved']}, relabelled by a reviewer "
+              f"{r['relabelled']}, pending {r['pending']}, rejected {r['rejected']}; flagged {r['flagged']}",
+              f"- Review ledger: {r['decisions']} decisions by {len(r['reviewers'])} reviewer(s)"
+              + (f" ({', '.join(r['reviewers'])})" if r["reviewers"] else "")
+              + f"; to re-check {r['to_recheck']} (their evidence changed since the decision), gone {r['gone']}, "
+              f"not yet applied {r['not_applied']}",
+              *_agreement_lines(r["agreement"]),
               "- Retrieval serves every tuple but rejected ones by default, pending ones marked as unreviewed; "
               "`--status accepted` serves reviewed knowledge only.",
               "", "## Intended use", "",
@@ -300,6 +327,15 @@ def render_generated(facts: Mapping[str, Any]) -> str:
     lines += [f"- {item}" for item in facts["limits"]]
     lines.append(END)
     return "\n".join(lines) + "\n"
+
+
+def _agreement_lines(agreement: Mapping[str, Any]) -> list[str]:
+    overall = agreement.get("overall")
+    if not overall:
+        return ["- Reviewers' agreement: not known (no two reviewers decided the same tuples)"]
+    per = ", ".join(f"{c} {_cell(f['kappa'])} over {f['tuples']}" for c, f in agreement["per_culture"].items())
+    return [f"- Reviewers' agreement (Cohen's kappa): {_cell(overall['kappa'])} over {overall['tuples']} tuples "
+            f"decided by {', '.join(overall['reviewers'])}; per culture: {per}"]
 
 
 def merge_card(generated: str, existing: str | None) -> str:
@@ -337,7 +373,17 @@ def card_text(kb: CardSource, directory: str | Path, report: Mapping[str, Any] |
     existing = read_card(directory) if (directory / CARD).is_file() else None
     if existing is None and source is not None and (source / CARD).is_file():
         existing = read_card(source)
-    return merge_card(render_generated(card_facts(kb, report)), existing)
+    return merge_card(render_generated(card_facts(kb, report, _ledger(directory))), existing)
+
+
+def _ledger(directory: Path) -> list[Decision]:
+    from culturekb.kb.ledger import ledger_path, read_ledger
+
+    try:
+        return read_ledger(ledger_path(directory))
+    except DataError as exc:
+        logger.warning("KB card: %s; the card is written without the review ledger's facts", exc)
+        return []
 
 
 def with_card(kb: CardSource, directory: str | Path, extra_files: Mapping[str, Any] | None) -> dict[str, Any]:

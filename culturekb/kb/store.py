@@ -306,11 +306,14 @@ class KnowledgeBase:
                              self.culture_details)
 
     # -- persistence -------------------------------------------------------------------------------------
-    def save(self, directory: str | Path, extra_files: dict[str, Any] | None = None) -> Path:
+    def save(self, directory: str | Path, extra_files: dict[str, Any] | None = None,
+             keep_files_of: str | Path | None = None) -> Path:
         """Write the KB directory atomically: a crash leaves the old directory (or none), never half a KB.
 
         `extra_files` maps file names to text (written as is) or JSON-serialisable objects (e.g. a build report).
         The KB card (`KB_CARD.md`, `culturekb.kb.card`) is written too, keeping the user's text of the card there.
+        `keep_files_of`: a KB directory whose other files and folders (index/, build report, run.log, calibration
+        ...) are carried into the new one (hard links when it is `directory` itself, else copies).
         """
         directory = Path(directory)
         check_kb_target(directory)
@@ -326,6 +329,9 @@ class KnowledgeBase:
                 else:
                     atomic_write_json(tmp / name, content)
             atomic_write_json(tmp / MANIFEST, self.manifest().model_dump(mode="json"))
+            if keep_files_of is not None:
+                _carry(Path(keep_files_of), tmp, {TUPLES, MANIFEST, _WRITER, *(extra_files or {})},
+                       link=Path(keep_files_of).resolve() == directory.resolve())
             kill_point("save")
             writer.unlink()
         self.path = directory
@@ -361,6 +367,22 @@ class KnowledgeBase:
             )
         kb.path = directory
         return kb
+
+
+def _carry(source: Path, target: Path, written: set[str], link: bool) -> None:
+    """Copy (or hard-link) every entry of `source` but the `written` ones into `target`."""
+    if not source.is_dir():
+        return
+    copy = os.link if link else shutil.copy2
+    for entry in sorted(source.iterdir()):
+        if entry.name in written:
+            continue
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry), target / entry.name)
+        elif entry.is_dir():
+            shutil.copytree(entry, target / entry.name, symlinks=True, copy_function=copy)
+        else:
+            copy(entry, target / entry.name)
 
 
 def read_manifest(directory: str | Path) -> Manifest:

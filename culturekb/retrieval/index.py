@@ -68,6 +68,7 @@ __all__ = [
     "index_dir",
     "index_backend",
     "read_index_meta",
+    "carry_index",
 ]
 
 log = logging.getLogger(__name__)
@@ -237,6 +238,30 @@ def _meta_from_raw(raw: dict[str, Any], target: Path, fix: str) -> tuple[IndexMe
             f"{target / INDEX_META}: field {exc} missing or invalid; the file is corrupted, {fix}"
         ) from exc
     return meta, files
+
+
+def carry_index(kb_dir: str | Path, kb: KnowledgeBase, old_version: str) -> list[str]:
+    """Re-seal the indexes under `<kb_dir>/index/` built for KB version `old_version` for `kb`, whose tuple ids
+    (hence concepts, hence vectors) are the same: a review changes labels and statuses only, so nothing is
+    re-encoded. An index that is damaged, of another version or of other ids is left as it is (its load says how
+    to rebuild it). Returns the backends carried over."""
+    carried = []
+    root = Path(kb_dir) / "index"
+    ids = [t.id for t in kb.tuples]
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        path = folder / INDEX_META
+        try:
+            raw = read_meta(path, "index metadata")
+            check_digest(raw, path)
+        except IndexError_:
+            continue
+        if raw.get("kb_version") != old_version or raw.get("ids") != ids:
+            continue
+        raw["kb_version"] = kb.version
+        raw["digest"] = meta_digest(raw)
+        atomic_write_json(path, raw)
+        carried.append(folder.name)
+    return carried
 
 
 def _encode_concepts(kb: KnowledgeBase, embedder: Embedder, batch_size: int) -> np.ndarray:

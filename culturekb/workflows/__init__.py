@@ -44,6 +44,7 @@ from culturekb.workflows.retrieve import (
     open_augmenter,
     predict_job,
 )
+from culturekb.workflows.review import apply_review_ledger, import_review, review_status
 
 __all__ = [
     "KBInspection",
@@ -59,6 +60,9 @@ __all__ = [
     "kb_card",
     "apply_review",
     "export_review",
+    "import_review",
+    "apply_review_ledger",
+    "review_status",
     "render_build_report",
     "demo_data_files",
     "index_kb",

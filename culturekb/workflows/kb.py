@@ -66,17 +66,19 @@ def kb_info(kb_dir: str | Path) -> dict[str, Any]:
     kwargs)."""
     from culturekb.inference.adapters import harness_args_for
     from culturekb.kb.card import CARD, card_facts, read_report
+    from culturekb.kb.ledger import ledger_path, read_ledger
     from culturekb.kb.store import KnowledgeBase
 
     directory = Path(kb_dir)
     kb = KnowledgeBase.load(directory)
-    facts = card_facts(kb, read_report(directory))
+    facts = card_facts(kb, read_report(directory), read_ledger(ledger_path(directory)))
     card = directory / CARD
     return {
         "kb_dir": str(directory),
         **{k: facts[k] for k in ("kb_version", "label_scheme", "labels", "tuples", "concepts", "cultures", "review",
                                  "judges", "sources")},
         "card": str(card) if card.is_file() else None,
+        "ledger": str(ledger_path(directory)),
         "harness_args": harness_args_for(directory),
     }
 
@@ -99,22 +101,20 @@ def render_build_report(report: dict[str, Any]) -> str:
 
 
 def export_review(kb_dir: str | Path, queue: str | Path, include_all_flagged: bool = False) -> int:
-    """Write a KB's pending (or all flagged) tuples to a review queue file; returns how many were written."""
-    from culturekb.builders.review import export_review_queue
-    from culturekb.kb.store import KnowledgeBase
+    """Write a KB's pending (or all flagged) tuples to a review queue (`culturekb.workflows.review`)."""
+    from culturekb.workflows.review import export_review as job
 
-    return export_review_queue(KnowledgeBase.load(kb_dir), queue, include_all_flagged=include_all_flagged)
-
+    return job(kb_dir, queue, include_all_flagged)
 
 
-def apply_review(kb_dir: str | Path, decisions: str | Path, out: str | Path) -> dict[str, int]:
-    """Apply a filled-in review queue to a KB and save the result to `out`; returns the decision counts."""
-    from culturekb.builders.review import import_review_decisions
-    from culturekb.kb.store import KnowledgeBase
 
-    kb, summary = import_review_decisions(KnowledgeBase.load(kb_dir), decisions)
-    kb.save(out)
-    return dict(summary)
+def apply_review(kb_dir: str | Path, decisions: str | Path, out: str | Path | None = None,
+                 reviewer: str | None = None) -> dict[str, Any]:
+    """Add a reviewed queue's decisions to the ledger beside the KB and apply it (`culturekb.workflows.review.
+    import_review`); returns the decision counts and what was written."""
+    from culturekb.workflows.review import import_review
+
+    return import_review(kb_dir, decisions, out, reviewer)
 
 
 

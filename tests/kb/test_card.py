@@ -145,7 +145,10 @@ def test_facts_count_tuples_by_status_and_name_the_limits() -> None:
     by = {c["id"]: c for c in facts["cultures"]}
     assert (by["en"]["accepted"], by["en"]["tuples"]) == (1, 1)
     assert (by["zh"]["pending"], by["zh"]["rejected"], by["zh"]["flagged"]) == (1, 1, 1)
-    assert facts["review"] == {"accepted": 1, "approved": 0, "pending": 1, "rejected": 1, "flagged": 1}
+    assert {k: facts["review"][k] for k in ("accepted", "approved", "relabelled", "pending", "rejected", "flagged",
+                                             "to_recheck", "decisions")} == {
+        "accepted": 1, "approved": 0, "relabelled": 0, "pending": 1, "rejected": 1, "flagged": 1, "to_recheck": 0,
+        "decisions": 0}
     assert facts["judges"]["kappa_band"] == "fair" and facts["low_support_tuples"] == 1
     limits = " ".join(facts["limits"])
     assert "1 tuples are pending" in limits and "offline heuristics" in limits and "not recorded" in limits
