@@ -12,17 +12,26 @@ with the rule the set's own numbers were computed with:
 - ``tombench-outputs`` (ToMBench outputs published in joel-wu/ToMBench, get_results.py, MIT): ``[[A]]`` ...
   ``[[D]]`` in A-B-C-D order, then ``[A]`` ... ``[D]``, then the last capital A-D anywhere in the text, else "A".
   Invalid here: the text holds no A-D at all (the rule then says "A"), or a letter the item does not have.
+  Guessed (``SourceVerdict.guessed``): that "A" default.
 - ``hi-tom-responses`` (ying-hui-he/Hi-ToM_dataset, analyze_new.ipynb, Apache-2.0): no letter is extracted;
   a snippet is cut (GPT-3.5: the 30 characters after "answer is", else the last line; Claude: after "answer
   is" / "in:", else the last paragraph; others: the last 150 characters; "unknown" when the answer says it cannot
   tell), and the answer counts as right when the snippet names the gold location (if it names any colour word)
   or else contains the gold letter as a character anywhere. Invalid here: "unknown", or a snippet with neither a
-  location nor a capital option letter.
+  location nor a capital option letter. Guessed: counted right only because the gold letter occurs inside a word
+  ("### Assistant", "Answer") and nowhere standing alone.
+- ``mmlu-pro-outputs`` (TIGER-AI-Lab/MMLU-Pro, evaluate_from_local.py, Apache-2.0): "answer is (X)", else the last
+  "Answer: X", else the last capital A-J standing alone anywhere; none found: a random option. Invalid and guessed
+  here: that random option.
+- ``meld-llm-emotions`` (Huyoyo1/Emotion, code/Dia_gpt4o.py; free-text emotion answers, no licence file: measured,
+  not shipped): the answer lower-cased must equal the gold label. Compared with
+  ``culturekb.inference.parsing.parse_prediction`` (label words) instead of the option reader.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,6 +52,14 @@ class SourceVerdict:
     index: int | None
     correct: bool
     invalid: bool
+    guessed: bool = False
+    """The rule credited (or read) the answer only through its fallback guess: ToMBench's "A" when the text holds no
+    A-D at all; Hi-ToM's gold letter found inside a word ("### Assistant" holds an "A") rather than standing alone."""
+
+    @property
+    def correct_no_guess(self) -> bool:
+        """Right under the rule with its fallback guess counted as no answer."""
+        return self.correct and not self.guessed
 
 
 def read_rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -75,7 +92,7 @@ def tombench_rule(row: dict[str, Any]) -> SourceVerdict:
     if letter not in letters:  # "C" on a two-option item: the rule's own code would fail on the map
         return SourceVerdict(None, False, True)
     index = letters.index(letter)
-    return SourceVerdict(index, index == row["gold"], defaulted)
+    return SourceVerdict(index, index == row["gold"], defaulted, guessed=defaulted)
 
 
 _UNKNOWN = ("Insufficient information", "None of the options", "cannot answer", "cannot provide any information",
@@ -135,7 +152,49 @@ def hitom_rule(row: dict[str, Any]) -> SourceVerdict:
     letters = option_letters(len(row["options"]))
     invalid = snippet == "unknown" or re.search(r"(?<![A-Za-z])[" + letters[0] + "-" + letters[-1] + r"](?![a-z])",
                                                 snippet) is None
-    return SourceVerdict(None, correct, invalid)
+    alone = re.search(r"(?<![A-Za-z])" + gold_letter + r"(?![A-Za-z])", snippet) is not None
+    return SourceVerdict(None, correct, invalid, guessed=correct and not alone)
 
 
-RULES = {"tombench-outputs": tombench_rule, "hi-tom-responses": hitom_rule}
+_MMLU_PRO_LETTERS = "ABCDEFGHIJ"
+
+
+def mmlu_pro_extract(text: str) -> str | None:
+    """MMLU-Pro evaluate_from_local.extract_answer, verbatim in behaviour: "answer is (X)", else the last "Answer: X",
+    else the last capital A-J standing alone anywhere in the text; None when there is none."""
+    m = re.search(r"answer is \(?([A-J])\)?", text)
+    if m:
+        return m.group(1)
+    m = re.search(r".*[aA]nswer:\s*([A-J])", text)
+    if m:
+        return m.group(1)
+    m = re.search(r"\b[A-J]\b(?!.*\b[A-J]\b)", text, re.DOTALL)
+    return m.group(0) if m else None
+
+
+def mmlu_pro_rule(row: dict[str, Any]) -> SourceVerdict:
+    """MMLU-Pro's scoring (evaluate_from_local.py / compute_accuracy.py): the extracted letter, and when none is
+    found a random option (the rule's fallback guess; drawn here with a seed per answer, so each run scores alike)."""
+    letter = mmlu_pro_extract(row["answer"])
+    n = len(row["options"])
+    if letter is None:
+        index = random.Random(f"mmlu-pro {row['id']}").randint(0, n - 1)
+        return SourceVerdict(index, index == row["gold"], True, guessed=True)
+    index = _MMLU_PRO_LETTERS.index(letter)
+    if index >= n:  # a letter the item does not have: scored wrong
+        return SourceVerdict(None, False, True)
+    return SourceVerdict(index, index == row["gold"], False)
+
+
+def emotion_exact_rule(row: dict[str, Any]) -> tuple[str | None, bool]:
+    """Huyoyo1/Emotion's scoring (code/Dia_gpt4o.py: the answer lower-cased, sklearn accuracy_score against the gold
+    label): the label the answer is exactly (else None, invalid), and whether it is the gold."""
+    said = row["answer"].strip().lower()
+    label = said if said in row["labels"] else None
+    return label, label == row["gold"]
+
+
+EMOTION_RULES = {"meld-llm-emotions": emotion_exact_rule}
+"""Rules of free-text emotion answer sets (labels, not options): (label read or None, counted right)."""
+
+RULES = {"tombench-outputs": tombench_rule, "hi-tom-responses": hitom_rule, "mmlu-pro-outputs": mmlu_pro_rule}

@@ -16,7 +16,8 @@ optional embedding fallback on answers that name no label word.
   tests/fixtures/real_answers/sample.jsonl. Writes parser_real_answers.{json,md} (parser_real_answers_sample.* for
   the sample) and the disagreements to read by hand (--disagreements N).
 
-    python benchmarks/bench_parser.py [--real-only] [--disagreements 100] [SET.jsonl ...]
+    python benchmarks/bench_parser.py [--real-only] [--disagreements 100] [--out STEM] [--emotions EMO.jsonl]
+        [SET.jsonl ...]
 """
 
 from __future__ import annotations
@@ -179,6 +180,8 @@ def real_answer_results(paths: list[Path], disagreements: int = 0) -> dict[str, 
             c["n"] += 1
             c["agree"] += agree
             c["source_correct"] += source.correct
+            c["source_correct_no_guess"] += source.correct_no_guess
+            c["source_guessed"] += source.guessed
             c["ours_correct"] += ours_right
             c["source_invalid"] += source.invalid
             c["ours_invalid"] += not ours.valid
@@ -187,6 +190,7 @@ def real_answer_results(paths: list[Path], disagreements: int = 0) -> dict[str, 
                 differing.append({"set": row["set"], "id": row["id"], "model": row["model"],
                                   "language": row["language"], "reasoning": row["reasoning"], "gold": row["gold"],
                                   "source_index": source.index, "source_correct": source.correct,
+                                  "source_guessed": source.guessed,
                                   "ours": ours.letter, "ours_path": ours.path, "ours_ambiguous": list(ours.ambiguous)})
     seconds = time.perf_counter() - started
     rows = []
@@ -197,6 +201,8 @@ def real_answer_results(paths: list[Path], disagreements: int = 0) -> dict[str, 
                      "invalid_culturekb": round(c["ours_invalid"] / c["n"], 4),
                      "accuracy_source": round(c["source_correct"] / c["n"], 4),
                      "accuracy_culturekb": round(c["ours_correct"] / c["n"], 4),
+                     "guessed_source": round(c["source_guessed"] / c["n"], 4),
+                     "accuracy_source_no_guess": round(c["source_correct_no_guess"] / c["n"], 4),
                      "culturekb_paths": dict(sorted(paths_seen[key].items()))})
     import random
 
@@ -216,20 +222,96 @@ def render_real(real: dict[str, Any]) -> str:
         "wrong, the same verdict). Invalid: no option read (ToMBench's rule then answers \"A\"; counted invalid "
         "here but scored as the rule scores it).",
         "",
+        "Two comparisons, both kept: **raw** (each reader as its set scores it: the rule's fallback guess counts "
+        "when it happens to hit the gold) and **no guess** (the rule's fallback guess counted as no answer: "
+        "ToMBench's \"A\" when the text holds no A-D at all; Hi-ToM's gold letter found only inside a word such as "
+        "\"### Assistant\"). culturekb never guesses: an answer that names no option is invalid and scored wrong, "
+        "so on answers without an answer the raw comparison charges it the rule's lucky guesses (about one in four "
+        "on four options). Δ raw = culturekb - rule; Δ no guess = culturekb - rule without its guess.",
+        "",
         f"{real['answers']} answers from {', '.join(f'{k} ({v})' for k, v in sorted(real['sources'].items()))}; "
         f"{real['ms_per_answer']} ms per answer.",
         "",
-        "| set | model | lang | reasoning | n | agreement | invalid: source | invalid: culturekb | accuracy: source |"
-        " accuracy: culturekb | Δ accuracy |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| set | model | lang | reasoning | n | agreement | invalid: rule | invalid: culturekb | rule guessed |"
+        " accuracy: rule | accuracy: rule, no guess | accuracy: culturekb | Δ raw | Δ no guess |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in real["cells"]:
         delta = 100 * (r["accuracy_culturekb"] - r["accuracy_source"])
+        fair = 100 * (r["accuracy_culturekb"] - r["accuracy_source_no_guess"])
         lines.append(f"| {r['set']} | {r['model']} | {r['language']} | {r['reasoning']} | {r['n']} | "
                      f"{100 * r['agreement']:.1f}% | {100 * r['invalid_source']:.1f}% | "
-                     f"{100 * r['invalid_culturekb']:.1f}% | {100 * r['accuracy_source']:.1f}% | "
-                     f"{100 * r['accuracy_culturekb']:.1f}% | {delta:+.1f} |")
-    lines += ["", f"{real['disagreements']} answers read differently by the two readers."]
+                     f"{100 * r['invalid_culturekb']:.1f}% | {100 * r['guessed_source']:.1f}% | "
+                     f"{100 * r['accuracy_source']:.1f}% | {100 * r['accuracy_source_no_guess']:.1f}% | "
+                     f"{100 * r['accuracy_culturekb']:.1f}% | {delta:+.1f} | {fair:+.1f} |")
+    below = [r for r in real["cells"] if r["accuracy_culturekb"] < r["accuracy_source"] - 0.01]
+    below_fair = [r for r in real["cells"] if r["accuracy_culturekb"] < r["accuracy_source_no_guess"] - 0.01]
+    lines += ["", f"{real['disagreements']} answers read differently by the two readers. Cells more than 1 point "
+              f"below the rule: {len(below)} of {len(real['cells'])} raw, {len(below_fair)} of {len(real['cells'])} "
+              "with the rule's guess counted as no answer."]
+    return "\n".join(lines) + "\n"
+
+
+def emotion_answer_results(path: Path, disagreements: int = 20) -> dict[str, Any]:
+    """Free-text emotion answers (rows with ``labels``): culturekb's label reader (`parse_prediction`, label words)
+    against the set's own rule, per model: agreement, invalid rate and accuracy under each reader."""
+    from _real_answers import EMOTION_RULES, read_rows
+
+    from culturekb.kb import scheme_from_labels
+
+    cells: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    schemes: dict[tuple[str, ...], Any] = {}
+    sources: dict[str, str] = {}
+    differing: list[dict[str, Any]] = []
+    for row in read_rows(path):
+        labels = tuple(row["labels"])
+        if labels not in schemes:
+            schemes[labels] = scheme_from_labels(list(labels), name=row["set"])
+        source_label, source_right = EMOTION_RULES[row["set"]](row)
+        ours = parse_prediction(row["answer"], schemes[labels], row["language"]).label
+        key = (row["set"], row["model"], row["language"], row["reasoning"])
+        sources[row["set"]] = row["source"]
+        c = cells[key]
+        c["n"] += 1
+        c["agree"] += ours == source_label
+        c["source_correct"] += source_right
+        c["ours_correct"] += ours == row["gold"]
+        c["source_invalid"] += source_label is None
+        c["ours_invalid"] += ours is None
+        if ours != source_label:
+            differing.append({"set": row["set"], "id": row["id"], "model": row["model"], "gold": row["gold"],
+                              "answer": row["answer"][:200], "source": source_label, "ours": ours})
+    rows = [{"set": k[0], "model": k[1], "language": k[2], "reasoning": k[3], "n": c["n"],
+             "agreement": round(c["agree"] / c["n"], 4), "invalid_source": round(c["source_invalid"] / c["n"], 4),
+             "invalid_culturekb": round(c["ours_invalid"] / c["n"], 4),
+             "accuracy_source": round(c["source_correct"] / c["n"], 4),
+             "accuracy_culturekb": round(c["ours_correct"] / c["n"], 4)} for k, c in sorted(cells.items())]
+    import random
+
+    sample = random.Random(20240617).sample(differing, min(disagreements, len(differing)))
+    return {"answers": sum(r["n"] for r in rows), "sources": sources, "cells": rows,
+            "disagreements": len(differing), "disagreement_sample": sample}
+
+
+def render_emotions(emo: dict[str, Any]) -> str:
+    lines = [
+        "", "## Free-text emotion answers", "",
+        "`culturekb.inference.parsing.parse_prediction` (label words of the set's labels, `scheme_from_labels`) "
+        "against the set's own rule (`benchmarks/_real_answers.py`).",
+        "",
+        f"{emo['answers']} answers from {', '.join(f'{k} ({v})' for k, v in sorted(emo['sources'].items()))}.",
+        "",
+        "| set | model | lang | n | agreement | invalid: rule | invalid: culturekb | accuracy: rule | "
+        "accuracy: culturekb | Δ |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in emo["cells"]:
+        lines.append(f"| {r['set']} | {r['model']} | {r['language']} | {r['n']} | {100 * r['agreement']:.1f}% | "
+                     f"{100 * r['invalid_source']:.1f}% | {100 * r['invalid_culturekb']:.1f}% | "
+                     f"{100 * r['accuracy_source']:.1f}% | {100 * r['accuracy_culturekb']:.1f}% | "
+                     f"{100 * (r['accuracy_culturekb'] - r['accuracy_source']):+.1f} |")
+    lines += ["", f"{emo['disagreements']} answers read differently (up to 20, drawn with a fixed seed, in the JSON: "
+              "`emotion_answers.disagreement_sample`)."]
     return "\n".join(lines) + "\n"
 
 
@@ -253,13 +335,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         i = argv.index("--disagreements")
         disagreements = int(argv[i + 1])
         del argv[i:i + 2]
+    stem = ""
+    if "--out" in argv:  # another name for the results (a set measured on its own)
+        i = argv.index("--out")
+        stem = argv[i + 1]
+        del argv[i:i + 2]
+    emotion_paths: list[Path] = []
+    while "--emotions" in argv:  # a set of free-text emotion answers (rows with labels)
+        i = argv.index("--emotions")
+        emotion_paths.append(Path(argv[i + 1]))
+        del argv[i:i + 2]
     paths, is_sample = _real_paths(argv)
-    real = real_answer_results(paths, disagreements)
-    stem = "parser_real_answers_sample" if is_sample else "parser_real_answers"
+    real = real_answer_results(paths, disagreements) if paths else {}
+    if emotion_paths:
+        real["emotion_answers"] = emotion_answer_results(emotion_paths[0])
+    stem = stem or ("parser_real_answers_sample" if is_sample else "parser_real_answers")
     RESULTS.mkdir(exist_ok=True)
     atomic_write_json(RESULTS / f"{stem}.json", real)
-    (RESULTS / f"{stem}.md").write_text(render_real(real), encoding="utf-8")
-    print(render_real(real))
+    text = render_real(real) + (render_emotions(real["emotion_answers"]) if "emotion_answers" in real else "")
+    (RESULTS / f"{stem}.md").write_text(text, encoding="utf-8")
+    print(text)
     if "--real-only" in argv:
         return {"real_answers": real}
     table = table_results()

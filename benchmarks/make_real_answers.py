@@ -1,17 +1,25 @@
 """Write the whole real-answer sets (JSONL rows as benchmarks/_real_answers.py reads them) from mirrors of the
 public repositories, outside this repository:
 
-    python benchmarks/make_real_answers.py TOMBENCH_GIT_DIR HITOM_GIT_DIR OUT_DIR
+    python benchmarks/make_real_answers.py TOMBENCH_GIT_DIR HITOM_GIT_DIR OUT_DIR [MMLUPRO_GIT_DIR [EMOTION_GIT_DIR]]
 
 TOMBENCH_GIT_DIR: a clone of joel-wu/ToMBench (MIT; ToMBench outputs of DeepSeek-R1-Distill, Qwen2.5, Llama-3.1);
 HITOM_GIT_DIR: a clone of ying-hui-he/Hi-ToM_dataset (Apache-2.0) with its history (the responses of GPT-4,
-GPT-3.5, Claude-instant and LLaMA-65B live in commit a139da24, before the "clean dataset" commit).
+GPT-3.5, Claude-instant and LLaMA-65B live in commit a139da24, before the "clean dataset" commit);
+MMLUPRO_GIT_DIR (optional): a clone of TIGER-AI-Lab/MMLU-Pro (Apache-2.0), whose eval_results/ holds the published
+5-shot chain-of-thought outputs of many models as zip files; a fixed-seed sample of MMLU_PRO_PER_MODEL answers of each
+model in MMLU_PRO_MODELS is written (mmlupro.jsonl); EMOTION_GIT_DIR (optional): a clone of Huyoyo1/Emotion (no
+licence file: measured, never shipped), whose evaluation_results/ hold the emotion words GPT-4o, GPT-3.5, Llama-3.1
+and Gemma-2 answered for MELD utterances (one-utterance context window), written as meld_emotions.jsonl.
 """
+import io
 import json
+import random
 import re
 import statistics
 import subprocess
 import sys
+import zipfile
 
 
 def git(repo, *args):
@@ -103,3 +111,59 @@ for name in names:
                          ensure_ascii=False) + "\n")
     n += 1
 print("hitom", n)  # noqa: T201
+
+# ---------- MMLU-Pro model outputs (TIGER-AI-Lab/MMLU-Pro, eval_results/*.zip) ----------
+MMLU_PRO_MODELS = ("Qwen1.5-7B-Chat", "Meta-Llama-3_1-8B-Instruct", "Mistral-7B-Instruct-v0.2",
+                   "Phi-3-mini-4k-instruct", "Yi-6b-Chat", "Mixtral-8x7B-Instruct-v0.1", "gemini-1.5-flash-002",
+                   "Llama-2-7b-hf")
+MMLU_PRO_PER_MODEL = 1000
+if len(sys.argv) > 4:
+    MP = sys.argv[4]
+    MP_COMMIT = git(MP, "rev-parse", "HEAD").strip()
+    out = open(f"{OUT}/mmlupro.jsonl", "w", encoding="utf-8")
+    n = 0
+    for model in MMLU_PRO_MODELS:
+        name = f"eval_results/model_outputs_{model}_5shots.zip"
+        blob = subprocess.run(["git", "-C", MP, "show", f"HEAD:{name}"], capture_output=True).stdout
+        with zipfile.ZipFile(io.BytesIO(blob)) as z:
+            member = [m for m in z.namelist() if m.endswith(".json")][0]
+            records = json.loads(z.read(member))
+        picked = random.Random(f"mmlu-pro {model}").sample(records, min(MMLU_PRO_PER_MODEL, len(records)))
+        for r in picked:
+            options = r["options"] if isinstance(r["options"], list) else eval(r["options"])  # noqa: S307 (a list literal)
+            text = r.get("model_outputs", r.get("generated_text"))
+            if text is None or len(options) < 2:
+                continue
+            out.write(json.dumps({"set": "mmlu-pro-outputs", "source": f"TIGER-AI-Lab/MMLU-Pro@{MP_COMMIT}",
+                                  "file": name, "id": f"{model}#{r['question_id']}", "model": model, "language": "en",
+                                  "reasoning": "cot", "category": r.get("category"),
+                                  "options": [str(o) for o in options],
+                                  "gold": int(r["answer_index"]), "answer": text, "source_pred": r.get("pred")},
+                                 ensure_ascii=False) + "\n")
+            n += 1
+    print("mmlu-pro", n)  # noqa: T201
+
+# ---------- free-text emotion answers (Huyoyo1/Emotion, evaluation_results/*/MELD_*_1.csv) ----------
+EMOTION_FILES = {"gpt-4o": "gpt4o/MELD_gpt4o_results_window_1.csv", "gpt-3.5-turbo": "gpt3.5/MELD_gpt3_5_results_1.csv",
+                 "llama-3.1-8b": "Llama3.1/MELD_Llama_prediction_results_1.csv",
+                 "gemma-2": "Gemma2/MELD_Gemma_prediction_results_1.csv"}
+MELD_LABELS = ["neutral", "joy", "surprise", "anger", "sadness", "disgust", "fear"]
+if len(sys.argv) > 5:
+    import csv
+
+    EM = sys.argv[5]
+    EM_COMMIT = git(EM, "rev-parse", "HEAD").strip()
+    out = open(f"{OUT}/meld_emotions.jsonl", "w", encoding="utf-8")
+    n = 0
+    for model, name in EMOTION_FILES.items():
+        rows = list(csv.DictReader(io.StringIO(git(EM, "show", f"HEAD:evaluation_results/{name}"))))
+        for i, r in enumerate(rows):
+            gold = (r.get("Emotion") or r.get("true_emotion") or "").strip().lower()
+            if gold not in MELD_LABELS:
+                continue
+            out.write(json.dumps({"set": "meld-llm-emotions", "source": f"Huyoyo1/Emotion@{EM_COMMIT}",
+                                  "file": f"evaluation_results/{name}", "id": f"{model}#{i}", "model": model,
+                                  "language": "en", "reasoning": "direct", "labels": MELD_LABELS, "gold": gold,
+                                  "answer": r["Predicted_Emotion"]}, ensure_ascii=False) + "\n")
+            n += 1
+    print("meld-emotions", n)  # noqa: T201

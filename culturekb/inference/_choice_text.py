@@ -2,7 +2,8 @@
 
 Data, not code: answer words, option words and "the answer is" phrases per language come from
 ``culturekb/data/choice_words.json``; conclusion phrases (``answer_lead``, ``answer_tail``, ``conclusion_cues``,
-``hedges``, ``negations``) from ``culturekb/data/languages/choices/<code>.txt`` (see the NOTICE beside them).
+``hedges``, ``negations``; optional ``tentative``) from ``culturekb/data/languages/choices/<code>.txt`` (see the
+NOTICE beside them).
 Everything here is compiled once per (number of options, numbered) or per language and cached.
 """
 
@@ -26,8 +27,11 @@ from culturekb.text.languages import word_list_sections
 CHOICE_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi", "ja", "pt", "ru", "sw", "zh")
 """Languages with conclusion phrases in culturekb/data/languages/choices/."""
 
-OPEN = r"[\(\[\{（【「<*_\s\"“'‘]*"
-CLOSE_PUNCT = r"[\)\]\}）】」>.:：、．,，;；!！?？。\-–—*_\"”']"
+OPEN = r"[\(\[\{（【「〔〖〘《『⟨«<*_\s\"“'‘]*"
+CLOSE_PUNCT = r"[\)\]\}）】」〕〗〙》』⟩»>.:：、．,，;；!！?？。\-–—*_\"”']"
+# bracket pairs an option label may stand in besides ( ) [ ] { } < >: 【C】 「C」 〔C〕 〖C〗 〘C〙 《C》 『C』 ⟨C⟩ «C»
+_OPEN_BRACKETS = "(\\[{（【「〔〖〘《『⟨«<"
+_CLOSE_BRACKETS = ")\\]}）】」〕〗〙》』⟩»>"
 NOSPACE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0eff]")
 _SPACES = re.compile(r"\s+")
 # a letter token must not touch another letter or digit of its script (CJK around it is fine: "选项C是")
@@ -71,9 +75,13 @@ class ConclusionWords:
     conclusion_cues: tuple[str, ...]
     hedges: tuple[str, ...]
     negations: tuple[str, ...]
+    tentative: tuple[str, ...] = ()
+    """Words that make an answer phrase a guess under way ("perhaps the answer is C"): inside unfinished
+    thinking such a phrase is not an answer (optional section)."""
 
 
 _SECTIONS = ("answer_lead", "answer_tail", "conclusion_cues", "hedges", "negations")
+_OPTIONAL_SECTIONS = ("tentative",)
 
 
 @cache
@@ -88,15 +96,16 @@ def conclusion_words(language: str | None = None) -> ConclusionWords:
                               f"{list(CHOICE_LANGUAGES)} (culturekb/data/languages/choices/<code>.txt); pass "
                               "language=None to read every language's phrases")
         codes = sorted({"en", code})
-    merged: dict[str, set[str]] = {s: set() for s in _SECTIONS}
+    merged: dict[str, set[str]] = {s: set() for s in _SECTIONS + _OPTIONAL_SECTIONS}
     for code in codes:
         sections = word_list_sections(f"languages/choices/{code}.txt")
         missing = [s for s in _SECTIONS if s not in sections]
         if missing:
             raise DataError(f"culturekb/data/languages/choices/{code}.txt lacks the sections {missing}")
-        for s in _SECTIONS:
-            merged[s].update(f for w in sections[s] for f in _both(w))
-    return ConclusionWords(**{s: tuple(sorted(merged[s], key=len, reverse=True)) for s in _SECTIONS})
+        for s in _SECTIONS + _OPTIONAL_SECTIONS:
+            merged[s].update(f for w in sections.get(s, ()) for f in _both(w))
+    return ConclusionWords(**{s: tuple(sorted(merged[s], key=len, reverse=True))
+                              for s in _SECTIONS + _OPTIONAL_SECTIONS})
 
 
 def phrase_alternation(phrases: Sequence[str]) -> str:
@@ -141,7 +150,7 @@ class Patterns:
     strong: re.Pattern[str]
     """A label that can only mean an option: bracketed, bold, after an option word, or a capital alone."""
     marker: re.Pattern[str]
-    """An explicit answer marker: [[B]], \\boxed{B}, <answer>B</answer>, [答案B], 【B】."""
+    """An explicit answer marker: [[B]], \\boxed{B}, <answer>B</answer>, [答案B], 【B】, 〔B〕, 〖B〗."""
     enumerated: re.Pattern[str]
     """A line that starts with a label, as in a walk-through of the options."""
 
@@ -151,7 +160,7 @@ def patterns(n: int, numbered: bool = False) -> Patterns:
     tok = token_pattern(n, numbered)
     option = phrase_alternation(words("option_words"))
     answer = phrase_alternation(answer_words())
-    bracketed = r"[\(\[\{（【「<]\s*\**" + tok + r"\**\s*[\)\]\}）】」>]"
+    bracketed = r"[" + _OPEN_BRACKETS + r"]\s*\**" + tok + r"\**\s*[" + _CLOSE_BRACKETS + r"]"
     bold = r"\*\*" + tok + r"[.)]?\*\*"
     after_word = r"(?:" + option + r")\s*(?:[:：]|is|是|为)?\s*[\(\[（【\"“]?\s*" + tok
     # a capital standing alone: followed by punctuation, the end, a CJK character, or a dash
@@ -162,7 +171,7 @@ def patterns(n: int, numbered: bool = False) -> Patterns:
     strong = _number_groups(strong)
     marker = (r"\[\[\s*" + tok + r"\s*\]\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok + r"|<answer>\s*[\(\[]?\s*" + tok
               + r"|[\[【]\s*(?:" + answer + r")\s*[:：]?\s*[\(\[]?" + tok + r"[\)\]]?\s*[\]】]"
-              + r"|【\s*" + tok + r"\s*】")
+              + r"|【\s*" + tok + r"\s*】|〔\s*" + tok + r"\s*〕|〖\s*" + tok + r"\s*〗")
     enumerated = r"^[ \t]*(?:[-*•>#]+\s*)?(?:\*\*)?[\(\[（]?\s*" + tok + r"\s*[\)\]）.:：、](?!\d)"
     return Patterns(re.compile(strong, re.IGNORECASE | re.MULTILINE),
                     re.compile(_number_groups(marker), re.IGNORECASE),
@@ -205,6 +214,7 @@ class PhrasePatterns:
     hedge: re.Pattern[str]
     negation: re.Pattern[str]
     option_word: re.Pattern[str]
+    tentative: re.Pattern[str]
 
 
 @cache
@@ -226,6 +236,7 @@ def phrase_patterns(language: str | None = None) -> PhrasePatterns:
         re.compile(phrase_alternation(cw.negations), re.IGNORECASE),
         re.compile(r"(?:" + phrase_alternation(words("option_words")) + r")\s*" + OPEN + r"(?P<letter>[^\W_]{1,2})"
                    + r"(?![^\W_])", re.IGNORECASE),
+        re.compile(phrase_alternation(cw.tentative), re.IGNORECASE),
     )
 
 

@@ -54,10 +54,16 @@ ChoicePath = Literal["json", "marker", "answer-line", "conclusion", "final-lette
 _JSON_KEYS = ("answer", "final_answer", "choice", "option", "letter", "correct_option", "selected_option",
               "answer_letter", "prediction")
 _THINK_END = re.compile(r"</think>", re.IGNORECASE)
-# where a model's turn ends and it goes on to write the next turn itself (a new question, a user reply)
+# where a model's turn ends and it goes on to write the next turn itself (a new question, a user reply): a
+# chat-template token, any special token written <|...|> (also garbled or full-width: <|end_user|>, <|结束头|>,
+# ‹|结束_header_id|>, <|reserved_special_token_220|>), except the thinking/solution brackets some reasoning models
+# write inside their own turn
 _TURN_END = re.compile(r"<\|\s*/?\s*(?:user|system|assistant|im_start|im_end|eot_id|endoftext|start_header_id|"
-                       r"end_header_id|end)\b[^\n]{0,4}|</s>|^\s*(?:#{2,}\s*)?(?:human|user|USER)\s*:",
+                       r"end_header_id|end)\b[^\n]{0,4}|</s>|^\s*(?:#{2,}\s*)?(?:human|user|USER)\s*:"
+                       r"|[<‹＜〈]\s*[|｜](?![^|｜\n]{0,40}(?:thought|solution|think))[^|｜\n<>]{1,40}[|｜]\s*[>›＞〉]?",
                        re.IGNORECASE | re.MULTILINE)
+# what may stand between two markers that are read together as one hedge: spaces, a separator, a connector word
+_ADJACENT = re.compile(r"[\s,，、;；/|&]*(?:(?:or|and|或|或者|和|还是)[\s,，、]*)?", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|[。！？]+|\n+")
 _CONNECTORS = frozenset({"or", "and", "o", "ou", "oder", "y", "et", "und", "или", "и", "أو", "या", "或", "或者", "还是",
                          "と", "か", "au", "na", "either", "between", "maybe"})
@@ -185,8 +191,7 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
                 if index is not None or ambiguous:
                     found.append(_Reading(index, "json", start, ambiguous))
                     break
-    for m in item.patterns.marker.finditer(text):
-        found.append(_Reading(item.forms[normalise_text(ct.group_token(m))], "marker", m.start()))
+    found.extend(_markers(text, item))
     for m in item.phrases.header.finditer(text):
         index, ambiguous = _from_value(m.group("value"), item, text_ok=False)
         if index is not None:
@@ -196,6 +201,31 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
             index, ambiguous = _from_value(m.group("value"), item)
             if index is not None or ambiguous:
                 found.append(_Reading(index, "answer-line", m.start(), ambiguous))
+    return found
+
+
+def _markers(text: str, item: _Item) -> list[_Reading]:
+    """Answer markers; markers of different options side by side ("[[B]] [[D]]", "[[A]]/[[C]]") are one hedge."""
+    found: list[_Reading] = []
+    group: list[tuple[int, int]] = []  # (index, start) of adjacent markers
+    end = -1
+
+    def close() -> None:
+        if group:
+            labels = tuple(dict.fromkeys(i for i, _ in group))
+            found.append(_Reading(labels[0], "marker", group[0][1]) if len(labels) == 1
+                         else _Reading(None, "marker", group[0][1], labels))
+
+    for m in item.patterns.marker.finditer(text):
+        index = item.forms[normalise_text(ct.group_token(m))]
+        if group and _ADJACENT.fullmatch(text[end:m.start()]) is None:
+            close()
+            group = []
+        group.append((index, m.start()))
+        end = m.end()
+        while end < len(text) and text[end] in "]】〕〗>)":  # the closing of a marker the pattern stops inside
+            end += 1
+    close()
     return found
 
 
@@ -326,9 +356,15 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False) -> Choice
         return ChoiceAnswer(letters[reading.index], reading.index, reading.path)
 
     nfkc = unicodedata.normalize("NFKC", text)
+    broken = _degenerate_start(nfkc)
+    if broken is not None:
+        return _parse_degenerate(nfkc, broken, item, explicit_only=explicit_only)
     explicit = _explicit(nfkc, item)
     if explicit_only:
-        last = max(explicit, key=lambda r: r.at, default=None)
+        # inside thinking: an explicit answer, or an answer phrase ("the most likely answer is D"), unless its
+        # sentence is a guess under way ("perhaps the answer is C")
+        firm = [r for r in explicit + _answer_phrases(nfkc, item) if not _tentative(nfkc, r.at, item)]
+        last = max(firm, key=lambda r: r.at, default=None)
         return answer(last) if last is not None else None
     soft = _conclusions(nfkc, item)
     final = _final_letter(nfkc, item)
@@ -356,6 +392,99 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False) -> Choice
     if hedge:
         return answer(_Reading(None, "invalid", 0, hedge))
     return None
+
+
+def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
+    """Conclusion phrases that are answers in all but name: a phrase with an answer word ("the most likely answer
+    is D", "最可能的答案是 D") or a Chinese/Japanese one ("故选 B", "故:B", "我选择 C"), right before the option."""
+    words = [w for w in ct.answer_words() if len(w) >= 2]
+    found = []
+    for m in item.phrases.lead.finditer(text):
+        phrase = text[m.start():m.start("value")].lower()
+        if not (any(w in phrase for w in words) or ct.NOSPACE.search(phrase)):
+            continue
+        if item.phrases.negation.search(phrase):
+            continue
+        index, ambiguous = _from_value(m.group("value"), item, text_ok=False)
+        if index is None and not ambiguous:
+            value = m.group("value")
+            labels = _strong_labels(value[:40], item)
+            if len(labels) == 1 and _strong_at_start(value, item):
+                index = labels[0]
+        if index is not None or ambiguous:
+            found.append(_Reading(index, "conclusion", m.start(), ambiguous))
+    return found
+
+
+def _tentative(text: str, at: int, item: _Item) -> bool:
+    """Whether the sentence around position `at` is a guess under way ("perhaps the answer is C", "wait")."""
+    start = max(text.rfind(ch, 0, at) for ch in ".!?。！？\n") + 1
+    return item.phrases.tentative.search(text[start:at + 40]) is not None
+
+
+# scripts whose letters are rare in an answer; four of them in one stretch, or one token repeated over and over,
+# is a model writing noise (degenerate decoding, quantisation damage), not an answer
+_SCRIPT_NAMES = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "CYRILLIC", "ARABIC", "THAI", "DEVANAGARI", "GREEK",
+                 "HEBREW", "BENGALI", "TAMIL", "ARMENIAN", "GEORGIAN", "ETHIOPIC", "LAO", "KHMER", "MYANMAR",
+                 "GUJARATI", "TELUGU", "KANNADA", "MALAYALAM", "SINHALA", "TIBETAN", "LATIN")
+_REPEATED = re.compile(r"(?<!\S)(\S{1,12})(?:\s+\1(?!\S)){11,}")
+_WINDOW = 160
+
+
+def _script(ch: str) -> str | None:
+    if not ch.isalpha():
+        return None
+    if ch.isascii():
+        return "LATIN"
+    name = unicodedata.name(ch, "")
+    for script in _SCRIPT_NAMES:
+        if name.startswith(script):
+            return "KANA" if script in ("HIRAGANA", "KATAKANA") else script
+    return "OTHER"
+
+
+def _degenerate_start(text: str) -> int | None:
+    """Where an answer turns into noise: a stretch of about 160 characters with letters of four or more scripts, or
+    of three with one besides Latin, CJK, kana and Greek (the noise starts at the first letter outside Latin and CJK
+    there), or one token repeated a dozen times. None for an answer without noise."""
+    starts: list[int] = []
+    m = _REPEATED.search(text)
+    if m is not None and re.search(r"\w", m.group(1)):
+        starts.append(m.start())
+    scripts = [_script(ch) for ch in text]
+    for w in range(0, max(1, len(text) - _WINDOW // 2), _WINDOW // 2):
+        seen = {sc for sc in scripts[w:w + _WINDOW] if sc}
+        if len(seen) >= 4 or (len(seen) >= 3 and seen - {"LATIN", "CJK", "KANA", "GREEK"}):
+            first = next(i for i in range(w, min(len(text), w + _WINDOW))
+                         if scripts[i] and scripts[i] not in ("LATIN", "CJK"))
+            starts.append(first)
+            break
+    return min(starts) if starts else None
+
+
+def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: bool) -> ChoiceAnswer | None:
+    """An answer that turns into noise at `broken`: what the text before the noise says (every rule); else the
+    first explicit answer in the noise (a marker or an answer line a human would still read), never a passing
+    conclusion or a letter picked out of the noise."""
+    letters = option_letters(len(item.options))
+    clean = text[:broken].rstrip()
+    firm = _explicit(text, item) + _answer_phrases(text, item)
+    before = [r for r in firm if r.at < len(clean)]
+    if before:  # the last answer before the noise; a passing conclusion after it is not read
+        last = max(before, key=lambda r: r.at)
+        if last.index is None:
+            return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in last.ambiguous))
+        return ChoiceAnswer(letters[last.index], last.index, last.path)
+    if clean.strip():
+        found = _parse_one(clean, item, explicit_only=explicit_only)
+        if found is not None and (found.valid or found.ambiguous):
+            return found
+    first = min((r for r in firm if r.at >= len(clean)), key=lambda r: r.at, default=None)
+    if first is None:
+        return None
+    if first.index is None:
+        return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in first.ambiguous))
+    return ChoiceAnswer(letters[first.index], first.index, first.path)
 
 
 def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = False,

@@ -119,7 +119,9 @@ def test_unfinished_thinking_concludes_nothing():
     unfinished = "Okay, let me think. So perhaps option (A) is better. But wait, maybe"
     assert parse_choice(unfinished, SARAH, thinking=True).letter is None
     assert parse_choice("<think>" + unfinished, SARAH).letter is None
-    assert parse_choice(unfinished + " the answer is B.", SARAH, thinking=True).letter == "B"  # explicit counts
+    assert parse_choice(unfinished + ".\nSo the answer is B.", SARAH, thinking=True).letter == "B"  # explicit counts
+    # a guess under way is no answer ("maybe the answer is B", "perhaps the most straightforward answer is C")
+    assert parse_choice(unfinished + " the answer is B.", SARAH, thinking=True).letter is None
     # after </think> every rule applies; the thinking only for an explicit answer
     assert parse_choice("<think>maybe (A)</think>\nTherefore, (C) is the best choice.", SARAH).letter == "C"
 
@@ -174,3 +176,42 @@ def test_every_language_has_conclusion_phrases():
         assert code in CHOICE_LANGUAGES
         words = conclusion_words(code)
         assert words.answer_lead and words.conclusion_cues and words.negations and words.hedges
+
+
+# fixes found by reading real answers by hand (benchmarks/results/parser_real_answers_handread.md)
+def test_any_special_token_ends_the_models_turn():
+    options = ["box", "basket", "bag", "drawer"]
+    assert parse_choice("[[B]] <|结束_header_id|> \nC <|结束_header_id|> [[C]]", options).letter == "B"
+    assert parse_choice("[[D]]| Joined.|<|end_user|>\n答案最可能的是： [[C]]", options).letter == "D"
+    assert parse_choice("[[C]]<|超出输出长度|>[[D]]", options).letter == "C"
+    assert parse_choice("Answer: A ‹|结束_header_id|> Answer: B", options).letter == "A"
+    # the thinking brackets some reasoning models write are inside their own turn
+    assert parse_choice("<|begin_of_thought|> hmm <|end_of_thought|> The answer is C.", options).letter == "C"
+
+
+def test_adjacent_markers_of_two_options_are_a_hedge():
+    options = ["box", "basket", "bag", "drawer"]
+    got = parse_choice("[[B]] [[D]]", options)
+    assert got.letter is None and got.ambiguous == ("B", "D")
+    assert parse_choice("[[B]] [[B]]", options).letter == "B"
+    assert parse_choice("First [[B]]. On reflection the final answer is [[D]].", options).letter == "D"
+
+
+def test_more_brackets_and_answer_phrases():
+    options = ["box", "basket", "bag", "drawer"]
+    assert parse_choice("〔D〕因为他没有看到", options).letter == "D"
+    assert parse_choice("所以他会去找。故选B", options, language="zh").letter == "B"
+    assert parse_choice("分析完毕。故:C. 篮子", options, language="zh").letter == "C"
+    assert parse_choice("After the calculation, the closest option is (A).", options).letter == "A"
+    thinking = "Hmm, B or D. I think the most likely answer is D.\n</think>\n\nStep-by-step: 1. The question asks"
+    assert parse_choice(thinking, options, thinking=True).letter == "D"
+
+
+def test_noise_after_a_clean_answer_does_not_override_it():
+    options = ["box", "basket", "bag", "drawer"]
+    noise = " chанные constituent ถ้า Justin مربوط Pierre 相 LAB Stem 答案 B 最接近 ACCESSDENIED 1 1"
+    assert parse_choice("[答案]\n[[C]]，因为他离开了。" + noise * 3 + " 最终答案是[[D]]", options).letter == "C"
+    # noise with no answer stays invalid, whatever letters float in it
+    assert parse_choice("امکان 张伟 toastr teamworkασίαςurm Ж周 교 AP (B) le classes (C)" * 3, options).letter is None
+    # a clean answer with no noise is unaffected
+    assert parse_choice("He left before it moved, so he looks in the box. Answer: A", options).letter == "A"
