@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 DEMO_DIR ?= demo-output
 
-.PHONY: setup demo test check bench clean wheel-check
+.PHONY: setup demo test test-browser check bench clean wheel-check
 
 setup: $(VENV)/.installed
 
@@ -23,6 +23,14 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# the review page in a real headless browser (not part of `make test`): Debian's Chromium and chromedriver, Selenium
+# from PyPI (it is given the driver's path, so it downloads nothing); screenshots in benchmarks/results/review_page/
+test-browser: setup
+	command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
+	$(PY) -c "import selenium" 2>/dev/null || $(PIP) install -q "selenium>=4.20"
+	CULTUREKB_BROWSER_TESTS=1 $(PY) -m pytest -q tests/browser
 
 check: setup
 	$(VENV)/bin/ruff check culturekb tests benchmarks

@@ -120,7 +120,20 @@ def kb_info(request: Request) -> KBOut:
     kb_dir = str(state.kb_dir) if shows_private(request) else None  # paths only for admin keys
     return KBOut(kb_version=state.kb_version, kb_dir=kb_dir, backend=state.backend,
                  embedder=state.embedder_id, manifest=stats["manifest"],
-                 stats=stats["stats"], divergence=stats["divergence"], card=card)
+                 stats=stats["stats"], divergence=stats["divergence"], card=card, review=_review(state))
+
+
+def _review(state: ServingState) -> dict[str, Any]:
+    """The review's counts (read per request: the review page writes the ledger while the API serves)."""
+    from culturekb.kb.card import card_facts
+    from culturekb.kb.ledger import ledger_path, read_ledger
+
+    try:
+        decisions = read_ledger(ledger_path(state.kb_dir))
+    except CultureKBError:
+        decisions = []
+    review = card_facts(state.kb, None, decisions)["review"]
+    return {k: v for k, v in review.items() if k != "to_recheck_tuples"}
 
 
 @v1_router.get("/cultures", summary="Cultures of the served KB", response_model=CulturesOut)

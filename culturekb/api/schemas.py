@@ -129,6 +129,9 @@ class KBOut(BaseModel):
     card: str | None = Field(default=None, description="the KB card (KB_CARD.md, Markdown: sources, licences, "
                              "cultures, counts, judges and their kappa, review status, intended use, known limits); "
                              "None when the KB has none (`culturekb kb card KB` writes it)")
+    review: dict[str, Any] = Field(default_factory=dict, description="the human review: tuples accepted, approved, "
+                                   "relabelled, pending, rejected, flagged; ledger decisions to re-check, gone, not "
+                                   "yet applied; reviewers and their Cohen's kappa per culture (culturekb.kb.ledger)")
 
 
 class TupleOut(BaseModel):

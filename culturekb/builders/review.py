@@ -253,9 +253,10 @@ def export_label_studio(kb: KnowledgeBase, path: str | Path, tuples: Sequence[Kn
         row = {k: v for k, v in _row(t).items() if k not in ("decision", "corrected_label", "reviewer", "note")}
         annotations = []
         for name, mine in sorted(by_reviewer.items()):
-            d = mine.get(t.id)
-            if d is None or d.evidence != ev:
+            found = mine.get(t.id)
+            if found is None or found.evidence != ev:
                 continue
+            d = found
             result: list[dict[str, Any]] = [{"from_name": "decision", "to_name": "evidence", "type": "choices",
                                              "value": {"choices": [d.decision]}}]
             if d.label:

@@ -83,8 +83,8 @@ def test_export_decide_import_rebuild_keeps_decisions_and_files(tmp_path: Path) 
     r = info()["review"]
     assert (r["approved"], r["rejected"], r["relabelled"], r["to_recheck"]) == (1, 1, 1, 0)
     concept = relabelled.split("::", 1)[1]
-    shown = line(concept)  # the reseald index opens: the lookup goes through it
-    assert f"exact 1.000: sadness (" in shown and "label set by a reviewer" in shown, shown
+    shown = line(concept)  # the re-sealed index opens: the lookup goes through it
+    assert "exact 1.000: sadness (" in shown and "label set by a reviewer" in shown, shown
 
     # rebuild into the same --out: the decisions hold
     _build(data, kb, cache)
