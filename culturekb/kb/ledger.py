@@ -212,7 +212,7 @@ def make_decision(
         raise DecisionError(f"decision {decision!r} is not one of {list(DECISIONS)}; leave it empty to skip the row")
     for key, have in (("concept", t.concept), ("culture", t.culture), ("label", t.label)):
         cell = (shown or {}).get(key)
-        if cell is not None and str(cell).strip() != "" and str(cell).strip() != have:
+        if cell is not None and str(cell).strip() != "" and str(cell).strip() != have.strip():
             fix = ("to change the label, leave 'label' as exported, set decision to relabel and write the new label "
                    "in corrected_label" if key == "label" else "leave the tuple's cells as exported")
             raise DecisionError(f"the {key!r} cell reads {str(cell).strip()!r} but tuple {tuple_id} has {have!r}; "
