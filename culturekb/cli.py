@@ -127,6 +127,9 @@ def build(
                          ] = "majority",
     field_map: Annotated[str | None, typer.Option("--map", help="a release's keys -> the sample fields: a built-in "
                                                   "map (xed ...), a .toml/.json map file, or field=KEY pairs")] = None,
+    calibrate: Annotated[bool, typer.Option(
+        help="index the KB and fit the kb-prior's weights and concept filter (valid split + training samples each "
+             "left out, or the training samples alone without a valid split) into calibration.json")] = True,
 ) -> None:
     """Build a knowledge base from a labelled training split (offline by default); sample:NAME is a sample shipped
     with culturekb (artemis, artelingo, cedar-kb, brighter ...)."""
@@ -143,7 +146,7 @@ def build(
             on_bad_answer=on_bad_answer,
             base_url=base_url, cultures_file=cultures_file,
             label_words_file=label_words, label_column_words=label_column_words, aggregate=aggregate,
-            field_map=field_map,
+            field_map=field_map, calibrate=calibrate,
         )
 
     result = _guard(run)
@@ -271,15 +274,18 @@ def calibrate(
         _fail(ConfigError("calibrating on the test split would tune on what is evaluated; use --split valid"))
     cal = _guard(lambda: calibrate_kb(kb, data, split=split, data_root=data_root, status=status,
                                       settings=load_settings(config)))
+    from culturekb.workflows.calibrate import calibration_method
+
     v = cal.valid
-    out.print(f"calibrated KB {cal.kb_version} on {cal.fitted_on.get('samples')} {split} samples "
-              f"({v.get('settings_tried')} settings tried)")
+    out.print(f"calibrated KB {cal.kb_version} on {calibration_method(cal)} ({v.get('settings_tried')} settings "
+              "tried)")
     out.print(f"  concept filter: min_support={cal.min_support}, min_informativeness={cal.min_informativeness:g} "
               f"(hides {cal.dropped.get('total', 0)} of {cal.dropped.get('of', 0)} tuples)")
     out.print(f"  weights: alpha={cal.alpha:g}, beta={cal.beta:g}, gamma={cal.gamma:g}, pool={cal.pool}"
               + ("  (evidence did not help on valid: the culture prior alone)" if cal.is_prior_only else ""))
-    out.print(f"  valid accuracy: prior {v.get('prior_accuracy'):.4f} -> calibrated {v.get('accuracy'):.4f}; "
-              f"log-loss {v.get('prior_log_loss'):.4f} -> {v.get('log_loss'):.4f}")
+    if v.get("prior_accuracy") is not None:
+        out.print(f"  valid accuracy: prior {v.get('prior_accuracy'):.4f} -> calibrated {v.get('accuracy'):.4f}; "
+                  f"log-loss {v.get('prior_log_loss'):.4f} -> {v.get('log_loss'):.4f}")
     if cal.fitted_on.get("left_out_training_samples"):
         out.print(f"  {cal.fitted_on['left_out_training_samples']} training samples, each left out of its own "
                   f"tuples: accuracy prior {v.get('left_out_prior_accuracy'):.4f} -> calibrated "

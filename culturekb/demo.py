@@ -6,8 +6,9 @@ section, what the system is for:
 
 1. **Build**: the KB of each culture, built from its own training texts (offline: extractive rationales, lexicon
    and prototype judges), indexed with the multilingual embedder (`use`).
-2. **Calibration**: the KB prior's weights and concept filter, fitted on the valid split and written into the KB
-   (`calibration.json`); what the filter dropped.
+2. **Calibration**: the KB prior's weights and concept filter, fitted by the build itself (every build does, on the
+   valid split and the training texts each left out) and written into the KB (`calibration.json`); what the filter
+   dropped.
 3. **Lookups**: exact and semantic lookups in two cultures, one of them in a non-Latin script (the README's
    examples are these, and a test checks that they hit).
 4. **Where cultures disagree**: concepts aligned across the six languages (`culturekb.retrieval.compare`) whose
@@ -37,7 +38,6 @@ from culturekb.errors import DataError
 if TYPE_CHECKING:
     from culturekb.inference.augmenter import Augmenter
     from culturekb.kb.schema import Sample
-    from culturekb.models.base import Embedder
 
 __all__ = [
     "DEMO_EMBEDDER",
@@ -115,7 +115,6 @@ def run_demo(out: str | Path, console: Any = None, progress: bool = True) -> Dem
 def _run_demo(out: str | Path, console: Any, progress: bool) -> DemoResult:
     from culturekb.inference.augmenter import Augmenter
     from culturekb.models.factory import make_embedder
-    from culturekb.retrieval.index import build_index
     from culturekb.retrieval.retriever import open_retriever
     from culturekb.workflows import build_from_files, load_kb_samples
 
@@ -127,15 +126,14 @@ def _run_demo(out: str | Path, console: Any, progress: bool) -> DemoResult:
     page.intro(data)
 
     embedder = make_embedder(DEMO_EMBEDDER)  # the one model of the demo: build, index, lookups, report
+    # the build indexes the KB with this embedder and calibrates the kb-prior (calibration.json), as every build does
     built = build_from_files([data.sample], kb_dir, cache_dir=out / "cache", progress=progress,
                              cultures_file=data.cultures, scheme=str(data.scheme), embedder=DEMO_EMBEDDER,
                              loaded_embedder=embedder)
-    build_index(built.kb.__class__.load(kb_dir), embedder, "faiss", embedder_spec=DEMO_EMBEDDER)
     page.section("Build", _build_text(built.report))
 
     samples = load_kb_samples(kb_dir, [data.sample])
-    calibration_text = _calibrate(kb_dir, samples, data.sample, embedder)
-    page.section("Calibration", calibration_text)
+    page.section("Calibration", _calibration_text(kb_dir, built.report.get("calibration") or {}))
 
     retriever = open_retriever(kb_dir, embedder=embedder)  # with the calibration's concept filter, if any
     augmenter = Augmenter(retriever)
@@ -202,27 +200,30 @@ def _build_text(report: Mapping[str, Any]) -> str:
             "served, marked unreviewed).\n" + body.strip() + tail)
 
 
-def _calibrate(kb_dir: Path, samples: Sequence[Sample], data: Path, embedder: Embedder) -> str:
-    """Fit the KB prior's weights and concept filter on the valid split, write calibration.json into the KB (what
-    `culturekb calibrate` does), and describe the choice."""
-    from culturekb.inference.augmenter import Augmenter
-    from culturekb.retrieval.retriever import open_retriever
-    from culturekb.workflows import calibrate_augmenter  # the fit of `culturekb calibrate`, on the loaded model
+def _calibration_text(kb_dir: Path, section: Mapping[str, Any]) -> str:
+    """Describe the calibration the build fitted and wrote into the KB (`calibration.json`; the build report's
+    ``calibration`` section says on what)."""
+    from culturekb.kb.calibration import read_calibration
+    from culturekb.kb.store import read_manifest
 
-    augmenter = Augmenter(open_retriever(kb_dir, embedder=embedder, calibrated=False))
-    cal = calibrate_augmenter(augmenter, samples, "valid", [data], kb_dir)
+    cal = read_calibration(kb_dir, read_manifest(kb_dir).kb_version)
+    if cal is None:
+        return f"The build did not calibrate the KB prior: {section.get('method', 'no calibration.json')}."
     v = cal.valid
     lines = [
-        f"`culturekb calibrate` on the {cal.fitted_on.get('samples', '?')} valid texts: "
-        f"{v.get('settings_tried', '?')} settings of the KB "
-        "prior tried (concept filter x pooling weights), the one with the lowest valid log-loss among those at "
-        "least as accurate as each culture's label prior kept, and written to the KB (`calibration.json`).",
+        f"The build calibrated the KB prior on {section.get('method') or 'the valid split'}: "
+        f"{v.get('settings_tried', '?')} settings tried (concept filter x pooling weights), the one with the lowest "
+        "log-loss among those at least as accurate as each culture's label prior (on valid and on every fitting "
+        "text) kept, and written to the KB (`calibration.json`; `culturekb calibrate` refits it).",
         "",
         "| | accuracy on valid | log-loss on valid |", "|---|---:|---:|",
         f"| culture prior alone | {v.get('prior_accuracy', float('nan')):.3f} | "
         f"{v.get('prior_log_loss', float('nan')):.3f} |",
         f"| calibrated KB prior | {v.get('accuracy', float('nan')):.3f} | {v.get('log_loss', float('nan')):.3f} |",
         "",
+        *([f"On the {cal.fitted_on.get('left_out_training_samples')} training texts, each left out of its own tuples: "
+           f"accuracy {v['left_out_prior_accuracy']:.3f} (prior) -> {v['left_out_accuracy']:.3f} (calibrated).", ""]
+          if v.get("left_out_accuracy") is not None else []),
         f"Chosen: concept filter min_support {cal.min_support}, min_informativeness {cal.min_informativeness:g}; "
         f"weights alpha {cal.alpha:g}, beta {cal.beta:g}, gamma {cal.gamma:g}, pool {cal.pool}"
         + (" (beta 0: the evidence did not help on valid, so the predictor is the culture prior)."

@@ -111,6 +111,36 @@ def _label_word_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _calibration_lines(report: dict[str, Any]) -> list[str]:
+    """The `calibration` section: how the build calibrated the kb-prior (on what, how many samples) and what it
+    chose, against the culture prior (`culturekb.workflows.calibrate.calibrate_built_kb`)."""
+    cal = report.get("calibration")
+    if not cal:
+        return []
+    lines = ["", "## Calibration of the kb-prior", "", f"- fitted on: {cal.get('method')}"]
+    if cal.get("source") == "none":
+        return lines + ["- the kb-prior uses its uncalibrated weights; run `culturekb calibrate DATA --kb KB` on data "
+                        "with a valid split"]
+
+    def fig(key: str) -> str:
+        v = cal.get(key)
+        return "n/a" if v is None else f"{v:.3f}"
+
+    lines += [f"- concept filter: min_support {cal.get('min_support')}, min_informativeness "
+              f"{cal.get('min_informativeness')} (hides {cal.get('hidden_tuples', 0)} of {cal.get('of_tuples', 0)} "
+              "tuples)",
+              f"- weights: alpha {cal.get('alpha')}, beta {cal.get('beta')}, gamma {cal.get('gamma')}, pool "
+              f"{cal.get('pool')}" + (" (beta 0: the culture prior alone; the evidence did not help)"
+                                      if cal.get("prior_only") else ""),
+              f"- accuracy, culture prior -> calibrated: valid {fig('valid_prior_accuracy')} -> {fig('valid_accuracy')}"
+              f"; training samples left out {fig('left_out_prior_accuracy')} -> {fig('left_out_accuracy')}"]
+    if cal.get("prior_only_cultures"):
+        lines.append(f"- predicted from their prior alone: {', '.join(cal['prior_only_cultures'])}")
+    lines.append(f"- index {cal.get('index_seconds', 0):.1f} s, fit {cal.get('seconds', 0):.1f} s; written to "
+                 "calibration.json (`culturekb calibrate` refits it)")
+    return lines
+
+
 def render_report_markdown(report: dict[str, Any]) -> str:
     """The build report as Markdown: counts, flagged rate and policy, judges and their kappa, no-evidence counts,
     model calls, time, the concept candidates dropped per culture and reason, and the label words given or
@@ -139,4 +169,5 @@ def render_report_markdown(report: dict[str, Any]) -> str:
         lines += ["", f"Images dropped for lack of a majority label, per culture: {report['dropped_no_majority']}"]
     lines += _dropped_lines(report)
     lines += _label_word_lines(report)
+    lines += _calibration_lines(report)
     return "\n".join(lines) + "\n"

@@ -11,8 +11,10 @@ pi_c is the target culture's training label prior, pi_src the prior of the cultu
 culture in `know`; another in `cross-culture-know`), so each tuple contributes its concept's likelihood ratio, and
 a concept whose distribution equals its culture's prior contributes nothing. beta = 0 is the prior alone (the
 majority class); the fit includes it, and picks a setting with evidence only when that setting is at least as
-accurate as the prior on the valid split (and has the lowest log-loss among those), so the chosen predictor is never
-worse than the culture prior on valid.
+accurate as the prior on the valid split and on every sample it was fitted on (and has the lowest log-loss among
+those), so the chosen predictor is never worse than the culture prior on the data it was fitted on. Without a valid
+split (many real sets have only train and test) the fit uses the training samples alone, each left out of the tuples
+it supports (exact for Eq. 1), which is what every build does by default (`culturekb.workflows.calibrate`).
 
 The concept filter (`min_support`, `min_informativeness`) is fitted with the weights: a tuple below either is hidden
 from retrieval (`culturekb.retrieval.filters.TupleFilter`), so a query concept falls through to the next match.
@@ -252,9 +254,10 @@ def fit_calibration(
     kb = retriever.kb
     labels = list(kb.scheme.labels)
     labelled = [(s, cs, None) for s, cs in zip(samples, concepts, strict=True) if s.label is not None]
-    if not labelled:
-        raise DataError("no labelled valid samples to calibrate on; the data needs a 'valid' split with labels")
     extra = [(s, cs, frozenset(own)) for s, cs, own in left_out if s.label is not None]
+    if not labelled and not extra:
+        raise DataError("no labelled samples to calibrate on: the data needs a 'valid' split with labels, or the KB's "
+                        "training samples (to leave each one out)")
     everything: list[tuple[Sample, Sequence[str], Collection[str] | None]] = [*labelled, *extra]
     unknown = sorted({str(s.label) for s, _, _ in everything if s.label not in labels})
     if unknown:
@@ -298,8 +301,10 @@ def fit_calibration(
                 ev[k] = e / max(float(w.sum()), 1e-12) if pool == "mean" else e
         return ev, sum(bool(c) for c in chosen) / len(chosen)
 
+    has_valid = bool(vs.is_valid.any())
+
     def admissible(logq: FloatArray) -> bool:  # never less accurate than the prior, on valid and on everything
-        return (_accuracy(vs, logq, vs.is_valid) + 1e-12 >= base_valid
+        return ((not has_valid or _accuracy(vs, logq, vs.is_valid) + 1e-12 >= base_valid)
                 and _accuracy(vs, logq, everyone) + 1e-12 >= base_all)
 
     tried: list[dict[str, Any]] = []
@@ -351,14 +356,15 @@ def fit_calibration(
         alpha=float(chosen_setting["alpha"]), beta=float(chosen_setting["beta"]),
         gamma=float(chosen_setting["gamma"]), pool=chosen_setting["pool"],
         prior_only_cultures=prior_only,
-        fitted_on={"split": "valid", "samples": len(labelled), "per_culture": dict(sorted(cultures_of.items())),
-                   "left_out_training_samples": len(extra), "status": retriever.tuple_filter.status,
-                   **(fitted_on or {})},
-        valid={"prior_accuracy": round(base_valid, 6), "accuracy": round(_accuracy(vs, logq, vs.is_valid), 6),
+        fitted_on={"split": "valid" if labelled else None, "samples": len(labelled),
+                   "per_culture": dict(sorted(cultures_of.items())), "left_out_training_samples": len(extra),
+                   "left_out_per_culture": dict(sorted(Counter(s.culture for s, _, _ in extra).items())),
+                   "status": retriever.tuple_filter.status, **(fitted_on or {})},
+        valid={"prior_accuracy": _rounded(base_valid), "accuracy": _rounded(_accuracy(vs, logq, vs.is_valid)),
                "left_out_prior_accuracy": round(_accuracy(vs, log_prior, ~vs.is_valid), 6) if extra else None,
                "left_out_accuracy": round(_accuracy(vs, logq, ~vs.is_valid), 6) if extra else None,
-               "prior_log_loss": round(float(_sample_losses(vs, log_prior)[vs.is_valid].mean()), 6),
-               "log_loss": round(float(_sample_losses(vs, logq)[vs.is_valid].mean()), 6),
+               "prior_log_loss": _rounded(_masked_mean(_sample_losses(vs, log_prior), vs.is_valid)),
+               "log_loss": _rounded(_masked_mean(_sample_losses(vs, logq), vs.is_valid)),
                "fit_prior_log_loss": round(base_loss, 6), "fit_log_loss": round(mean_loss, 6),
                "fit_accuracy": round(acc, 6), "coverage": chosen_setting["coverage"],
                "settings_tried": len(tried), "fell_back_to_prior": chosen_setting["beta"] == 0},
@@ -366,6 +372,15 @@ def fit_calibration(
     )
     tf = TupleFilter(retriever.tuple_filter.status, cal.min_support, cal.min_informativeness)
     return cal.model_copy(update={"dropped": dropped_summary(kb, tf)})
+
+
+def _rounded(x: float) -> float | None:
+    """`x` to 6 places, None for NaN (a figure over no sample, e.g. valid accuracy without a valid split)."""
+    return None if math.isnan(x) else round(x, 6)
+
+
+def _masked_mean(values: FloatArray, mask: npt.NDArray[np.bool_]) -> float:
+    return float(values[mask].mean()) if mask.any() else math.nan
 
 
 def dropped_summary(kb: KnowledgeBase, tuple_filter: TupleFilter, examples: int = 12) -> dict[str, Any]:

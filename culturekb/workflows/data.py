@@ -112,7 +112,12 @@ def build_from_files(
     model of the `embedder` option, already loaded (the build then loads no copy of its own). Label words
     (`culturekb.kb.label_words`): option `label_words_file` (a label words file) and the words the data's paired
     label columns teach (``label_<lang>``, ``label_native``, or option `label_column_words`, ``["COLUMN=LANG"]``)
-    go into the KB's scheme; the build report's ``label_words`` section lists them."""
+    go into the KB's scheme; the build report's ``label_words`` section lists them.
+
+    Option `calibrate` (default True): once the KB is written, index it with the build's embedder and fit the
+    kb-prior's weights and concept filter (`culturekb.workflows.calibrate.calibrate_built_kb`: the valid split and
+    the training samples each left out, or the training samples alone when the data has no valid split), written as
+    the KB's `calibration.json`; the build report's ``calibration`` section says on what and how many samples."""
     from culturekb._runlog import run_log
     from culturekb.builders.pipeline import BuildConfig, build_kb, make_components
     from culturekb.config import load_settings
@@ -124,6 +129,8 @@ def build_from_files(
     field_map = options.pop("field_map", None)
     label_words_file = options.pop("label_words_file", None)
     column_words = options.pop("label_column_words", None)
+    calibrate = options.pop("calibrate", True)
+    calibrate = True if calibrate is None else bool(calibrate)
     settings = load_settings(settings_file, cache_dir=cache_dir, base_url=options.get("base_url"))
     opts = {k: v for k, v in options.items() if v is not None}
     opts.setdefault("embedder", settings.embedder)
@@ -147,13 +154,46 @@ def build_from_files(
     # not left to race the first one's save
     with exclusive_lock(out, "build", "wait for that build to finish, or give this one another --out"), \
             run_log(out, "build", atomic=True):  # the KB folder gets the build's run.log
-        components = (make_components(config, loaded_embedder, cache_dir=settings.cache_dir)
-                  if loaded_embedder is not None else None)
-        return build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress,
-                        components=components,
-                        extra_report={"dropped_no_majority": load_report["dropped_no_majority"],
-                                      "sources": describe_sources(paths, load_report["sources"]),  # KB card
-                                      **words_report})
+        # made here (not inside build_kb) so that the calibration's index reuses the embedder the build loaded
+        components = make_components(config, loaded_embedder, cache_dir=settings.cache_dir)
+        result = build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress,
+                          components=components,
+                          extra_report={"dropped_no_majority": load_report["dropped_no_majority"],
+                                        "sources": describe_sources(paths, load_report["sources"]),  # KB card
+                                        **words_report})
+        if calibrate:
+            result = _calibrated(result, out, samples, paths, components, config, settings)
+        return result
+
+
+def _calibrated(result: BuildResult, out: str | Path, samples: Sequence[Sample], paths: Sequence[str | Path],
+                components: Any, config: BuildConfig, settings: Settings) -> BuildResult:
+    """The build indexed and calibrated (`calibrate_built_kb`), its report's ``calibration`` section written into
+    the KB's build_report.json and .md (sidecars: the KB version does not change)."""
+    import dataclasses
+
+    from culturekb._io import atomic_write_json, atomic_write_text
+    from culturekb.builders.report import render_report_markdown
+    from culturekb.workflows.calibrate import calibrate_built_kb
+
+    embedder = _build_embedder(components)
+    section = calibrate_built_kb(out, samples, paths, embedder=embedder, embedder_spec=config.embedder,
+                                 settings=settings)
+    report = {**result.report, "calibration": section}
+    atomic_write_json(Path(out) / "build_report.json", report)
+    atomic_write_text(Path(out) / "build_report.md", render_report_markdown(report))
+    return dataclasses.replace(result, report=report)
+
+
+def _build_embedder(components: Any) -> Embedder | None:
+    """The embedder the build loaded (its prototype judge's or generator's), so indexing loads no second copy."""
+    if components is None:
+        return None
+    for part in (*getattr(components, "judges", ()), getattr(components, "generator", None)):
+        emb = getattr(part, "embedder", None)
+        if emb is not None and hasattr(emb, "encode"):
+            return emb  # type: ignore[no-any-return]
+    return None
 
 
 def _label_words(paths: Sequence[str | Path], config: BuildConfig, words_file: str | Path | None,

@@ -141,7 +141,8 @@ def test_calibrate_writes_the_file_and_eval_uses_it(kb_dir, tmp_path, monkeypatc
     assert res.exit_code == 0, res.output
     report = json.loads((tmp_path / "run" / "artemculture.json").read_text(encoding="utf-8"))
     results = report.get("metrics", report)
-    assert results["calibration"]["source"] == "kb" and results["calibration"]["beta"] == cal["beta"]
+    assert results["calibration"]["source"] == "the KB's calibration.json"
+    assert results["calibration"]["beta"] == cal["beta"]
     assert results["settings"]["know"]["accuracy"] == 1.0 and results["settings"]["orig"]["accuracy"] == 0.5
     res = _run("calibrate", data, "--kb", kb, "--split", "nosuch")
     assert res.exit_code == 2 and "no labelled samples in split 'nosuch'" in res.output

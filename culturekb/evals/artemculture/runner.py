@@ -269,7 +269,8 @@ def artemculture_tables(results: Mapping[str, Any]) -> dict[str, Table]:
         valid = cal.get("valid", {})
         row.update({"valid prior acc": valid.get("prior_accuracy"), "valid acc": valid.get("accuracy")})
         tables["calibration"] = Table.from_nested(
-            "KB-prior calibration", {str(cal.get("source", "kb")): row}, row_label="chosen on",
+            "KB-prior calibration", {str(cal.get("source", "kb")) + (f": {cal['method']}" if cal.get("method") else ""):
+                                     row}, row_label="chosen on",
             note=f"tuples hidden by the concept filter: {cal.get('dropped', {}).get('total', 0)}")
     if "explanation_alignment" in results:
         ea = results["explanation_alignment"]

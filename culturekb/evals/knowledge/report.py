@@ -175,8 +175,8 @@ def knowledge_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     tables["annotators"] = _annotator_table(results)
     cal = results.get("kb_prior_calibration")
     if cal:
-        shown = {k: cal.get(k) for k in ("source", "min_support", "min_informativeness", "alpha", "beta", "gamma",
-                                          "pool")}
+        shown = {k: cal.get(k) for k in ("source", "method", "min_support", "min_informativeness", "alpha", "beta",
+                                          "gamma", "pool")}
         valid = cal.get("valid") or {}
         shown.update({"tuples hidden by the concept filter": (cal.get("dropped") or {}).get("total"),
                       "cultures predicted from the prior only": ", ".join(cal.get("prior_only_cultures") or []) or
@@ -184,7 +184,9 @@ def knowledge_tables(results: Mapping[str, Any]) -> dict[str, Table]:
                       "valid accuracy, prior": valid.get("prior_accuracy"), "valid accuracy": valid.get("accuracy")})
         tables["kb_prior_calibration"] = Table.from_mapping(
             "How the kb-prior was calibrated", shown, key="setting", precision=3,
-            note=("Chosen on a valid split, never on the split reported here (docs/knowledge-model.md). In a culture "
+            note=("Chosen on a valid split and the training samples each left out of their own tuples (or those alone "
+                  "when the data has no valid split), never on the split reported here (docs/knowledge-model.md). "
+                  "In a culture "
                   "predicted from the prior only, knowledge did worse than the prior on valid, so know answers as "
                   "orig there; its tuples are still retrieved and counted in coverage and hit precision."))
     return tables
