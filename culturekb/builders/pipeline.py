@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 from culturekb import registry
 from culturekb._io import stable_hash
 from culturekb.builders._faults import BAD_ANSWER_DETAIL, BAD_ANSWER_POLICIES, FaultLog, client_counts, model_report
+from culturekb.builders._quality import check_coverage, rationale_topic_report
 from culturekb.builders._stepcache import CachedEmbedder, StepCache
 from culturekb.builders.base import ConceptExtractor, Judge, JudgeInput, RationaleGenerator, RationaleRequest
 from culturekb.builders.validation import POLICIES, apply_verdicts, judge_inputs
@@ -432,14 +433,13 @@ def build_kb(
                 occurrences[s.culture].append((c, s.image_id, str(s.label)))
                 samples_by[(s.culture, c)].append(s)
         associations = associate(occurrences, scheme, min_support=config.min_support, tie_break=config.tie_break)
+        no_tuples = check_coverage(labelled, concept_lists, associations, config.min_support)  # warns, or exit 2
         timings["association"] = time.perf_counter() - t0
 
         # 3. rationales
         evidence = [_evidence(samples_by[(a.culture, a.concept)], a.concept, a.label) for a in associations]
-        requests = [
-            RationaleRequest(a.concept, a.culture, a.label, dict(a.distribution), a.support, tuple(ev))
-            for a, (ev, _) in zip(associations, evidence, strict=True)
-        ]
+        requests = [RationaleRequest(a.concept, a.culture, a.label, dict(a.distribution), a.support, tuple(ev))
+                    for a, (ev, _) in zip(associations, evidence, strict=True)]
         rationales: list[list[str] | None] = _run_cached(
             cache, "rationales", requests,
             [stable_hash([gen.id, r.concept, r.culture, r.label, r.distribution, r.evidence]) for r in requests],
@@ -452,9 +452,9 @@ def build_kb(
                 support=a.support, rationales=list(r or []),
                 provenance={"split": config.split, "build_id": build_id, "extractor": ex.id, "generator": gen.id,
                             "judges": [j.id for j in components.judges],
-                            "evidence": "no valid answer" if r is None else source},
+                            "evidence": "no valid answer" if r is None else source if r or not ev else "off topic"},
             )
-            for a, r, (_, source) in zip(associations, rationales, evidence, strict=True)
+            for a, r, (ev, source) in zip(associations, rationales, evidence, strict=True)
             if r is not None or config.on_bad_answer != "skip"  # skip: no tuple; flag: kept, flagged (no evidence)
         ]
 
@@ -495,6 +495,7 @@ def build_kb(
         timings[name] = round(st.seconds, 3)
     report = _report(kb, labelled, outcome, stats, timings, components.model_calls() - calls_before,
                      time.perf_counter() - t_start, extra_report or {})
+    report["rationale_topic"], report["cultures_without_tuples"] = rationale_topic_report(kb.tuples, report), no_tuples
     if extractions is not None:
         report["dropped_concepts"] = summarise_drops(labelled, extractions)
     report["model"] = model_report(components.clients, faults, counts_before)

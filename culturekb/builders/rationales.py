@@ -23,6 +23,7 @@ import numpy as np
 
 from culturekb.builders._chat_step import ChatStep
 from culturekb.builders._faults import settle
+from culturekb.builders._topic import default_topic_threshold, topic_verdicts
 from culturekb.builders.base import RationaleRequest
 from culturekb.errors import ConfigError
 from culturekb.kb.schema import Sample
@@ -114,6 +115,11 @@ class ExtractiveRationaleGenerator:
     most representative), plus `concept_bonus` for a sentence that names the concept. Exact duplicates
     (ignoring case and punctuation) and near-duplicates (cosine > `dedup_threshold` to an already chosen one)
     are skipped. All candidates of a batch are embedded in one `encode` call.
+
+    `on_topic` (default): a candidate must speak about its concept (`culturekb.builders._topic`): name it, or
+    have a cosine to the concept of at least `topic_threshold` ("measured": the threshold measured for this
+    embedder on labelled pairs, none for an embedder never measured, which leaves the mention rule alone). The
+    others are dropped; a request none of whose candidates is on topic gets no rationale.
     """
 
     def __init__(
@@ -124,6 +130,8 @@ class ExtractiveRationaleGenerator:
         max_chars: int = 240,
         dedup_threshold: float = 0.9,
         concept_bonus: float = 0.05,
+        on_topic: bool = True,
+        topic_threshold: float | None | str = "measured",
     ) -> None:
         if max_rationales < 1:
             raise ConfigError(f"ExtractiveRationaleGenerator: max_rationales must be >= 1, got {max_rationales}")
@@ -141,9 +149,18 @@ class ExtractiveRationaleGenerator:
         self.max_chars = max_chars
         self.dedup_threshold = float(dedup_threshold)
         self.concept_bonus = float(concept_bonus)
+        if topic_threshold == "measured":
+            topic_threshold = default_topic_threshold(embedder.id)
+        elif isinstance(topic_threshold, str):
+            raise ConfigError(f"ExtractiveRationaleGenerator: topic_threshold must be a number, None or 'measured', "
+                              f"got {topic_threshold!r}")
+        self.on_topic = bool(on_topic)
+        self.topic_threshold = None if topic_threshold is None else float(topic_threshold)
+        threshold = "" if self.topic_threshold is None else f"{self.topic_threshold:g}"
+        topic = f":topic{threshold}" if self.on_topic else ""
         self.id = (
             f"extractive:{embedder.id}:n{max_rationales}:c{min_chars}-{max_chars}"
-            f":d{self.dedup_threshold:g}:b{self.concept_bonus:g}"
+            f":d{self.dedup_threshold:g}:b{self.concept_bonus:g}{topic}"
         )
 
     def candidates(self, request: RationaleRequest) -> list[str]:
@@ -170,7 +187,13 @@ class ExtractiveRationaleGenerator:
     def embedding_texts(self, requests: Sequence[RationaleRequest]) -> list[str]:
         """The distinct sentences `generate(requests)` embeds, first-seen order: a build embeds them in one pass
         (`culturekb.builders._stepcache.CachedEmbedder`) before it asks for the rationales chunk by chunk."""
-        return list(dict.fromkeys(s for r in requests for s in self.candidates(r)))
+        texts = [s for r in requests for s in self.candidates(r)]
+        if self._uses_concept_vectors():
+            texts += [r.concept for r in requests if r.concept]
+        return list(dict.fromkeys(texts))
+
+    def _uses_concept_vectors(self) -> bool:
+        return self.on_topic and self.topic_threshold is not None
 
     def with_embedder(self, embedder: Embedder) -> ExtractiveRationaleGenerator:
         """The same generator (same settings, same id) embedding through `embedder`, e.g. a build's vector cache
@@ -188,14 +211,21 @@ class ExtractiveRationaleGenerator:
         flat = [s for cands in per_request for s in cands]
         if not flat:
             return [[] for _ in requests]
-        vectors = np.asarray(self.embedder.encode(flat), dtype=np.float32)
+        concepts = [r.concept for r in requests] if self._uses_concept_vectors() else []
+        vectors = np.asarray(self.embedder.encode(flat + concepts), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         vectors = vectors / np.maximum(norms, 1e-12)
+        concept_vectors = vectors[len(flat):]
         out: list[list[str]] = []
         start = 0
-        for req, cands in zip(requests, per_request, strict=True):
+        for n, (req, cands) in enumerate(zip(requests, per_request, strict=True)):
             vecs = vectors[start : start + len(cands)]
             start += len(cands)
+            if self.on_topic and cands:
+                cvec = concept_vectors[n] if len(concept_vectors) else None
+                keep = [i for i, v in enumerate(topic_verdicts(cands, req.concept, vecs, cvec, self.topic_threshold))
+                        if v.on_topic]
+                cands, vecs = [cands[i] for i in keep], vecs[keep]
             out.append(self._select(req, cands, vecs))
         return out
 

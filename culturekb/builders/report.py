@@ -7,6 +7,17 @@ from typing import Any
 __all__ = ["render_report_markdown"]
 
 
+def _topic_lines(report: dict[str, Any]) -> list[str]:
+    topic = report.get("rationale_topic")
+    if not topic:
+        return []
+    shares = "; ".join(f"{j}: {v:.1%}" for j, v in (topic.get("no_evidence_share") or {}).items()) or "none"
+    return [f"- rationales on topic: {topic['naming_concept']} of {topic['rationales']} name their concept, "
+            f"{topic['not_naming_concept']} do not ({topic['not_naming_rate']:.1%}: kept by embedding support, or "
+            f"unchecked); tuples without a rationale on topic: {topic['tuples_off_topic']}; share of tuples with no "
+            f"evidence per judge: {shares}"]
+
+
 def _kappa_line(report: dict[str, Any]) -> str:
     """The judges and their agreement; "no evidence" when no tuple had a verdict from either judge."""
     judges = ", ".join(report.get("judges") or [])
@@ -154,6 +165,7 @@ def render_report_markdown(report: dict[str, Any]) -> str:
         f"dropped: {report['dropped_by_policy']}",
         _kappa_line(report),
         *_evidence_lines(report),
+        *_topic_lines(report),
         f"- model calls: {report['model_calls']}; wall time: {report['wall_time_s']:.1f} s",
         *_model_lines(report),
         "",

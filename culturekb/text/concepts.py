@@ -56,6 +56,7 @@ from culturekb.text.languages import (
     language_rules,
     scheme_emotion_words,
     script_of,
+    strip_suffixes,
     supported_languages,
     warn_unsupported,
     word_tokens,
@@ -63,6 +64,7 @@ from culturekb.text.languages import (
 )
 from culturekb.text.names import Token, artist_tokens, name_positions
 from culturekb.text.normalise import english_stopwords, normalise_concept
+from culturekb.text.thai import segment_thai
 
 __all__ = [
     "BUILD_FIELDS",
@@ -294,6 +296,8 @@ class TextConceptExtractor:
     def _content(self, tok: str, rules: LanguageRules) -> tuple[bool, str | None]:
         if len(tok) < rules.min_chars or tok.isdigit() or tok in rules.stopwords:
             return False, None
+        if rules.verb_endings and tok.endswith(rules.verb_endings) and tok not in rules.proper_concepts:
+            return False, "function"
         reason = self._dropped(tok, rules)
         return reason is None, reason
 
@@ -368,8 +372,21 @@ class TextConceptExtractor:
                     continue
                 acc.add(normalise_concept(word, rules.code), weight)
 
+    def _thai(self, text: str, weight: float, acc: Scores, rules: LanguageRules) -> None:
+        """Thai: the words of the dictionary segmenter (`culturekb.text.thai`), each kept as `_content` says."""
+        for clause in CLAUSE_SPLIT_ANY.split(text.lower()):
+            for word in segment_thai(clause):
+                acc.pos += 1
+                ok, reason = self._content(word, rules)
+                acc.drop(reason, word)
+                if ok:
+                    acc.add(normalise_concept(word, rules.code), weight)
+
     def _other(self, text: str, weight: float, is_title: bool, acc: Scores, rules: LanguageRules,
                ctx: Context) -> None:
+        if rules.segmentation == "thai":  # before NFKC, which splits the vowel ำ into two marks
+            self._thai(unicodedata.normalize("NFC", text), weight, acc, rules)
+            return
         text = unicodedata.normalize("NFKC", text).replace("’", "'")
         if not rules.spaced:
             self._cjk(text, weight, acc, rules)
@@ -378,7 +395,7 @@ class TextConceptExtractor:
         clauses = split_clauses(text, tokens, CLAUSE_SPLIT_ANY)
         pre = self._pre_drops(text, tokens, clauses, rules, ctx, acc)
         for clause in clauses:
-            toks = [tokens[i].lower for i in clause]
+            toks = [strip_suffixes(tokens[i].lower, rules) for i in clause]
             keep: list[bool] = []
             for i, tok in zip(clause, toks, strict=True):
                 ok, reason = self._content(tok, rules)
@@ -467,7 +484,7 @@ def guess_language(text: str, hint: str | None = None) -> str | None:
         return "zh"
     lang = hint if hint in supported and language_rules(hint).script == script else SCRIPT_LANGUAGE.get(script)
     if lang is None or lang not in supported:
-        warn_unsupported(hint if hint and hint != "en" else (lang or script), script)
+        warn_unsupported(lang, script, hint)
         return None
     return lang
 

@@ -54,6 +54,7 @@ __all__ = [
     "scheme_label_forms",
     "language_rules",
     "script_of",
+    "strip_suffixes",
     "supported_languages",
     "warn_unsupported",
     "word_list_sections",
@@ -67,7 +68,7 @@ logger = logging.getLogger(__name__)
 _DATA_DIR = "languages"
 _ENGLISH_WORDS = "text_concepts_en.txt"
 _INSTRUCTIONS_DIR = "languages/instructions"
-_SEGMENTATIONS = ("spaces", "han", "japanese")
+_SEGMENTATIONS = ("spaces", "han", "japanese", "thai")
 
 def base_language(code: str | None) -> str:
     """The primary language subtag of a code, lowercased: "zh-Hant" -> "zh", "pt_BR" -> "pt"; "" for None."""
@@ -120,6 +121,9 @@ class LanguageRules:
     lexicon: str = ""
     modifiers: frozenset[str] = frozenset()
     weak_chars: frozenset[str] = frozenset()
+    suffixes: tuple[str, ...] = ()
+    plural_suffixes: tuple[str, ...] = ()
+    verb_endings: tuple[str, ...] = ()
 
     @property
     def spaced(self) -> bool:
@@ -202,13 +206,19 @@ def language_rules(language: str) -> LanguageRules:
         min_chars = int(settings.get("min_chars", "3"))
     except ValueError as exc:
         raise DataError(f"{where}: min_chars must be an integer, got {settings.get('min_chars')!r}") from exc
+    stopwords = frozenset(sec.get("stopwords", []))
+    if segmentation == "thai":
+        from culturekb.text.thai import segmenter_stopwords, segmenter_version
+
+        stopwords |= segmenter_stopwords()
+        text += f"\n# segmenter {segmenter_version()}"
     return LanguageRules(
         code=code,
         name=settings.get("name", code),
         script=settings.get("script", "latin"),
         segmentation=segmentation,
         min_chars=min_chars,
-        stopwords=frozenset(sec.get("stopwords", [])),
+        stopwords=stopwords,
         non_concepts=frozenset(sec.get("non_concepts", [])),
         articles=frozenset(sec.get("articles", [])),
         function_chars=frozenset(sec.get("function_chars", [])),
@@ -246,6 +256,9 @@ def _extra_rules(sec: dict[str, list[str]], names_by_case: str) -> dict[str, Any
         "proper_concepts": frozenset(sec.get("proper_concepts", [])),
         "modifiers": frozenset(sec.get("modifiers", [])),
         "weak_chars": frozenset(sec.get("weak_chars", [])),
+        "suffixes": tuple(sorted(set(sec.get("suffixes", [])), key=lambda x: (-len(x), x))),
+        "plural_suffixes": tuple(sorted(set(sec.get("plural_suffixes", [])), key=lambda x: (-len(x), x))),
+        "verb_endings": tuple(sorted(set(sec.get("verb_endings", [])), key=lambda x: (-len(x), x))),
         "names_by_case": names_by_case,
     }
 
@@ -418,13 +431,30 @@ def culture_language(culture: str) -> str | None:
 _WARNED: set[str] = set()
 
 
-def warn_unsupported(language: str, script: str | None) -> None:
-    """Log once per language that its text gives no concepts."""
-    if language in _WARNED:
+def warn_unsupported(language: str | None, script: str | None, culture_language: str | None = None) -> None:
+    """Log once per (language, script) that texts in it give no concepts: `language` is the language assumed for
+    the script (None: no language is known for it), `culture_language` the sample culture's, named apart when it
+    differs (a Korean text in a zh sample is no Chinese text without word lists)."""
+    key = f"{language}:{script}"
+    if key in _WARNED:
         return
-    _WARNED.add(language)
+    _WARNED.add(key)
+    where = (f" (found in samples of a culture whose language is {culture_language!r})"
+             if culture_language and culture_language != language else "")
+    what = f"language {language!r}" if language else "any language"
     logger.warning(
-        "no word lists for language %r (%s script): its texts give no text concepts. Languages read: %s. Add "
-        "culturekb/data/languages/%s.txt, or use precomputed, 'vlm' or 'clip' concepts",
-        language, script or "unknown", ", ".join(supported_languages()), language,
+        "no word lists for %s written in the %s script%s: those texts give no text concepts. Languages with word "
+        "lists: %s. Add culturekb/data/languages/%s.txt, or use precomputed, 'vlm' or 'clip' concepts",
+        what, script or "unknown", where, ", ".join(supported_languages()), language or "<code>",
     )
+
+
+def strip_suffixes(word: str, rules: LanguageRules) -> str:
+    """`word` without the particle the language attaches to it (`[suffixes]`, longest first; Korean 고양이가 ->
+    고양이) and a plural marker before it (사람들에게 -> 사람), as long as at least two characters remain."""
+    for suffixes in (rules.suffixes, rules.plural_suffixes):  # 사람들에게 -> 사람들 -> 사람
+        for suffix in suffixes:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 2:
+                word = word[: -len(suffix)]
+                break
+    return word

@@ -103,7 +103,8 @@ def test_extractive_near_duplicates_and_centrality() -> None:
         "Another view of the moon at night.": [0.8, 0.6, 0.0, 0, 0, 0, 0, 0],
         "Completely unrelated statement here.": [0, 0, 0, 1, 0, 0, 0, 0],
     }
-    gen = ExtractiveRationaleGenerator(TableEmbedder(table), max_rationales=4, dedup_threshold=0.99, concept_bonus=0)
+    gen = ExtractiveRationaleGenerator(TableEmbedder(table), max_rationales=4, dedup_threshold=0.99, concept_bonus=0,
+                                       on_topic=False)  # the topic check would drop the outlier (test_rationale_topic)
     (out,) = gen.generate([_req("moon", tuple(table))])
     # the most central sentence first; its near-duplicate (cosine 0.999) dropped; the outlier last
     assert out == [
@@ -111,7 +112,8 @@ def test_extractive_near_duplicates_and_centrality() -> None:
         "Another view of the moon at night.",
         "Completely unrelated statement here.",
     ]
-    strict = ExtractiveRationaleGenerator(TableEmbedder(table), max_rationales=4, dedup_threshold=1.0, concept_bonus=0)
+    strict = ExtractiveRationaleGenerator(TableEmbedder(table), max_rationales=4, dedup_threshold=1.0, concept_bonus=0,
+                                          on_topic=False)
     assert len(strict.generate([_req("moon", tuple(table))])[0]) == 4
 
 
@@ -129,11 +131,12 @@ def test_extractive_batches_all_requests_in_one_encode_call(default_embedder: An
         _req("skeleton", SKELETON_EVIDENCE),
         _req("moon", ("The full moon over the quiet lake feels calm and restful.",), label="contentment"),
         _req("nothing", ()),
-        _req("crane", ("白鹤在中国象征长寿和吉祥，让人感到平静。",), label="contentment", culture="zh"),
+        _req("白鹤", ("白鹤在中国象征长寿和吉祥，让人感到平静。",), label="contentment", culture="zh"),
     ]
     out = gen.generate(requests)
     assert len(emb.calls) == 1
-    assert len(emb.calls[0]) == sum(len(gen.candidates(r)) for r in requests)
+    # the candidates and, for the topic check, the concepts (tests/builders/test_rationale_topic.py)
+    assert len(emb.calls[0]) == sum(len(gen.candidates(r)) for r in requests) + len(requests)
     assert len(out) == 4 and out[2] == []
     assert out[1] == ["The full moon over the quiet lake feels calm and restful."]
     assert out[3] == ["白鹤在中国象征长寿和吉祥，让人感到平静。"]  # 21 CJK characters count as 42
