@@ -105,6 +105,17 @@ class ServingState:
         return self.kb.label_prior()
 
     @cached_property
+    def alignment(self) -> Any:
+        """`compare`'s alignment of the served KB's concepts across cultures (identical strings and translations,
+        `culturekb.retrieval.compare`), every tuple of support >= 1; None for a KB of one culture. Computed once,
+        on the first request that needs it."""
+        from culturekb.retrieval.compare import compare_cultures
+
+        if len({t.culture for t in self.kb.tuples}) < 2:
+            return None
+        return compare_cultures(self.retriever, min_support=1)
+
+    @cached_property
     def stats(self) -> dict[str, Any]:
         from culturekb.kb.stats import divergence, kb_stats
 

@@ -13,6 +13,7 @@ from culturekb.api._state import ServingState
 from culturekb.api.auth import require_admin, require_read, shows_private
 from culturekb.api.limits import InvalidRequestError, check_strings
 from culturekb.api.schemas import (
+    AlignedOut,
     AugmentMatch,
     AugmentOut,
     AugmentRequest,
@@ -37,7 +38,7 @@ from culturekb.api.schemas import (
 )
 from culturekb.errors import ConfigError, CultureKBError
 from culturekb.inference.evidence import tuple_evidence
-from culturekb.kb.lines import kb_tie_break
+from culturekb.kb.lines import kb_tie_break, tuple_summary
 from culturekb.kb.schemes import EmotionScheme
 from culturekb.retrieval.retriever import Match
 
@@ -273,8 +274,16 @@ async def concept(
         why = (f"its review status is {t.status!r}, which the status filter {served!r} does not serve; ask with "
                "?status=all" if hidden == "status" else f"it is hidden ({hidden})")
         raise HTTPException(404, f"the tuple for concept {shown!r} in culture {cid!r} is not served: {why}")
-    return ConceptOut(kb_version=state.kb_version, status_filter=served, tuple=tuple_out(t),
-                      **evidence_fields(tuple_evidence(t, state.kb.scheme, tie_break=kb_tie_break(state.kb))))
+    tie_break = kb_tie_break(state.kb)
+    comparison = state.alignment
+    aligned = [AlignedOut(concept=c["tuple"].concept, culture=c["tuple"].culture, label=c["tuple"].label,
+                          summary=tuple_summary(c["tuple"], scheme=state.kb.scheme, tie_break=tie_break),
+                          support=c["tuple"].support, kind=c["kind"], similarity=c["similarity"],
+                          tuple_id=c["tuple"].id)
+               for c in (comparison.counterparts(t.id) if comparison is not None else [])
+               if retriever.hidden.get(c["tuple"].id) is None]
+    return ConceptOut(kb_version=state.kb_version, status_filter=served, tuple=tuple_out(t), aligned=aligned,
+                      **evidence_fields(tuple_evidence(t, state.kb.scheme, tie_break=tie_break)))
 
 
 # -- admin -------------------------------------------------------------------------------------------------

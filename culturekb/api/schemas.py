@@ -293,12 +293,29 @@ class AugmentOut(BaseModel):
                                                    "review status")
 
 
+class AlignedOut(BaseModel):
+    """The same concept in another culture, as `culturekb compare` aligns it: the identical string, or its
+    translation by the multilingual embedder (mutual nearest neighbours by CSLS)."""
+
+    concept: str
+    culture: str
+    label: str
+    summary: str = Field(description="its label line, the label first (as `summary`)")
+    support: int
+    kind: str = Field(description="'same string' or 'semantic'", examples=["semantic"])
+    similarity: float = Field(description="cosine of the two concepts (1.0 for the same string)")
+    tuple_id: str
+
+
 class ConceptOut(EvidenceOut):
-    """Answer of /v1/concepts/{culture}/{concept}: that culture's tuple for the concept, with its evidence."""
+    """Answer of /v1/concepts/{culture}/{concept}: that culture's tuple for the concept, with its evidence, and the
+    same concept in the other cultures (`aligned`)."""
 
     kb_version: str
     status_filter: StatusName = Field(description="the status filter the tuple passed")
     tuple: TupleOut
+    aligned: list[AlignedOut] = Field(default_factory=list, description="the concept in the other cultures, aligned "
+                                      "as `culturekb compare` aligns them (identical strings and translations)")
 
 
 class PriorOut(BaseModel):

@@ -106,7 +106,9 @@ class Disagreement:
                     "distribution": dict(t.distribution), "status": t.status, "tuple_id": t.id,
                     "describe": tuple_summary(t, k=3, order=order, tie_break=tie_break)}
 
-        return {"a": side(self.a), "b": side(self.b), "kind": self.kind, "similarity": round(self.similarity, 4),
+        concept = self.a.concept if self.a.concept == self.b.concept else f"{self.a.concept} / {self.b.concept}"
+        return {"concept": concept, "concepts": {self.a.culture: self.a.concept, self.b.culture: self.b.concept},
+                "a": side(self.a), "b": side(self.b), "kind": self.kind, "similarity": round(self.similarity, 4),
                 "margin": None if self.margin is None else round(self.margin, 4), "jsd": round(self.jsd, 4),
                 "score": round(self.score, 4)}
 
@@ -127,6 +129,20 @@ class Comparison:
     labels: tuple[str, ...] = ()
     priors: dict[str, dict[str, float]] = field(default_factory=dict)
     """Per culture, its training label distribution (to read a disagreement against)."""
+    alignments: list[tuple[KnowledgeTuple, KnowledgeTuple, AlignKind, float, float | None]] = field(
+        default_factory=list)
+    """Every aligned pair (agreeing ones too): (tuple a, tuple b, kind, cosine, CSLS)."""
+
+    def counterparts(self, tuple_id: str) -> list[dict[str, Any]]:
+        """The tuples of other cultures aligned with the tuple `tuple_id` (same string or translation), each with
+        how it was aligned: what a concept is called, and what it evokes, in the other cultures."""
+        out = []
+        for a, b, kind, sim, margin in self.alignments:
+            other = b if a.id == tuple_id else a if b.id == tuple_id else None
+            if other is not None:
+                out.append({"tuple": other, "kind": kind, "similarity": round(sim, 4),
+                            "margin": None if margin is None else round(margin, 4)})
+        return sorted(out, key=lambda x: (x["tuple"].culture, -x["similarity"]))
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form of the whole comparison."""
@@ -174,11 +190,13 @@ def compare_cultures(
             vectors[c] = _unit(emb.encode([t.concept for t in ts])) if ts else np.zeros((0, 1), np.float32)
             indistinct[c] = _indistinct(vectors[c])
     found: list[Disagreement] = []
+    every: list[tuple[KnowledgeTuple, KnowledgeTuple, AlignKind, float, float | None]] = []
     aligned: dict[str, int] = {}
     for ca, cb in itertools.combinations(chosen, 2):
         pairs = _align(pools[ca], pools[cb], vectors.get(ca), vectors.get(cb), indistinct.get(ca, set()),
                        indistinct.get(cb, set()), tau, min_margin, neighbours)
         aligned[f"{ca}/{cb}"] = len(pairs)
+        every.extend(pairs)
         for ta, tb, kind, sim, margin in pairs:
             if ta.label == tb.label:
                 continue
@@ -199,6 +217,7 @@ def compare_cultures(
                   "tie_break": kb_tie_break(kb)},
         labels=tuple(kb.scheme.labels),
         priors={c: priors.get(c, {}) for c in chosen},
+        alignments=every,
     )
 
 

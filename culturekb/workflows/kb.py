@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from culturekb.config import Settings
-from culturekb.workflows.data import _settings
+from culturekb.workflows._common import job_settings
 
 log = logging.getLogger(__name__)
 
@@ -36,19 +36,56 @@ class IndexSummary(TypedDict):
 
 
 
-def inspect_kb(path: str | Path, top: int = 10) -> KBInspection:
-    """Stats per culture and the most divergent concepts, as JSON-ready data and as Markdown."""
-    from culturekb.kb.stats import divergence, kb_stats, render_stats_markdown
+def inspect_kb(path: str | Path, top: int = 10, *, min_support: int = 2, settings: Settings | None = None
+               ) -> KBInspection:
+    """Stats per culture and the concepts on which cultures diverge, as JSON-ready data and as Markdown.
+
+    Divergence is `compare`'s (`culturekb.retrieval.compare.compare_cultures`): concepts aligned across cultures by
+    identical strings and by translation (the multilingual embedder the KB's index records, mutual nearest
+    neighbours by CSLS), tuples of support >= `min_support`. A KB without an index aligns identical strings only,
+    and says so."""
+    from culturekb.kb.stats import kb_stats, render_stats_markdown
     from culturekb.kb.store import KnowledgeBase
 
     kb = KnowledgeBase.load(path)
     stats = kb_stats(kb)
-    divs = divergence(kb, top=top)
+    comparison, why = cross_culture_comparison(path, kb, min_support=min_support, settings=settings)
+    markdown = f"# KB {kb.version} ({kb.scheme.name})\n\n" + render_stats_markdown(stats)
+    divs: list[dict[str, Any]] = []
+    if comparison is not None:
+        from culturekb.retrieval.compare import render_comparison_markdown
+
+        divs = comparison.to_dict()["disagreements"][:top]
+        markdown += ("\n## Where the cultures diverge\n\n" + render_comparison_markdown(comparison, top=top)
+                     + (f"\n\n{why}" if why else "") + "\n")
+    elif why:
+        markdown += f"\n## Where the cultures diverge\n\n{why}\n"
     return {
         "kb": kb,
-        "json": {"kb_version": kb.version, "stats": stats, "divergence": [_plain(d) for d in divs]},
-        "markdown": f"# KB {kb.version} ({kb.scheme.name})\n\n" + render_stats_markdown(stats, divs),
+        "json": {"kb_version": kb.version, "stats": stats, "divergence": divs,
+                 "alignment": comparison.settings if comparison is not None else {"note": why}},
+        "markdown": markdown,
     }
+
+
+def cross_culture_comparison(path: str | Path, kb: KnowledgeBase, *, min_support: int = 2,
+                             settings: Settings | None = None) -> tuple[Any, str]:
+    """`compare`'s comparison of a saved KB's cultures with the embedder its index records (identical strings only
+    when it has no index), and a note to show with it; (None, why) for a KB of fewer than two cultures."""
+    from culturekb.errors import CultureKBError
+    from culturekb.retrieval.compare import compare_cultures
+    from culturekb.retrieval.retriever import open_retriever
+
+    if len({t.culture for t in kb.tuples}) < 2:
+        return None, "One culture only: nothing to compare."
+    try:
+        source: Any = open_retriever(kb, build=False, settings=job_settings(settings), calibrated=False)
+        note = ""
+    except CultureKBError as exc:
+        source = kb
+        note = (f"The KB has no index ({str(exc).splitlines()[0]}), so concepts were aligned by identical strings "
+                f"only; `culturekb index --kb {path}` lets translations align too.")
+    return compare_cultures(source, min_support=min_support), note
 
 
 
@@ -131,7 +168,7 @@ def index_kb(
     from culturekb.models.factory import make_embedder
     from culturekb.retrieval.index import INDEX_META, build_index, index_dir, read_index_meta
 
-    settings = _settings(settings)
+    settings = job_settings(settings)
     kb = KnowledgeBase.load(kb_dir)
     backend = backend or settings.backend
     previous = index_dir(kb, backend)

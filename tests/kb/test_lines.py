@@ -137,3 +137,44 @@ def test_http_routes_lead_with_the_dominant_label(tie_kb: Path, default_embedder
         body = r.json()
         _leads(body["matches"][0]["summary"], "sadness")
         assert "mostly sadness (2/4), awe (2/4) (tied" in body["block"]
+
+
+def test_inspect_and_concepts_route_align_translations(tmp_path: Path, default_embedder: Any) -> None:
+    """Issue 27 item 6: `inspect` and /v1/concepts use compare's alignment (a translation pair, not only identical
+    strings)."""
+    from culturekb.retrieval.index import build_index
+    from culturekb.workflows.kb import inspect_kb
+
+    def t(concept: str, culture: str, dist: dict[str, float]) -> KnowledgeTuple:
+        return KnowledgeTuple(concept=concept, culture=culture, label=max(dist, key=dist.__getitem__),
+                              distribution=dist, support=4, rationales=["r"])
+
+    kb = KnowledgeBase([t("thunderstorm", "en", {"fear": 0.75, "awe": 0.25}),
+                        t("storm", "de", {"excitement": 0.75, "fear": 0.25}),
+                        t("garden", "en", {"contentment": 1.0}), t("kitchen", "de", {"amusement": 1.0})],
+                       SCHEME, build_config={"cultures": ["de", "en"]})
+    path = tmp_path / "kb"
+    kb.save(path)
+    build_index(KnowledgeBase.load(path), default_embedder, "faiss")
+    found = inspect_kb(path)
+    assert [d["concepts"] for d in found["json"]["divergence"]] == [{"de": "storm", "en": "thunderstorm"}]
+    assert "thunderstorm (en)" in found["markdown"] and "semantic (cos" in found["markdown"]
+    # without an index: identical strings only, and the page says so
+    import shutil
+
+    shutil.rmtree(path / "index")
+    bare = inspect_kb(path)
+    assert bare["json"]["divergence"] == [] and "identical strings only" in bare["markdown"]
+
+    pytest.importorskip("fastapi")
+    from fastapi.testclient import TestClient
+
+    from culturekb.api import create_app
+
+    build_index(KnowledgeBase.load(path), default_embedder, "faiss")
+    with TestClient(create_app(path, embedder=default_embedder), raise_server_exceptions=False) as client:
+        r = client.get("/v1/concepts/en/thunderstorm")
+        assert r.status_code == 200, r.text
+        aligned = r.json()["aligned"]
+        assert [(a["concept"], a["culture"], a["kind"]) for a in aligned] == [("storm", "de", "semantic")]
+        assert aligned[0]["summary"].startswith("excitement (3/4)")
