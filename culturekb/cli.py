@@ -7,7 +7,7 @@ import json
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -16,17 +16,18 @@ from typer.core import TyperGroup
 if TYPE_CHECKING:  # typer ships its own copy of click; its group methods take and return these types
     from typer._click.core import Command, Context
 
+from culturekb._cli_errors import fail as _fail
+from culturekb._cli_errors import guard as _guard
+from culturekb.cli_review import review_app  # review: page, queues, ledger (culturekb/cli_review.py)
 from culturekb.errors import ConfigError, CultureKBError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, inspect and serve cultural knowledge bases.")
-from culturekb.cli_review import review_app  # noqa: E402 - review: page, queues, ledger (culturekb/cli_review.py)
 
 app.add_typer(review_app, name="review")
 kb_app = typer.Typer(no_args_is_help=True, help="Describe a KB: its card, version, counts and harness arguments.")
 app.add_typer(kb_app, name="kb")
 
 out = Console(soft_wrap=True)
-err = Console(stderr=True, soft_wrap=True)
 
 
 _CONFIG_HELP = "TOML settings file (default $CULTUREKB_CONFIG, else ./culturekb.toml)"
@@ -536,45 +537,6 @@ def _register_serve() -> None:
 
 
 _register_serve()
-
-
-def _fail(exc: CultureKBError) -> NoReturn:
-    """Print a CultureKBError as a one-paragraph message on stderr and exit with status 2 (the message is printed
-    as text: rich markup in it, such as a question's ``[blank]``, is escaped, not interpreted)."""
-    from rich.markup import escape
-
-    err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-    raise typer.Exit(2) from None
-
-
-def _unreadable_input(exc: RecursionError | OverflowError | ValueError) -> CultureKBError:
-    """The exit-2 error for a RecursionError, OverflowError or ValueError that escaped the loaders (they turn the
-    ones they know into DataErrors naming the file and line); it names the innermost frame of our code that
-    raised it, which is where the value was read."""
-    import traceback
-
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if "culturekb" in f.filename]
-    place = f" (in {Path(frames[-1].filename).name}, line {frames[-1].lineno}, {frames[-1].name})" if frames else ""
-    logging.getLogger(__name__).debug("unreadable input", exc_info=exc)
-    return CultureKBError(
-        f"an input could not be read{place}: {type(exc).__name__}: {str(exc)[:300]}. An input file probably holds "
-        "a value this version cannot take (nesting thousands of levels deep, a number with thousands of digits, "
-        "an infinite or NaN number); check the files you gave, and run with -v for the full traceback"
-    )
-
-
-def _guard(fn: Any) -> Any:
-    """Run `fn`; a CultureKBError becomes a one-paragraph message on stderr and exit status 2, and so does a
-    RecursionError, OverflowError or ValueError that a malformed input raised past the loaders."""
-    try:
-        return fn()
-    except CultureKBError as exc:
-        _fail(exc)
-    except (RecursionError, OverflowError, ValueError) as exc:
-        _fail(_unreadable_input(exc))
-    except KeyboardInterrupt:
-        err.print("interrupted; finished steps are cached, run the same command again to resume")
-        raise typer.Exit(130) from None
 
 
 def main() -> None:

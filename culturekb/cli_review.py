@@ -7,22 +7,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
+
+from culturekb._cli_errors import guard as _guard
 
 __all__ = ["review_app"]
 
 review_app = typer.Typer(no_args_is_help=True, help="Review flagged tuples: the review page, queue files (CSV, JSONL, "
                          "Label Studio JSON) and the review ledger beside the KB.")
 out = Console(soft_wrap=True)
-
-
-def _guard(fn: Any) -> Any:
-    from culturekb.cli import _guard as guard
-
-    return guard(fn)
 
 
 def _say(text: str) -> None:

@@ -21,7 +21,8 @@ LAYER = {
     "errors": "ground", "_version": "ground", "_io": "ground", "_images": "ground", "config": "ground",
     "registry": "ground", "_runlog": "ground",
     "kb": "ground", "text": "text", "models": "models", "builders": "builders", "retrieval": "retrieval",
-    "inference": "inference", "evals": "evals", "workflows": "jobs", "demo": "jobs", "api": "faces", "cli": "faces", "cli_review": "faces",
+    "inference": "inference", "evals": "evals", "workflows": "jobs", "demo": "jobs", "api": "faces", "cli": "faces",
+    "cli_review": "faces", "_cli_errors": "faces",
     "testing": "testing", "data": "ground", "_discovery": "ground", "_records": "ground",
 }
 

@@ -34,7 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -44,7 +44,32 @@ from culturekb.kb.distribution import counts_of
 from culturekb.kb.schema import KnowledgeTuple
 
 if TYPE_CHECKING:
-    from culturekb.kb.store import KnowledgeBase
+    from culturekb.kb.schemes import EmotionScheme
+
+class KnowledgeBase(Protocol):
+    """What the ledger needs of a KB (`culturekb.kb.store.KnowledgeBase` is one; named here so the ledger, below
+    the store, imports nothing of it)."""
+
+    @property
+    def tuples(self) -> Sequence[KnowledgeTuple]: ...  # noqa: D102
+
+    @property
+    def version(self) -> str: ...  # noqa: D102
+
+    @property
+    def scheme(self) -> EmotionScheme: ...  # noqa: D102
+
+    @property
+    def path(self) -> Path | None: ...  # noqa: D102
+
+    def get(self, concept: str, culture: str) -> KnowledgeTuple | None: ...  # noqa: D102
+
+    def replace(self, tuples: Sequence[KnowledgeTuple]) -> Any: ...  # noqa: D102
+
+
+KB = TypeVar("KB", bound=KnowledgeBase)
+"""A KB type the ledger hands back as it was given (a store `KnowledgeBase` stays one)."""
+
 
 __all__ = ["LEDGER_SUFFIX", "DECISIONS", "Decision", "DecisionError", "ReviewState", "ledger_path", "read_ledger",
            "append_decisions", "evidence_of", "built_tuple", "make_decision", "apply_ledger", "latest_decisions",
@@ -284,7 +309,7 @@ def _entry(d: Decision, reason: str) -> dict[str, Any]:
             "time": d.time, "reason": reason}
 
 
-def apply_ledger(kb: KnowledgeBase, decisions: Sequence[Decision]) -> tuple[KnowledgeBase, ReviewState]:
+def apply_ledger(kb: KB, decisions: Sequence[Decision]) -> tuple[KB, ReviewState]:
     """`kb` with the ledger's decisions applied (see the module docstring) and what was (not) applied. Reviews
     applied before are undone first, so applying twice gives the same KB. Returns `kb` itself when nothing
     changes."""
@@ -398,7 +423,7 @@ def review_facts(kb: _Tuples, decisions: Sequence[Decision]) -> dict[str, Any]:
     }
 
 
-def reapply_ledger(kb: KnowledgeBase, kb_dir: str | Path | None) -> tuple[KnowledgeBase, dict[str, Any]]:
+def reapply_ledger(kb: KB, kb_dir: str | Path | None) -> tuple[KB, dict[str, Any]]:
     """What every build does before it saves into `kb_dir`: the ledger beside it applied (see `apply_ledger`);
     the state says which decisions were applied, which are to re-check and which are gone ({} without a
     directory or a ledger)."""

@@ -7,9 +7,9 @@ review, index), `retrieve` (augmenter, lookup, compare, predict), `calibrate`, `
 builds any registered benchmark runner from its run spec).
 """
 
+from culturekb.workflows.build import build_from_files
 from culturekb.workflows.calibrate import calibrate_augmenter, calibrate_kb
 from culturekb.workflows.data import (
-    build_from_files,
     check_data_file,
     check_run_out,
     demo_data_files,

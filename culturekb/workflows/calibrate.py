@@ -127,10 +127,10 @@ def calibrate_built_kb(kb_dir: str | Path, samples: Sequence[Sample], data: Sequ
     from culturekb.models.factory import make_embedder
     from culturekb.retrieval.index import build_index
     from culturekb.retrieval.retriever import open_retriever
-    from culturekb.workflows.data import _settings
+    from culturekb.workflows._common import job_settings
 
     t0 = time.perf_counter()
-    settings = _settings(settings)
+    settings = job_settings(settings)
     kb = KnowledgeBase.load(kb_dir)
     emb = embedder if embedder is not None else make_embedder(embedder_spec)
     build_index(kb, emb, settings.backend, embedder_spec=embedder_spec)

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from culturekb.errors import ConfigError
-from culturekb.workflows.data import _response_cache, _settings, check_run_out, load_kb_samples
+from culturekb.workflows._common import job_settings, response_cache
+from culturekb.workflows.data import check_run_out, load_kb_samples
 
 if TYPE_CHECKING:
     from culturekb.builders.pipeline import BuildResult
@@ -42,7 +43,7 @@ class JobContext:
 
     def __init__(self, spec: RunSpec, settings: Settings | None = None) -> None:
         self.spec = spec
-        self._settings = _settings(settings)
+        self._settings = job_settings(settings)
         self._retrievers: dict[Path | None, Retriever | None] = {}
         self._augmenter: Augmenter | None = None
         self._cache: ResponseCache | None = None
@@ -155,7 +156,7 @@ class JobContext:
     # -- models ------------------------------------------------------------------------------------------------
     def _response_cache(self) -> ResponseCache:
         if self._cache is None:
-            self._cache = _response_cache(self._get("cache_dir"), self._settings)
+            self._cache = response_cache(self._get("cache_dir"), self._settings)
         return self._cache
 
     def client(self, model: str | None = None, *, base_url: str | None = None, scope: str | None = None
@@ -227,7 +228,7 @@ def build_ricevl_cue_kb(
     from culturekb.evals.ricevl.data import load_cue_metadata
 
     samples = load_cue_metadata(metadata, scheme=scheme, allow_unknown_countries=allow_unknown_countries)
-    return build_cue_kb(samples, out, scheme=scheme, embedder=embedder or _settings().embedder, policy=policy,
+    return build_cue_kb(samples, out, scheme=scheme, embedder=embedder or job_settings().embedder, policy=policy,
                         cache_dir=cache_dir, progress=progress)
 
 

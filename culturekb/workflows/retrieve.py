@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from culturekb.config import Settings
 from culturekb.errors import ConfigError
 from culturekb.kb.schema import Sample
-from culturekb.workflows.data import _response_cache, _settings
+from culturekb.workflows._common import job_settings, response_cache
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +42,7 @@ def open_augmenter(
     from culturekb.retrieval.filters import check_status
     from culturekb.retrieval.retriever import open_retriever
 
-    settings = _settings(settings)
+    settings = job_settings(settings)
     chosen = check_status(status if status is not None else settings.status)
     retriever = open_retriever(kb_dir, embedder, backend, build=build_index, tau=tau, settings=settings,
                                status=chosen, **store_kw)
@@ -121,7 +121,7 @@ def compare_kb(
     from culturekb.retrieval.filters import check_status
     from culturekb.retrieval.retriever import DEFAULT_TAU, open_retriever
 
-    settings = _settings(settings)
+    settings = job_settings(settings)
     chosen = check_status(status if status is not None else settings.status)
     retriever = open_retriever(kb_dir, backend=backend, settings=settings, status=chosen)
     tau_ = tau if tau is not None else settings.tau if settings.tau is not None else DEFAULT_TAU
@@ -144,11 +144,11 @@ def predict_job(
     (the status filter too) comes from the settings (`culturekb.config`) and the KB's index."""
     from culturekb.inference.predictors import make_predictor
 
-    settings = _settings(settings)
+    settings = job_settings(settings)
     augmenter = open_augmenter(kb_dir, backend, embedder, tau, settings=settings, status=status)
     kw: dict[str, Any] = {}
     if model != "kb-prior":
-        kw["cache"] = _response_cache(cache_dir, settings)
+        kw["cache"] = response_cache(cache_dir, settings)
         kw["max_concurrency"] = settings.max_concurrency
         kw["parse_fallback"] = settings.parse_fallback
     predictor = make_predictor(model, augmenter, base_url=base_url or settings.base_url, **kw)
