@@ -18,6 +18,9 @@ optional embedding fallback on answers that name no label word.
 
     python benchmarks/bench_parser.py [--real-only] [--disagreements 100] [--out STEM] [--emotions EMO.jsonl]
         [SET.jsonl ...]
+    # split over processes: each writes a part (--out PART.json), then one merges them
+    python benchmarks/bench_parser.py --real-only --part K/N --out PART_K.json SET.jsonl ...
+    python benchmarks/bench_parser.py --real-only --merge --disagreements 100 [--emotions EMO.jsonl] PART_*.json
 """
 
 from __future__ import annotations
@@ -156,7 +159,8 @@ def render(table: dict[str, Any], fallback: dict[str, Any] | None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def real_answer_results(paths: list[Path], disagreements: int = 0) -> dict[str, Any]:
+def real_answer_results(paths: list[Path], disagreements: int = 0, *, keep_all: bool = False,
+                        part: tuple[int, int] = (0, 1)) -> dict[str, Any]:
     """Per set x model x language x reasoning: agreement with the set's own rule, invalid rate and accuracy under
     each reader; plus `disagreements` answers where the readers differ (a fixed-seed sample) to read by hand."""
     from _real_answers import RULES, read_rows
@@ -167,8 +171,10 @@ def real_answer_results(paths: list[Path], disagreements: int = 0) -> dict[str, 
     differing: list[dict[str, Any]] = []
     started = time.perf_counter()
     n = 0
-    for path in paths:
-        for row in read_rows(path):
+    for f, path in enumerate(paths):
+        for i, row in enumerate(read_rows(path)):
+            if i % part[1] != part[0]:  # --part K/N: every N-th answer from the K-th
+                continue
             n += 1
             source = RULES[row["set"]](row)
             ours = parse_choice(row["answer"], row["options"], thinking=row["reasoning"] == "think")
@@ -187,12 +193,23 @@ def real_answer_results(paths: list[Path], disagreements: int = 0) -> dict[str, 
             c["ours_invalid"] += not ours.valid
             paths_seen[key][ours.path] += 1
             if not agree:
-                differing.append({"set": row["set"], "id": row["id"], "model": row["model"],
+                differing.append({"at": [f, i], "set": row["set"], "id": row["id"], "model": row["model"],
                                   "language": row["language"], "reasoning": row["reasoning"], "gold": row["gold"],
                                   "source_index": source.index, "source_correct": source.correct,
                                   "source_guessed": source.guessed,
                                   "ours": ours.letter, "ours_path": ours.path, "ours_ambiguous": list(ours.ambiguous)})
     seconds = time.perf_counter() - started
+    if keep_all:  # a part of a run split over processes: the raw counts and every disagreement, merged later
+        return {"answers": n, "seconds": seconds, "sources": sources, "files": [str(p) for p in paths],
+                "raw_cells": [[list(k), dict(c), dict(paths_seen[k])] for k, c in cells.items()],
+                "all_disagreements": differing}
+    return _summarise(cells, paths_seen, sources, differing, n, seconds, [str(p) for p in paths], disagreements)
+
+
+def _summarise(cells: dict[tuple[str, str, str, str], Counter[str]],
+               paths_seen: dict[tuple[str, str, str, str], Counter[str]], sources: dict[str, str],
+               differing: list[dict[str, Any]], n: int, seconds: float, files: list[str],
+               disagreements: int) -> dict[str, Any]:
     rows = []
     for key, c in sorted(cells.items()):
         rows.append({"set": key[0], "model": key[1], "language": key[2], "reasoning": key[3], "n": c["n"],
@@ -208,8 +225,27 @@ def real_answer_results(paths: list[Path], disagreements: int = 0) -> dict[str, 
 
     sample = random.Random(20240617).sample(differing, min(disagreements, len(differing))) if disagreements else []
     return {"answers": n, "ms_per_answer": round(1000 * seconds / max(1, n), 3), "sources": sources,
-            "files": [str(p) for p in paths], "cells": rows, "disagreements": len(differing),
-            "disagreement_sample": sample}
+            "files": files, "cells": rows, "disagreements": len(differing), "disagreement_sample": sample}
+
+
+def merge_parts(parts: list[dict[str, Any]], disagreements: int) -> dict[str, Any]:
+    """One result from the parts of a run split over processes (in the order of the files of a single run, so that
+    the disagreement sample is the one a single run draws)."""
+    cells: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    paths_seen: dict[tuple[str, str, str, str], Counter[str]] = defaultdict(Counter)
+    sources: dict[str, str] = {}
+    differing: list[dict[str, Any]] = []
+    files: list[str] = []
+    for part in parts:
+        for key, c, seen in part["raw_cells"]:
+            cells[tuple(key)].update(c)  # type: ignore[index]
+            paths_seen[tuple(key)].update(seen)  # type: ignore[index]
+        sources.update(part["sources"])
+        differing += part["all_disagreements"]
+        files = part["files"]
+    differing.sort(key=lambda d: tuple(d["at"]))  # the order of a single run over the same files
+    return _summarise(cells, paths_seen, sources, differing, sum(p["answers"] for p in parts),
+                      sum(p["seconds"] for p in parts), files, disagreements)
 
 
 def render_real(real: dict[str, Any]) -> str:
@@ -224,10 +260,12 @@ def render_real(real: dict[str, Any]) -> str:
         "",
         "Two comparisons, both kept: **raw** (each reader as its set scores it: the rule's fallback guess counts "
         "when it happens to hit the gold) and **no guess** (the rule's fallback guess counted as no answer: "
-        "ToMBench's \"A\" when the text holds no A-D at all; Hi-ToM's gold letter found only inside a word such as "
+        "ToMBench's \"A\" when the text holds no A-D at all (its earlier fallback, the last capital A-D anywhere in "
+        "the text, is not removed); MMLU-Pro's random option; Hi-ToM's gold letter found only inside a word such as "
         "\"### Assistant\"). culturekb never guesses: an answer that names no option is invalid and scored wrong, "
         "so on answers without an answer the raw comparison charges it the rule's lucky guesses (about one in four "
-        "on four options). Δ raw = culturekb - rule; Δ no guess = culturekb - rule without its guess.",
+        "on four options; see docs/answer-parsing.md, \"Why culturekb does not guess\"). Δ raw = culturekb - rule; "
+        "Δ no guess = culturekb - rule without its guess.",
         "",
         f"{real['answers']} answers from {', '.join(f'{k} ({v})' for k, v in sorted(real['sources'].items()))}; "
         f"{real['ms_per_answer']} ms per answer.",
@@ -345,8 +383,26 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         i = argv.index("--emotions")
         emotion_paths.append(Path(argv[i + 1]))
         del argv[i:i + 2]
-    paths, is_sample = _real_paths(argv)
-    real = real_answer_results(paths, disagreements) if paths else {}
+    part = (0, 1)
+    if "--part" in argv:  # K/N: this process reads every N-th answer (merge the parts with --merge)
+        i = argv.index("--part")
+        k, _, of = argv[i + 1].partition("/")
+        part = (int(k), int(of))
+        del argv[i:i + 2]
+    merge = "--merge" in argv
+    if merge:  # the arguments are parts written with --part
+        argv.remove("--merge")
+        parts = [json.loads(Path(a).read_text(encoding="utf-8")) for a in argv if not a.startswith("--")]
+        argv = [a for a in argv if a.startswith("--")]
+    paths, is_sample = _real_paths(argv) if not merge else ([], False)
+    if part != (0, 1):
+        real = real_answer_results(paths, disagreements, keep_all=True, part=part)
+        atomic_write_json(Path(stem or f"part{part[0]}of{part[1]}.json"), real)
+        return {"real_answers": real}
+    if merge:
+        real = merge_parts(parts, disagreements)
+    else:
+        real = real_answer_results(paths, disagreements) if paths else {}
     if emotion_paths:
         real["emotion_answers"] = emotion_answer_results(emotion_paths[0])
     stem = stem or ("parser_real_answers_sample" if is_sample else "parser_real_answers")
