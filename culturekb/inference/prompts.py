@@ -85,8 +85,9 @@ TEXT_PREDICTION_TEMPLATES: dict[str, str] = {
     "cross-culture-know": "predict_text_know",
 }
 """Mode -> template name for an item sent without an image (a text dataset, or a ``--text-only`` run): the same
-question over the item's {text}, never mentioning an artwork. English only so far: another language reads the
-English file (``language_status="fallback:en"``, recorded on each prediction)."""
+question over the item's {text}, never mentioning an artwork. Packaged in the seven prompt languages, like the
+image templates; any other language reads the English file (``language_status="fallback:en"``, recorded on each
+prediction)."""
 
 
 def prediction_template_name(mode: str, *, text: bool = False) -> str:
