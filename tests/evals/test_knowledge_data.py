@@ -103,7 +103,8 @@ def test_artemis_subset_report(artemis_kb: Path, tmp_path: Path) -> None:
     assert report["coverage"]["overall"]["covered"] > 0
     assert report["annotators"]["available"] is False  # one row per painting: no individual annotators
     # the KB has no calibration.json: the kb-prior is fitted on the data's valid split, as eval artemculture does
-    assert report["kb_prior_calibration"]["source"] == "fitted on this data's valid split"
+    assert report["kb_prior_calibration"]["source"] == (
+        "fitted on this data by the eval (the KB has no calibration.json)")
     assert report["kb_prior_calibration"]["fitted_on"]["split"] == "valid"
     assert "How the kb-prior was calibrated" in (out / "knowledge.md").read_text(encoding="utf-8")
 
