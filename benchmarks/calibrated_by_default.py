@@ -62,7 +62,7 @@ def artemis_train_test(src: Path, dst: Path) -> Path:
 
 def findingemo_jsonl(src: Path, dst: Path, n: int = 3000) -> Path:
     """FindingEmo annotations as samples: the search query of the image path as text, Plutchik-24 label."""
-    out = []
+    out: list[dict[str, Any]] = []
     with src.open(encoding="utf-8", newline="") as f:
         for r in csv.DictReader(f):
             if len(out) >= n:

@@ -158,12 +158,12 @@ if len(sys.argv) > 5:
     for model, name in EMOTION_FILES.items():
         rows = list(csv.DictReader(io.StringIO(git(EM, "show", f"HEAD:evaluation_results/{name}"))))
         for i, r in enumerate(rows):
-            gold = (r.get("Emotion") or r.get("true_emotion") or "").strip().lower()
-            if gold not in MELD_LABELS:
+            gold_label = (r.get("Emotion") or r.get("true_emotion") or "").strip().lower()
+            if gold_label not in MELD_LABELS:
                 continue
             out.write(json.dumps({"set": "meld-llm-emotions", "source": f"Huyoyo1/Emotion@{EM_COMMIT}",
                                   "file": f"evaluation_results/{name}", "id": f"{model}#{i}", "model": model,
-                                  "language": "en", "reasoning": "direct", "labels": MELD_LABELS, "gold": gold,
+                                  "language": "en", "reasoning": "direct", "labels": MELD_LABELS, "gold": gold_label,
                                   "answer": r["Predicted_Emotion"]}, ensure_ascii=False) + "\n")
             n += 1
     print("meld-emotions", n)  # noqa: T201

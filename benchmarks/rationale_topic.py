@@ -14,6 +14,7 @@ benchmarks/results/rationale_topic.{md,json}.
 from __future__ import annotations
 
 import csv
+from typing import Any
 import json
 import random
 import sys
@@ -124,4 +125,6 @@ def score(before: str, after: str) -> None:
 
 if __name__ == "__main__":
     cmd, *args = sys.argv[1:]
-    {"threshold": threshold, "build": build, "sample": sample, "concepts": concepts, "score": score}[cmd](*args)
+    steps: dict[str, Any] = {"threshold": threshold, "build": build, "sample": sample, "concepts": concepts,
+                             "score": score}
+    steps[cmd](*args)

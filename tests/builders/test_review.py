@@ -114,7 +114,8 @@ def test_label_studio_round_trip_keeps_every_decision(kb, tmp_path):
         {"completed_by": {"email": "bo"}, "created_at": "2026-01-02T10:00:00Z",
          "result": [{"from_name": "decision", "type": "choices", "value": {"choices": ["reject"]}},
                     {"from_name": "note", "type": "textarea", "value": {"text": ["not a crane"]}}]},
-        {"completed_by": 7, "result": [{"from_name": "decision", "type": "choices", "value": {"choices": ["approve"]}}]}]
+        {"completed_by": 7,
+         "result": [{"from_name": "decision", "type": "choices", "value": {"choices": ["approve"]}}]}]
     tasks.write_text(json.dumps(data), encoding="utf-8")
     new, summary = read_review_decisions(kb, tasks, "li", ledger)
     assert summary["already_in_ledger"] == 1 and summary["rejected"] == 1 and summary["approved"] == 1

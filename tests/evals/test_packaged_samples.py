@@ -42,8 +42,8 @@ def test_every_sample_is_a_file_with_a_notice_and_small():
         assert path.is_file()
         folder = path.parent
         assert (folder / "NOTICE.md").is_file() or folder.name == "demo", name  # artemis/artelingo: DATA_NOTICE.md
-    for folder in ("cedar", "ricevl"):
-        root = packaged_sample("cedar").parents[1] / folder
+    for kind in ("cedar", "ricevl"):
+        root = packaged_sample("cedar").parents[1] / kind
         assert sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) < 1_000_000
         notice = (root / "NOTICE.md").read_text(encoding="utf-8")
         assert "licen" in notice.lower()
@@ -52,6 +52,7 @@ def test_every_sample_is_a_file_with_a_notice_and_small():
 def test_sample_paths():
     assert sample_path("plain.jsonl") == Path("plain.jsonl")
     assert sample_path("sample:cedar") == packaged_sample("cedar")
-    assert resolve_samples((Path("sample:artemis"), Path("x.csv")))[1] == Path("x.csv")
+    resolved = list(resolve_samples((Path("sample:artemis"), Path("x.csv"))))  # type: ignore[call-overload]
+    assert resolved[1] == Path("x.csv")
     with pytest.raises(DataError, match="ricevl-vqa"):
         sample_path("sample:nope")

@@ -30,7 +30,8 @@ def test_tombench_as_released_loads_for_culturaltom_with_no_map_named() -> None:
     assert first.metadata["ability"].startswith("Non-Literal Communication")
     assert first.metadata["in_matrix"] is False and first.metadata["level"] is None
     assert report.defaults["id"] == 24 and report.defaults["region"] == 24
-    assert all(s.label is not None and s.label in "ABCD" and len(s.label) == 1 for s in items)  # one release answer is "A. "
+    # one release answer is "A. "
+    assert all(s.label is not None and s.label in "ABCD" and len(s.label) == 1 for s in items)
 
 
 def test_tombench_chinese_keys_through_the_named_map() -> None:

@@ -97,4 +97,5 @@ def test_two_reviewers_on_the_same_20_tuples_give_a_kappa_per_culture() -> None:
     assert ag["per_culture"]["zh"]["kappa"] == pytest.approx(0.6)  # 8 of 10 agree, chance 0.5
     assert ag["per_culture"]["ja"]["kappa"] == pytest.approx(0.8)  # 9 of 10
     assert ag["overall"]["agreement"] == pytest.approx(17 / 20)
-    assert evidence_of(kb.get("c0", "zh")) == ds[0].evidence
+    tuple_c0 = kb.get("c0", "zh")
+    assert tuple_c0 is not None and evidence_of(tuple_c0) == ds[0].evidence

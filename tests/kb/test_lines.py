@@ -92,8 +92,10 @@ def test_every_renderer_leads_with_the_dominant_label(tie_kb: Path, default_embe
     from culturekb.workflows import lookup_concepts
 
     rows = lookup_concepts(tie_kb, ["barbara"], "en")
-    _leads(rows[0]["match"]["summary"], "sadness")
-    assert rows[0]["match"]["tied"] == ["sadness", "awe"] and rows[0]["match"]["tie_break"] == "prior"
+    match = rows[0]["match"]
+    assert match is not None
+    _leads(match["summary"], "sadness")
+    assert match["tied"] == ["sadness", "awe"] and match["tie_break"] == "prior"
     done = CliRunner().invoke(app, ["lookup", "人生", "--culture", "zh", "--kb", str(tie_kb)])
     assert done.exit_code == 0, done.output
     assert ": fear (1/3), contentment (1/3) (tied: fear, contentment, sadness; fear chosen" in done.output
