@@ -14,12 +14,12 @@ benchmarks/results/rationale_topic.{md,json}.
 from __future__ import annotations
 
 import csv
-from typing import Any
 import json
 import random
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
