@@ -186,8 +186,10 @@ def _tuples(kb: Path) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def _kb_bytes(kb: Path) -> dict[str, bytes]:
-    """The KB's files but the per-run ones (the build report with its timings and counts, the run log)."""
-    return {p.name: p.read_bytes() for p in sorted(kb.iterdir()) if not p.name.startswith(("build_report", "run."))}
+    """The KB's files, its index included (not its index.json, which records when it was made), but the per-run
+    ones (the build report with its timings and counts, the run log)."""
+    return {str(p.relative_to(kb)): p.read_bytes() for p in sorted(kb.rglob("*"))
+            if p.is_file() and not p.name.startswith(("build_report", "run.")) and p.name != "index.json"}
 
 
 def run_build(rate: float, rows: int, workdir: Path, down_after: int, kill_at: str = "rationales@2"

@@ -35,9 +35,10 @@ def _build(out: Path, cache: Path, kill_at: str | None = None) -> subprocess.Com
 
 
 def _kb_files(kb: Path) -> dict[str, bytes]:
-    """The KB's content files; the per-run ones (the build report's timings and counts, the run log) left out."""
-    return {p.name: p.read_bytes() for p in sorted(kb.iterdir())
-            if not p.name.startswith(("build_report", "run.log"))}
+    """The KB's content files, its index (written by the build's calibration step) included but for its
+    index.json, which records when it was made; the per-run ones (build report, run log) left out."""
+    return {str(p.relative_to(kb)): p.read_bytes() for p in sorted(kb.rglob("*"))
+            if p.is_file() and not p.name.startswith(("build_report", "run.log")) and p.name != "index.json"}
 
 
 @pytest.mark.slow
