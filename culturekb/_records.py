@@ -24,6 +24,7 @@ or skips them (``--on-bad-row skip``) and lists them in the run report.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import math
 import re
@@ -40,7 +41,7 @@ from culturekb._io import json_value, read_text_utf8
 from culturekb.errors import ConfigError, DataError
 
 __all__ = ["DATA_SUFFIXES", "FieldMap", "LoadReport", "Problems", "Record", "builtin_maps", "data_files",
-           "is_absent", "parse_field_map", "read_records", "ON_BAD_ROW"]
+           "is_absent", "line_id", "parse_field_map", "read_records", "ON_BAD_ROW"]
 
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".tab")
 ON_BAD_ROW = ("fail", "skip")
@@ -71,11 +72,21 @@ class Record:
     """``line`` (JSON Lines, CSV) or ``item`` (the n-th object of a JSON document)."""
 
     @property
+    def place_id(self) -> str:
+        """The id of a record that has none: its key (a JSON object keyed by id), else ``<file name>:<line>``."""
+        return self.key if self.key is not None else line_id(self.source, self.line)
+
+    @property
     def where(self) -> str:
         """``file, line N`` (``file, item N``; ``file, item "KEY"`` for a JSON object keyed by id)."""
         if self.key is not None:
             return f"{self.source}, item {self.key!r}"
         return f"{self.source}, {self.unit} {self.line}"
+
+
+def line_id(source: str | Path, line: int) -> str:
+    """``<file name>:<line>``: the id every loader gives an item its release left without one."""
+    return f"{Path(source).stem}:{line}"
 
 
 # -- field maps --------------------------------------------------------------------------------------------------
@@ -166,8 +177,10 @@ def _map_from_mapping(obj: Mapping[str, Any], name: str) -> FieldMap:
                     tuple(columns))
 
 
+@functools.cache
 def builtin_maps() -> dict[str, FieldMap]:
-    """The packaged field maps of public releases, by name (``culturekb/data/maps/<name>.toml``)."""
+    """The packaged field maps of public releases, by name (``culturekb/data/maps/<name>.toml``), read once per
+    process (every file of a load asks whether one matches its keys)."""
     root = resources.files("culturekb") / "data" / "maps"
     out: dict[str, FieldMap] = {}
     for entry in sorted(root.iterdir(), key=lambda e: e.name):

@@ -21,7 +21,7 @@ from typing import Any
 
 from culturekb._images import check_image_file
 from culturekb._io import is_uri, resolve_image_ref
-from culturekb._records import FieldMap, LoadReport, is_absent, read_records
+from culturekb._records import FieldMap, LoadReport, is_absent, line_id, read_records
 from culturekb.errors import DataError
 from culturekb.inference.choices import option_letters
 from culturekb.kb.cultures import Culture, CultureRegistry, packaged_registry
@@ -104,7 +104,7 @@ class Row:
 
     def item_id(self) -> str:
         """The row's id, else ``<file name>:<line>`` (a release without ids)."""
-        return self.text("id") or f"{Path(self.source).stem}:{self.line}"
+        return self.text("id") or line_id(self.source, self.line)
 
     def extra(self, used: Sequence[str]) -> dict[str, Any]:
         """The fields not consumed by the format (kept as metadata)."""

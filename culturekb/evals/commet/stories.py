@@ -355,7 +355,7 @@ def _question_story(rec: Record, report: LoadReport) -> dict[str, Any]:
         answer, wrong = f"{letter}; {right}", [o for o in options if o != right]
     else:
         answer, wrong = raw_answer, []
-    sid = str(lowered.get("id") or f"{Path(rec.source).stem}:{rec.line}")
+    sid = str(lowered.get("id") or rec.place_id)
     if not lowered.get("id"):
         report.defaults["id"] += 1
     words = f"{lowered.get('ability') or ''} {lowered.get('category') or ''} {lowered.get('task') or ''}".lower()

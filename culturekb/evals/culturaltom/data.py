@@ -200,7 +200,7 @@ def _item(rec: Record, load: _Load) -> Sample:
     released = bool(load.report.field_map)
     sid = _text(row, "id", where, required=False)
     if not sid:
-        sid = f"{Path(rec.source).stem}:{rec.line}" if rec.key is None else rec.key
+        sid = rec.place_id
         load.report.defaults["id"] += 1
     task_value = _text(row, "task", where, required=False) or Path(rec.source).stem
     task = tm.task_id(task_value)
