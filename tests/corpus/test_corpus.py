@@ -30,7 +30,12 @@ from culturekb.errors import DataError
 
 HERE = Path(__file__).parent
 FILES = HERE / "files"
-CASES: list[dict[str, Any]] = tomllib.loads((HERE / "cases.toml").read_text("utf-8"))["case"]
+# cases.toml and any cases_*.toml beside it (one table per probe, so that probes add cases without touching each other)
+CASES: list[dict[str, Any]] = [
+    case
+    for table in sorted(HERE.glob("cases*.toml"))
+    for case in tomllib.loads(table.read_text("utf-8")).get("case", [])
+]
 runner = CliRunner()
 
 
