@@ -105,7 +105,8 @@ def build(
     rationales: Annotated[str, typer.Option(help="rationale generator: extractive | openai:MODEL")] = "extractive",
     judges: Annotated[str, typer.Option(help="two judges: lexicon, prototype or openai:MODEL")] = "lexicon,prototype",
     policy: Annotated[str, typer.Option(help="flagged tuples: pending | drop | keep")] = "pending",
-    min_support: Annotated[int, typer.Option(help="minimum number of images per (concept, culture)")] = 2,
+    min_support: Annotated[int, typer.Option(help="minimum number of samples (images, texts) per (concept, culture)")
+                           ] = 2,
     on_bad_answer: Annotated[str, typer.Option(
         help="a model's bad answer after retries and re-asks: fail (stop; rerun resumes), skip (drop the tuple) or "
              "flag (keep it flagged for review); the build report lists them")] = "fail",
@@ -128,6 +129,9 @@ def build(
                          ] = "majority",
     field_map: Annotated[str | None, typer.Option("--map", help="a release's keys -> the sample fields: a built-in "
                                                   "map (xed ...), a .toml/.json map file, or field=KEY pairs")] = None,
+    stimulus_kind: Annotated[str | None, typer.Option(
+        help="what the samples are: artworks, images, texts or scenarios (default: from the samples: a WikiArt "
+             "style -> artworks, an image -> images, else texts); knowledge headers and reports say it")] = None,
     calibrate: Annotated[bool, typer.Option(
         help="index the KB and fit the kb-prior's weights and concept filter (valid split + training samples each "
              "left out, or the training samples alone without a valid split) into calibration.json")] = True,
@@ -147,7 +151,7 @@ def build(
             on_bad_answer=on_bad_answer,
             base_url=base_url, cultures_file=cultures_file,
             label_words_file=label_words, label_column_words=label_column_words, aggregate=aggregate,
-            field_map=field_map, calibrate=calibrate,
+            field_map=field_map, calibrate=calibrate, stimulus_kind=stimulus_kind,
         )
 
     result = _guard(run)
@@ -271,8 +275,11 @@ def calibrate(
     from culturekb.config import load_settings
     from culturekb.workflows import calibrate_kb
 
+    from culturekb.data.samples import sample_path
+
     if split == "test":
         _fail(ConfigError("calibrating on the test split would tune on what is evaluated; use --split valid"))
+    data = _guard(lambda: [sample_path(p) for p in data])
     cal = _guard(lambda: calibrate_kb(kb, data, split=split, data_root=data_root, status=status,
                                       settings=load_settings(config)))
     from culturekb.workflows.calibrate import calibration_method

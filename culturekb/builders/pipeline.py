@@ -39,7 +39,8 @@ from culturekb.kb._checkpoints import kill_point
 from culturekb.kb.ledger import reapply_ledger
 from culturekb.kb.schema import JudgeVerdict, KnowledgeTuple, Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
-from culturekb.kb.store import KnowledgeBase
+from culturekb.kb.stimulus import STIMULUS_KINDS, detect_stimulus_kind
+from culturekb.kb.store import KnowledgeBase, versioned_config
 from culturekb.models.base import Embedder
 from culturekb.text.concepts import BUILD_FIELDS
 from culturekb.text.context import context_concepts
@@ -74,6 +75,9 @@ class BuildConfig(BaseModel):
     max_concurrency: int = 8
     chunk_size: int = 64
     on_bad_answer: str = Field(default="fail", description="a model's bad answer: fail | skip | flag")
+    stimulus_kind: str | None = Field(
+        default=None, description="what the samples are: artworks | images | texts | scenarios; None: from the "
+        "samples (culturekb.kb.stimulus.detect_stimulus_kind). Prompts, knowledge headers and reports say it")
     label_words: dict[str, dict[str, list[str]]] = Field(
         default_factory=dict, description="language -> label -> words added to the scheme's translations (a label "
         "words file, words learned from paired label columns; culturekb.kb.label_words)")
@@ -92,7 +96,16 @@ class BuildConfig(BaseModel):
         data: dict[str, Any] = handler(self)
         if not data.get("label_words"):
             data.pop("label_words", None)
+        if data.get("stimulus_kind") is None:
+            data.pop("stimulus_kind", None)
         return data
+
+    @field_validator("stimulus_kind")
+    @classmethod
+    def _known_kind(cls, v: str | None) -> str | None:
+        if v is not None and v not in STIMULUS_KINDS:
+            raise ValueError(f"must be one of {list(STIMULUS_KINDS)}")
+        return v
 
     @field_validator("judges")
     @classmethod
@@ -445,7 +458,9 @@ def build_kb(
             [stable_hash([gen.id, r.concept, r.culture, r.label, r.distribution, r.evidence]) for r in requests],
             lambda batch: gen.generate(batch), config.chunk_size, stats["rationales"], progress, _prefetch(gen),
         )
-        build_id = stable_hash([config.model_dump(mode="json"), ex.id, gen.id, [j.id for j in components.judges]])[:12]
+        # content, not paths: the scheme by what it holds (not its file's path), no batch size or endpoint
+        build_id = stable_hash([versioned_config(config.model_dump(mode="json")), scheme.to_dict(), ex.id, gen.id,
+                                [j.id for j in components.judges]])[:12]
         tuples = [
             KnowledgeTuple(
                 concept=a.concept, culture=a.culture, label=a.label, distribution=dict(a.distribution),
@@ -479,7 +494,8 @@ def build_kb(
 
     kb = KnowledgeBase(
         outcome.tuples, scheme,
-        build_config={**config.model_dump(mode="json"), "cultures": sorted({s.culture for s in labelled})},
+        build_config={**config.model_dump(mode="json"), "cultures": sorted({s.culture for s in labelled}),
+                      "stimulus_kind": config.stimulus_kind or detect_stimulus_kind(labelled)},
         embedder=None,
         extra_counts={
             "flagged_total": outcome.flagged,

@@ -60,6 +60,7 @@ from culturekb.inference.evidence import tuple_evidence
 from culturekb.kb.cultures import CultureRegistry
 from culturekb.kb.lines import kb_tie_break, tie_note
 from culturekb.kb.schema import KnowledgeTuple, Sample
+from culturekb.kb.stimulus import kb_stimulus_kind, stimulus_phrase
 from culturekb.retrieval.filters import StatusFilter, check_status
 from culturekb.retrieval.retriever import Match, Retriever
 from culturekb.text.concepts import ConceptExtractor
@@ -73,7 +74,9 @@ log = logging.getLogger(__name__)
 
 ITEM_FIELDS = ("concept", "label", "query", "share", "support", "rationales", "rationale", "distribution", "interval",
                "count", "review", "unreviewed", "tied")
-FRAME_FIELDS = ("items", "knowledge", "culture", "culture_name", "culture_id")
+FRAME_FIELDS = ("items", "knowledge", "culture", "culture_name", "culture_id", "stimuli")
+"""What a frame may name; ``{stimuli}``: the KB's stimulus kind as a phrase of the frame's language
+(`culturekb.kb.stimulus.stimulus_phrase`: "how many of the annotated texts")."""
 _NO_KNOWLEDGE_MODES = ("orig", "internal-know")
 
 CueStatus = Literal["matched", "no-match", "no-concepts", "culture-not-in-kb", "not-used", "fallback"]
@@ -510,8 +513,10 @@ class KnowledgeService:
         used = tuple(m for m, _ in lines)
         if status is None:
             status = "matched" if used else "no-match"
+        stimuli = stimulus_phrase(kb_stimulus_kind(self.retriever.kb), loaded.language)
         return KnowledgeBlock(
-            text=self._frame(loaded, template.frame_names, lines, culture, reg), matches=used, concepts=tuple(concepts),
+            text=self._frame(loaded, template.frame_names, lines, culture, reg, stimuli), matches=used,
+            concepts=tuple(concepts),
             culture=culture, mode=mode, status=status, language=lang, template_id=loaded.id, template_sha=loaded.sha,
             kb_version=self.kb_version, scope=tuple(scope), language_status=loaded.language_status,
             status_filter=status_filter if status_filter is not None else self.status,
@@ -519,7 +524,7 @@ class KnowledgeService:
 
     @staticmethod
     def _frame(loaded: LoadedTemplates, names: str, lines: Sequence[tuple[Match, str]], culture: str,
-               registry: CultureRegistry) -> str:
+               registry: CultureRegistry, stimuli: str) -> str:
         if not lines:
             return ""
         if loaded.frame is None:
@@ -530,7 +535,7 @@ class KnowledgeService:
         parts = []
         for name, group in groups.items():
             body = "\n".join(group)
-            values = {"items": body, "knowledge": body, **_names(name, loaded.language, registry)}
+            values = {"items": body, "knowledge": body, "stimuli": stimuli, **_names(name, loaded.language, registry)}
             parts.append(loaded.frame.fill(values).strip())
         return "\n".join(parts)
 

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from culturekb.errors import ConfigError
 from culturekb.kb.distribution import js_bits
 from culturekb.kb.schema import KnowledgeTuple
+from culturekb.kb.stimulus import DEFAULT_STIMULUS_KIND, kb_stimulus_kind, stimulus_noun
 from culturekb.kb.store import KnowledgeBase
 
 __all__ = [
@@ -101,6 +102,7 @@ def kb_stats(kb: KnowledgeBase) -> dict[str, Any]:
     return {
         "kb_version": kb.version,
         "label_scheme": kb.scheme.name,
+        "stimulus_kind": kb_stimulus_kind(kb),
         "labels": labels,
         "concepts": len(cultures_of),
         "shared_concepts": sum(len(cs) >= 2 for cs in cultures_of.values()),
@@ -201,7 +203,7 @@ def render_stats_markdown(stats: dict[str, Any], divergences: Sequence[Divergenc
             ),
         ),
         "",
-        "## Support (images per concept)",
+        f"## Support ({stimulus_noun(stats.get('stimulus_kind', DEFAULT_STIMULUS_KIND))} per concept)",
         "",
         *_table(
             ["culture", *(name for _, name in SUPPORT_BINS)],

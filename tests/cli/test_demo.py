@@ -54,6 +54,7 @@ def test_every_section_in_order_and_a_six_culture_calibrated_kb(demo: tuple[Path
     kb = KnowledgeBase.load(out / "kb")
     populated = {t.culture for t in kb}
     assert populated == {"en", "de", "es", "zh", "ru", "hi"} and kb.scheme.name == "brighter7"
+    assert kb.build_config["stimulus_kind"] == "texts"  # BRIGHTER's sentences: no header calls them artworks
     cal = json.loads((out / "kb" / "calibration.json").read_text(encoding="utf-8"))
     assert cal["kb_version"] == kb.version
     assert f"min_support {cal['min_support']}" in _section(page, "Calibration")

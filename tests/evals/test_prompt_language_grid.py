@@ -31,8 +31,8 @@ CEDAR, ARTEMIS = get_scheme("cedar14"), get_scheme("artemis9")
 # the "situation" line of each language's Cedar prompt, and the start of its cue block
 SITUATION = {"en": "Situation:", "zh": "情境：", "ar": "الموقف:", "hi": "स्थिति:", "ja": "状況：", "es": "Situación:",
              "sw": "Hali:"}
-CUE_FRAME = {"en": "Cultural cues for viewers", "zh": "文化背景观众的文化线索", "ar": "إشارات ثقافية",
-             "hi": "संस्कृति के दर्शकों के लिए सांस्कृतिक संकेत", "ja": "鑑賞者のための文化的な手がかり",
+CUE_FRAME = {"en": "Cultural cues for people", "zh": "文化背景人群的文化线索", "ar": "إشارات ثقافية",
+             "hi": "संस्कृति के लोगों के लिए सांस्कृतिक संकेत", "ja": "人々のための文化的な手がかり",
              "es": "Pistas culturales", "sw": "Vidokezo vya kitamaduni"}
 
 

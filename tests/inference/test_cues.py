@@ -41,7 +41,7 @@ def test_cues_from_a_narrative(retriever: Retriever) -> None:
     assert all(m.culture == "zh" for m in block.matches)
     assert "full moon" in block.concepts and "crane" in block.concepts
     text = block.text
-    assert text.startswith("Cultural cues for viewers from the Chinese culture")
+    assert text.startswith("Cultural cues for people from the Chinese culture")
     assert "- full moon -> sadness (75% of 8 examples). The full moon recalls family far away." in text
     assert "- crane -> awe (75% of 8 examples). Cranes stand for long life." in text
     assert "A second reason." not in text  # only the top rationale

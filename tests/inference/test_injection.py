@@ -131,11 +131,11 @@ def test_frames_languages_and_template_checks(service: KnowledgeService, tmp_pat
     assert harness.text.startswith("Notes from the annotations of people of the English-speaking culture")
     assert harness.template_id.startswith("harness_knowledge.en@") and "+knowledge_item.en@" in harness.template_id
     cues = service.inject(CONCEPTS, "zh", template=CUES, language="en")
-    assert cues.language == "en" and cues.text.startswith("Cultural cues for viewers from the Chinese culture")
+    assert cues.language == "en" and cues.text.startswith("Cultural cues for people from the Chinese culture")
     assert "- full moon -> sadness (60% of 5 examples). 满月让人思念远方的亲人" in cues.text
     assert "月圆人团圆" not in cues.text  # {rationale} is the first one only
     zh = service.inject(CONCEPTS, "zh", template=CUES)  # the culture's language: every part exists in Chinese
-    assert zh.language == "zh" and zh.text.startswith("中华文化背景观众的文化线索")
+    assert zh.language == "zh" and zh.text.startswith("中华文化背景人群的文化线索")
     assert "- full moon -> 悲伤（5个例子中占60%）。满月让人思念远方的亲人" in zh.text
     # one part missing in a language (no Chinese regional_cues): the whole block in English
     mixed = service.inject(CONCEPTS, "zh", template=BlockTemplate("knowledge_item", "regional_cues"))
