@@ -85,7 +85,7 @@ from culturekb.errors import ConfigError, DataError, ProviderError
 from culturekb.evals._calls import client_counts, run_accounting, run_client
 from culturekb.evals.context import RunContext
 from culturekb.evals.data_report import data_tables
-from culturekb.evals.reports import Plot, ReportFiles, Table, to_jsonable, write_report
+from culturekb.evals.reports import Plot, ReportFiles, Table, base_run_header, to_jsonable, write_report
 from culturekb.evals.unread import unread_summary, unread_tables
 from culturekb.inference.base import Prediction, Predictor
 from culturekb.kb.schema import Sample
@@ -287,10 +287,18 @@ class Runner(ABC):
         """PNG plots for the report (default: none)."""
         return []
 
+    def run_header(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """What was run, the report's first section (`culturekb.evals.reports.RUN_FIELDS`: model, judge, baseline,
+        KB and calibration, prompt languages, images sent, unread answers). The base fills in what the runner's
+        attributes say (`reports.base_run_header`); a runner overrides it to say what only it knows."""
+        return base_run_header(self)
+
     def report(self, results: Mapping[str, Any], out_dir: Path) -> ReportFiles:
-        """Write the report (JSON, Markdown, PNG) from `tables` and `plots`, and the unread answers' tables."""
+        """Write the report (JSON, Markdown, PNG) from `run_header`, `tables` and `plots`, and the unread answers'
+        tables."""
         tables = {**self.tables(results), **unread_tables(self.unread_answers)}
-        return write_report(out_dir, self.label, results, tables, self.plots(results))
+        return write_report(out_dir, self.label, results, tables, self.plots(results),
+                            header=self.run_header(results))
 
     # -- the machinery ---------------------------------------------------------------------------------------------
 
