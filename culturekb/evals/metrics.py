@@ -50,6 +50,7 @@ __all__ = [
     "spearman",
     "spearman_agreement",
     "western_group",
+    "wilson_interval",
 ]
 
 logger = logging.getLogger(__name__)
@@ -107,6 +108,22 @@ def accuracy(preds: Sequence[str | None], golds: Sequence[str | None]) -> float:
     if not golds:
         return NAN
     return sum(1 for p, g in zip(preds, golds, strict=True) if p is not None and p == g) / len(golds)
+
+
+def wilson_interval(successes: int, n: int, z: float = 1.959963984540054) -> tuple[float, float]:
+    """The Wilson score interval of a proportion `successes / n` (95% with the default `z`); (NaN, NaN) for n = 0.
+
+    It stays inside [0, 1] and is not empty at 0 or n successes (0 of 20 right: [0, 0.161]), unlike the normal
+    approximation, so small groups get an honest, wide interval."""
+    if n < 0 or not 0 <= successes <= n:
+        raise ConfigError(f"wilson_interval: {successes} successes of {n} items; give 0 <= successes <= n")
+    if n == 0:
+        return NAN, NAN
+    p = successes / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def accuracy_by_group(

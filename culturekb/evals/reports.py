@@ -30,14 +30,23 @@ from culturekb.errors import ConfigError, require
 from culturekb.evals.metrics import ConfusionMatrix
 
 __all__ = [
+    "FONT_FAMILIES",
+    "RUN_FIELDS",
     "BarPlot",
     "Cell",
     "HeatmapPlot",
     "IntervalPlot",
+    "MissingGlyphWarning",
     "ReliabilityPlot",
     "Plot",
     "ReportFiles",
     "Table",
+    "base_run_header",
+    "calibration_text",
+    "check_run_header",
+    "interval_text",
+    "plot_fonts",
+    "plot_style",
     "render_markdown_table",
     "to_jsonable",
     "write_report",
@@ -167,11 +176,16 @@ class BarPlot:
     ylabel: str = ""
     diverging: bool = False
     ylim: tuple[float, float] | None = None
+    baselines: Mapping[str, float] = field(default_factory=dict)
+    """Reference levels drawn as labelled horizontal lines across the chart (a majority baseline, human accuracy)."""
+    value_format: str = "{:.2f}"
+    """How the value written on each bar reads."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
         object.__setattr__(self, "series", {str(k): tuple(float("nan") if v is None else float(v) for v in vals)
                                             for k, vals in self.series.items()})
+        object.__setattr__(self, "baselines", _check_baselines(self.name, self.baselines))
         _check_plot_name(self.name)
         if not self.series:
             raise ConfigError(f"bar plot {self.name!r} has no series; give at least one")
@@ -209,6 +223,9 @@ class HeatmapPlot:
     xlabel: str = ""
     ylabel: str = ""
     value_format: str = "{:.2f}"
+    scale: tuple[float, float] | None = None
+    """The colour bar's range; default: 0..1 when every colour value lies in it (accuracies, shares), else the
+    values' own range (widened by 1 either side when they are all equal)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "row_labels", tuple(str(r) for r in self.row_labels))
@@ -261,9 +278,14 @@ class IntervalPlot:
     style: str = "bar"
     reference: float | None = None
     ylim: tuple[float, float] | None = None
+    baselines: Mapping[str, float] = field(default_factory=dict)
+    """Reference levels drawn as labelled horizontal lines across the chart (a majority baseline, human accuracy)."""
+    value_format: str = "{:.2f}"
+    """How the value written on each bar or point reads."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
+        object.__setattr__(self, "baselines", _check_baselines(self.name, self.baselines))
         for attr in ("series", "low", "high"):
             object.__setattr__(self, attr, {str(k): tuple(_nan_if_none(v) for v in vals)
                                             for k, vals in getattr(self, attr).items()})
@@ -312,6 +334,14 @@ def _nan_if_none(v: float | None) -> float:
     return float("nan") if v is None else float(v)
 
 
+def _check_baselines(name: str, baselines: Mapping[str, float]) -> dict[str, float]:
+    out = {str(k): float(v) for k, v in baselines.items() if v is not None}
+    bad = [k for k, v in out.items() if not math.isfinite(v)]
+    if bad:
+        raise ConfigError(f"plot {name!r}: baselines {bad} are not finite numbers; leave out a baseline with no value")
+    return out
+
+
 def _check_plot_name(name: str) -> None:
     if not name or any(ch in name for ch in "/\\:*?\"<>| ") or name.startswith("."):
         raise ConfigError(f"plot name {name!r} is not a safe file stem; use letters, digits, '-', '_' or '.'")
@@ -323,38 +353,130 @@ def _grouped(n_categories: int, n_series: int) -> tuple[float, list[list[float]]
     return width, [[x - 0.4 + width * (k + 0.5) for x in range(n_categories)] for k in range(n_series)]
 
 
+_BASELINE_STYLES = ((0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))
+
+
+def _finite(values: Any) -> list[float]:
+    return [float(v) for v in values if v is not None and math.isfinite(v)]
+
+
+def _value_fontsize(n_bars: int) -> tuple[float, int]:
+    """Font size and rotation of the values written on bars: smaller and upright-turned when bars are many."""
+    if n_bars > 24:
+        return 6.0, 90
+    return (7.0 if n_bars > 10 else 8.0), 0
+
+
+def _write_values(ax: Any, xs: Sequence[float], ys: Sequence[float], tops: Sequence[float], fmt: str,
+                  n_bars: int) -> None:
+    """Each finite value written just above its bar (below a negative one), above its error bar when it has one."""
+    size, rotation = _value_fontsize(n_bars)
+    for x, y, top in zip(xs, ys, tops, strict=True):
+        if not math.isfinite(y):
+            continue
+        below = y < 0
+        anchor = top if math.isfinite(top) else y
+        ax.annotate(fmt.format(y), (x, anchor), xytext=(0, -2 if below else 2), textcoords="offset points",
+                    ha="center", va="top" if below else "bottom", fontsize=size, rotation=rotation)
+
+
+def _draw_missing(ax: Any, xs: Sequence[float], ys: Sequence[float], at: float) -> None:
+    for x, y in zip(xs, ys, strict=True):
+        if math.isnan(y):
+            ax.text(x, at, _MISSING, ha="center", va="bottom", fontsize=7, rotation=90, color="0.35")
+
+
+def _draw_baselines(ax: Any, baselines: Mapping[str, float], fmt: str) -> list[Any]:
+    """Each baseline as a labelled horizontal line over the whole chart; returns the legend handles."""
+    handles = []
+    for i, (label, value) in enumerate(baselines.items()):
+        line = ax.axhline(value, color="0.25", linewidth=1.3, linestyle=_BASELINE_STYLES[i % len(_BASELINE_STYLES)],
+                          label=f"{label} ({fmt.format(value)})", zorder=3)
+        handles.append(line)
+    return handles
+
+
+def _fit_ylim(ax: Any, values: Sequence[float], ylim: tuple[float, float] | None, diverging: bool) -> None:
+    """Limits that fit the data with room for the values written on the bars: `ylim` when given (its top raised
+    by 8% for the labels), symmetric about 0 for signed bars, 0..1 when there is nothing above 0."""
+    finite = _finite(values)
+    if ylim is not None:
+        lo, hi = ylim
+        ax.set_ylim(lo, hi + 0.08 * (hi - lo))
+        return
+    if diverging:
+        m = max((abs(v) for v in finite), default=0.0) or 1.0
+        ax.set_ylim(-1.18 * m, 1.18 * m)
+        return
+    hi = max(finite, default=0.0)
+    lo = min(0.0, min(finite, default=0.0))
+    if hi <= 0 and lo >= 0:
+        hi = 1.0
+    ax.set_ylim(lo * 1.18 if lo < 0 else 0.0, hi * 1.18 if hi > 0 else 0.1 * (hi - lo) or 1.0)
+
+
 def _draw_bars(fig: Any, plot: BarPlot) -> None:
+    from matplotlib.patches import Patch
+
     ax = fig.add_subplot(1, 1, 1)
     n_series = len(plot.series)
     width, positions = _grouped(len(plot.categories), n_series)
+    handles: list[Any] = []
+    n_bars = n_series * len(plot.categories)
     for k, (label, vals) in enumerate(plot.series.items()):
         offsets = positions[k]
         heights = [0.0 if math.isnan(v) else v for v in vals]
-        if plot.diverging:
-            colours = ["#c0392b" if v < 0 else "#2e86c1" for v in heights]
-            ax.bar(offsets, heights, width=width, label=label, color=colours if n_series == 1 else None)
+        colour = f"C{k % 10}"
+        if plot.diverging and n_series == 1:
+            colours: Any = ["#c0392b" if v < 0 else "#2e86c1" for v in heights]
         else:
-            ax.bar(offsets, heights, width=width, label=label)
-        for x, v in zip(offsets, vals, strict=True):
-            if math.isnan(v):
-                ax.text(x, 0, _MISSING, ha="center", va="bottom", fontsize=7, rotation=90)
+            colours = colour
+        ax.bar(offsets, heights, width=width, color=colours, edgecolor="white", linewidth=0.5, zorder=2)
+        handles.append(Patch(facecolor=colour, label=label))
+        _write_values(ax, offsets, vals, vals, plot.value_format, n_bars)
+        _draw_missing(ax, offsets, vals, 0.0)
     if plot.diverging:
         ax.axhline(0.0, color="black", linewidth=0.8)
-    _finish_category_axes(ax, plot.categories, len(plot.categories) > 6, plot.ylabel, plot.title, plot.ylim, n_series)
+    all_values = [v for vals in plot.series.values() for v in vals] + list(plot.baselines.values())
+    _fit_ylim(ax, all_values, plot.ylim, plot.diverging)
+    lines = _draw_baselines(ax, plot.baselines, plot.value_format)
+    legend = (handles if n_series > 1 else []) + lines
+    _finish_category_axes(ax, plot.categories, _crowded(plot.categories), plot.ylabel, plot.title, legend)
+
+
+def _crowded(categories: Sequence[str]) -> bool:
+    return len(categories) > 5 or sum(len(c) for c in categories) > 8 * max(1, len(categories))
 
 
 def _finish_category_axes(ax: Any, categories: Sequence[str], crowded: bool, ylabel: str, title: str,
-                          ylim: tuple[float, float] | None, n_series: int) -> None:
-    """Category ticks (slanted when `crowded`), labels, limits, a legend for several series, a light grid."""
+                          legend: Sequence[Any]) -> None:
+    """Category ticks (slanted when `crowded`), labels, a legend outside the data (right of the axes), a light
+    grid behind the bars."""
     ax.set_xticks(list(range(len(categories))))
     ax.set_xticklabels(categories, rotation=30 if crowded else 0, ha="right" if crowded else "center")
+    ax.set_xlim(-0.6, len(categories) - 0.4)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    if ylim is not None:
-        ax.set_ylim(*ylim)
-    if n_series > 1:
-        ax.legend(fontsize=8)
-    ax.grid(axis="y", alpha=0.3)
+    if legend:
+        ax.legend(handles=list(legend), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    ax.grid(axis="y", alpha=0.3, zorder=0)
+    ax.set_axisbelow(True)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+
+
+def _heatmap_scale(plot: HeatmapPlot, colours: Any) -> tuple[float, float]:
+    import numpy as np
+
+    if plot.scale is not None:
+        return plot.scale
+    finite = colours[np.isfinite(colours)]
+    if not finite.size:
+        return 0.0, 1.0
+    lo, hi = float(finite.min()), float(finite.max())
+    if lo >= 0.0 and hi <= 1.0:
+        return 0.0, 1.0
+    return (lo - 1.0, hi + 1.0) if lo == hi else (lo, hi)
 
 
 def _draw_heatmap(fig: Any, plot: HeatmapPlot) -> None:
@@ -363,10 +485,10 @@ def _draw_heatmap(fig: Any, plot: HeatmapPlot) -> None:
     ax = fig.add_subplot(1, 1, 1)
     colours = np.array(plot.colour_values if plot.colour_values is not None else plot.values, dtype=float)
     masked = np.ma.masked_invalid(colours)
-    image = ax.imshow(masked, cmap="Blues", aspect="auto")
+    vmin, vmax = _heatmap_scale(plot, colours)
+    image = ax.imshow(masked, cmap="Blues", aspect="auto", vmin=vmin, vmax=vmax)
     fig.colorbar(image, ax=ax)
-    finite = colours[np.isfinite(colours)]
-    mid = (float(finite.min()) + float(finite.max())) / 2 if finite.size else 0.0
+    mid = (vmin + vmax) / 2
     fontsize = 9 if len(plot.col_labels) <= 8 else 7
     for i, row in enumerate(plot.values):
         for j, v in enumerate(row):
@@ -383,9 +505,14 @@ def _draw_heatmap(fig: Any, plot: HeatmapPlot) -> None:
 
 
 def _draw_intervals(fig: Any, plot: IntervalPlot) -> None:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
     ax = fig.add_subplot(1, 1, 1)
     n_series = len(plot.series)
     width, positions = _grouped(len(plot.categories), n_series)
+    handles: list[Any] = []
+    n_bars = n_series * len(plot.categories)
     for k, (label, vals) in enumerate(plot.series.items()):
         offsets = positions[k]
         lows, highs = plot.low[label], plot.high[label]
@@ -396,17 +523,24 @@ def _draw_intervals(fig: Any, plot: IntervalPlot) -> None:
         xs_shown = [offsets[i] for i in shown]
         colour = f"C{k % 10}"  # fixed per series, also when a series has nothing to draw
         if plot.style == "bar":
-            ax.bar(xs_shown, ys, width=width, label=label, yerr=err, capsize=3, ecolor="black", color=colour)
+            ax.bar(xs_shown, ys, width=width, yerr=err, capsize=3, ecolor="black", color=colour, edgecolor="white",
+                   linewidth=0.5, zorder=2, error_kw={"zorder": 4, "linewidth": 1})
+            handles.append(Patch(facecolor=colour, label=label))
         else:
-            ax.errorbar(xs_shown, ys, yerr=err, fmt="o", capsize=4, label=label, color=colour)
-        for i, v in enumerate(vals):
-            if math.isnan(v):
-                ax.text(offsets[i], plot.reference or 0.0, _MISSING, ha="center", va="bottom", fontsize=7,
-                        rotation=90)
+            ax.errorbar(xs_shown, ys, yerr=err, fmt="o", capsize=4, color=colour, zorder=4)
+            handles.append(Line2D([], [], marker="o", linestyle="none", color=colour, label=label))
+        tops = [highs[i] if not math.isnan(highs[i]) else vals[i] for i in shown]
+        bottoms = [lows[i] if not math.isnan(lows[i]) else vals[i] for i in shown]
+        _write_values(ax, xs_shown, ys, [b if y < 0 else t for y, t, b in zip(ys, tops, bottoms, strict=True)],
+                      plot.value_format, n_bars)
+        _draw_missing(ax, offsets, vals, plot.reference or 0.0)
     if plot.reference is not None:
-        ax.axhline(plot.reference, color="black", linewidth=0.8, linestyle="--")
-    crowded = len(plot.categories) > 5 or sum(len(c) for c in plot.categories) > 8 * len(plot.categories)
-    _finish_category_axes(ax, plot.categories, crowded, plot.ylabel, plot.title, plot.ylim, n_series)
+        ax.axhline(plot.reference, color="black", linewidth=0.8)
+    bounds = [v for d in (plot.series, plot.low, plot.high) for vals in d.values() for v in vals]
+    _fit_ylim(ax, [*bounds, *plot.baselines.values()], plot.ylim, plot.style == "point" and plot.reference == 0.0)
+    lines = _draw_baselines(ax, plot.baselines, plot.value_format)
+    legend = (handles if n_series > 1 else []) + lines
+    _finish_category_axes(ax, plot.categories, _crowded(plot.categories), plot.ylabel, plot.title, legend)
 
 
 def _draw_reliability(fig: Any, plot: ReliabilityPlot) -> None:
@@ -425,7 +559,7 @@ def _draw_reliability(fig: Any, plot: ReliabilityPlot) -> None:
     ax.set_ylim(0.0, 1.0)
     ax.set_ylabel("accuracy")
     ax.set_title(plot.title)
-    ax.legend(fontsize=8, loc="upper left")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.grid(alpha=0.3)
     ax.tick_params(labelbottom=False)
     counts_ax.set_xlabel("confidence of the predicted label")
@@ -433,34 +567,84 @@ def _draw_reliability(fig: Any, plot: ReliabilityPlot) -> None:
     counts_ax.grid(axis="y", alpha=0.3)
 
 
+# -- fonts: every script the data has -------------------------------------------------------------------------------
+
+FONT_DIR = Path(__file__).resolve().parents[1] / "data" / "fonts"
+"""The packaged fonts (Noto Sans CJK SC subset, Devanagari, Arabic, Thai, Khmer; SIL OFL 1.1, see NOTICE.md)."""
+
+FONT_FAMILIES = ("DejaVu Sans", "Noto Sans CJK SC", "Noto Sans Devanagari", "Noto Sans Arabic", "Noto Sans Thai",
+                 "Noto Sans Khmer")
+"""matplotlib's font.family for every plot: DejaVu Sans first, then the packaged fonts it falls back on, glyph by
+glyph, for the scripts DejaVu Sans lacks."""
+
+_fonts_added: set[str] = set()
+
+
+class MissingGlyphWarning(UserWarning):
+    """A plot drew a character that no font of `FONT_FAMILIES` has (it shows as a box)."""
+
+
+def plot_fonts() -> list[str]:
+    """Register the packaged fonts with matplotlib (once per process) and return the font family list to draw with
+    (``matplotlib.rcParams["font.family"]``); the notebook's plots use it too."""
+    from matplotlib import font_manager
+
+    for path in sorted(FONT_DIR.glob("*.[ot]tf")):
+        if str(path) not in _fonts_added:
+            font_manager.fontManager.addfont(str(path))
+            _fonts_added.add(str(path))
+    return list(FONT_FAMILIES)
+
+
+def plot_style() -> Any:
+    """A context manager that draws with the reports' fonts (`plot_fonts`), e.g. around a notebook's pyplot
+    calls: ``with plot_style(): plt.bar(...)``. The previous settings come back on exit."""
+    import matplotlib
+
+    return matplotlib.rc_context({"font.family": plot_fonts(), "axes.unicode_minus": False})
+
+
 def _render_png(plot: Plot) -> bytes:
-    """Draw one plot on a private Agg canvas and return the PNG bytes."""
+    """Draw one plot on a private Agg canvas and return the PNG bytes.
+
+    A character no packaged font has is reported once per plot as a `MissingGlyphWarning` naming the plot (the
+    plot tests turn it into a failure)."""
     require("matplotlib", "reports", "PNG report plots")
+    import warnings
+
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    if isinstance(plot, IntervalPlot):
-        width = max(6.0, 0.5 * len(plot.categories) * max(1, len(plot.series)) + 2)
-        fig = Figure(figsize=(min(width, 20.0), 4.5), dpi=100)
-        FigureCanvasAgg(fig)
-        _draw_intervals(fig, plot)
-    elif isinstance(plot, ReliabilityPlot):
-        fig = Figure(figsize=(6.0, 6.5), dpi=100)
-        FigureCanvasAgg(fig)
-        _draw_reliability(fig, plot)
-    elif isinstance(plot, BarPlot):
-        width = max(6.0, 0.5 * len(plot.categories) * max(1, len(plot.series)) + 2)
-        fig = Figure(figsize=(min(width, 20.0), 4.5), dpi=100)
-        FigureCanvasAgg(fig)
-        _draw_bars(fig, plot)
-    else:
-        side = max(5.0, 0.45 * max(len(plot.col_labels), len(plot.row_labels)) + 2.5)
-        fig = Figure(figsize=(min(side + 1, 20.0), min(side, 20.0)), dpi=100)
-        FigureCanvasAgg(fig)
-        _draw_heatmap(fig, plot)
-    fig.tight_layout()
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
+    with plot_style(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if isinstance(plot, IntervalPlot | BarPlot):
+            legend = 2.2 if len(plot.series) > 1 or plot.baselines else 0.0
+            width = max(6.0, 0.5 * len(plot.categories) * max(1, len(plot.series)) + 2) + legend
+            fig = Figure(figsize=(min(width, 22.0), 4.8), dpi=100)
+            FigureCanvasAgg(fig)
+            if isinstance(plot, IntervalPlot):
+                _draw_intervals(fig, plot)
+            else:
+                _draw_bars(fig, plot)
+        elif isinstance(plot, ReliabilityPlot):
+            fig = Figure(figsize=(8.0, 6.5), dpi=100)
+            FigureCanvasAgg(fig)
+            _draw_reliability(fig, plot)
+        else:
+            side = max(5.0, 0.45 * max(len(plot.col_labels), len(plot.row_labels)) + 2.5)
+            fig = Figure(figsize=(min(side + 1, 20.0), min(side, 20.0)), dpi=100)
+            FigureCanvasAgg(fig)
+            _draw_heatmap(fig, plot)
+        fig.tight_layout()
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", bbox_inches="tight", pad_inches=0.15)
+    missing = sorted({str(w.message) for w in caught if "missing from font" in str(w.message)})
+    for w in caught:
+        if "missing from font" not in str(w.message) and "tight_layout" not in str(w.message):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if missing:
+        warnings.warn(f"plot {plot.name!r}: {len(missing)} characters have no glyph in the packaged fonts "
+                      f"(they show as boxes): {'; '.join(missing[:5])}", MissingGlyphWarning, stacklevel=2)
     return buf.getvalue()
 
 
@@ -509,6 +693,84 @@ class ReportFiles:
         return [self.json, self.markdown, *self.images]
 
 
+RUN_FIELDS = ("model", "judge", "baseline", "KB", "KB calibration", "prompt languages", "images sent",
+              "unread answers")
+"""What every run report opens with ("What was run"), in this order; a runner may add fields after them."""
+
+
+def check_run_header(header: Mapping[str, Any]) -> dict[str, str]:
+    """The "What was run" fields as text, `RUN_FIELDS` first; refuses a missing or empty field, so a report never
+    leaves out what was run (a field that does not apply says so and why: "none (the offline run calls no model)")."""
+    missing = [f for f in RUN_FIELDS if f not in header or header[f] is None or not str(header[f]).strip()]
+    if missing:
+        raise ConfigError(f"the report's 'What was run' header lacks {missing}; give each field a value, or 'none "
+                          "(why)' when it does not apply")
+    out = {f: str(header[f]) for f in RUN_FIELDS}
+    out.update({str(k): str(v) for k, v in header.items() if k not in out and v is not None})
+    return out
+
+
+def base_run_header(runner: Any) -> dict[str, str]:
+    """The "What was run" fields any runner can give from its attributes (`Runner.run_header` starts from these):
+    the model (its client's id, else its predictor's), the KB and the retriever's concept filter, the prompt
+    languages and unread answers of its predictions; judge, baseline and images say that the runner does not
+    record them until the runner fills them in."""
+    client, predictor = getattr(runner, "client", None), getattr(runner, "predictor", None)
+    model = getattr(client, "id", None) or getattr(predictor, "id", None)
+    retriever = getattr(runner, "retriever", None)
+    kb = getattr(retriever, "kb", None) or getattr(runner, "kb", None)
+    kb_version = getattr(runner, "kb_version", None) or getattr(kb, "version", None)
+    tf = getattr(retriever, "tuple_filter", None)
+    unread = getattr(runner, "unread_answers", None) or {}
+    answers: dict[str, int] = {}
+    for row in unread.get("by_setting", []):
+        lang = row.get("prompt_language") or "each item's own"
+        answers[lang] = answers.get(lang, 0) + int(row.get("answers", 0))
+    return {
+        "model": str(model) if model else "none (no model or predictor was given)",
+        "judge": "none (answers are compared with the gold answer)",
+        "baseline": "none (this runner draws no baseline)",
+        "KB": f"{kb_version}" + (f" ({kb.path})" if getattr(kb, "path", None) else "") if kb_version else
+              "none (the run used no KB)",
+        "KB calibration": (f"concept filter min_support={tf.min_support}, min_informativeness="
+                           f"{tf.min_informativeness:g}, status={tf.status} (the KB's calibration.json when it has "
+                           "one)") if tf is not None else
+                          ("none (no retriever: the run looked nothing up)" if not kb_version else
+                           "not recorded by this runner"),
+        "prompt languages": ", ".join(f"{k} ({n} answers)" for k, n in answers.items()) or
+                            "none recorded (no answers)",
+        "images sent": "not recorded by this runner",
+        "unread answers": (f"{unread.get('unread', 0)} of {unread.get('answers', 0)} answers unread (the parser "
+                           f"read no label); {unread.get('failed', 0)} calls failed") if unread else
+                          "none recorded (the run kept no answers)",
+    }
+
+
+def calibration_text(calibration: Mapping[str, Any] | None, what: str = "the kb-prior") -> str:
+    """One line for a calibration record (`culturekb.kb.calibration.Calibration` as a dict): where it was chosen
+    and its weights; 'none (why)' without one."""
+    if not calibration:
+        return f"none ({what} ran with its default weights: no calibration.json and no valid split to fit one)"
+    weights = ", ".join(f"{k}={calibration[k]}" for k in ("min_support", "min_informativeness", "alpha", "beta",
+                                                            "gamma", "pool") if k in calibration)
+    source = str(calibration.get("source") or "calibration.json")
+    return f"{source}" + (f" ({calibration['method']})" if calibration.get("method") else "") + f": {weights}"
+
+
+def interval_text(estimate: float | None, n: int, low: float | None = None, high: float | None = None,
+                  precision: int = 3) -> str:
+    """An estimate with its 95% interval and n, for a Markdown cell: ``0.250 [0.112, 0.469] n=20``. Without bounds
+    the interval is Wilson's for a proportion (`metrics.wilson_interval`, from estimate x n); with n = 0 or no
+    estimate, ``n/a (no items)``."""
+    from culturekb.evals.metrics import wilson_interval
+
+    if estimate is None or not math.isfinite(estimate) or n <= 0:
+        return f"{_MISSING} (no items)" if n <= 0 else f"{_MISSING} (n={n})"
+    if low is None or high is None:
+        low, high = wilson_interval(max(0, min(n, round(estimate * n))), n)
+    return f"{estimate:.{precision}f} [{low:.{precision}f}, {high:.{precision}f}] n={n}"
+
+
 def _summary_lines(data: Mapping[str, Any]) -> list[str]:
     lines = []
     for key, value in data.items():
@@ -523,13 +785,20 @@ def write_report(
     data: Mapping[str, Any],
     tables: Mapping[str, Table] | None = None,
     plots: Sequence[Plot] | None = None,
+    header: Mapping[str, Any] | None = None,
 ) -> ReportFiles:
-    """Write `<name>.json` (the data), `<name>.md` (scalar summary, tables, links to plots) and
+    """Write `<name>.json` (the data), `<name>.md` (what was run, scalar summary, tables, links to plots) and
     `<name>-<plot.name>.png` per plot into `out_dir`; return the paths.
 
-    The matplotlib check runs first, so a missing ``reports`` extra fails before any file is written.
+    `header`: what was run (`RUN_FIELDS`, checked by `check_run_header`); both files open with it (the JSON's first
+    key ``run``, the Markdown's first section "What was run"). The matplotlib check runs first, so a missing
+    ``reports`` extra fails before any file is written.
     """
     _check_plot_name(name)
+    run = check_run_header(header) if header is not None else None
+    if run is not None and "run" in data:
+        raise ConfigError(f"report {name!r}: the data has a key 'run', which the 'What was run' header takes; "
+                          "rename it")
     tables = dict(tables or {})
     plots = list(plots or [])
     names = [p.name for p in plots]
@@ -539,7 +808,7 @@ def write_report(
         require("matplotlib", "reports", "PNG report plots")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    payload = to_jsonable(data)
+    payload = to_jsonable({"run": run, **data} if run is not None else data)
 
     images: list[Path] = []
     for plot in plots:
@@ -548,6 +817,9 @@ def write_report(
         images.append(path)
 
     md = [f"# {name}", ""]
+    if run is not None:
+        md += ["## What was run", "", render_markdown_table(Table("What was run", ["", "value"],
+                                                                   [[k, v] for k, v in run.items()]))]
     summary = _summary_lines(data)
     if summary:
         md += [*summary, ""]
