@@ -1,7 +1,8 @@
 """`calibration.json`: what was chosen on the valid split for one KB version, saved beside its tuples.
 
 The file is a sidecar: it does not change the KB's content hash, and it names the `kb_version` it was fitted
-for, so a calibration of another build is refused rather than applied. It holds
+for, so a calibration of another build is refused rather than applied; it is sealed with a digest of its content,
+so a hand edit (a weight, the filter) is refused too rather than served. It holds
 
 * the **concept filter** (`min_support`, `min_informativeness`): tuples below either are not served (the
   retriever hides them; `culturekb.retrieval.filters.TupleFilter`), with what it dropped and why;
@@ -21,10 +22,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from culturekb._io import atomic_write_json, read_text_utf8
+from culturekb._io import atomic_write_json, read_text_utf8, stable_hash
 from culturekb.errors import DataError
 
-__all__ = ["CALIBRATION", "Calibration", "read_calibration", "write_calibration"]
+__all__ = ["CALIBRATION", "Calibration", "calibration_digest", "read_calibration", "write_calibration"]
 
 CALIBRATION = "calibration.json"
 
@@ -52,6 +53,9 @@ class Calibration(BaseModel):
     """Every setting tried with its valid accuracy and log-loss (the record of the choice)."""
     dropped: dict[str, Any] = Field(default_factory=dict)
     """Counts per reason and per culture of the tuples the filter hides, and examples of each."""
+    digest: str = ""
+    """Hash of every other field, written into the file by `write_calibration`; `read_calibration` refuses a file
+    whose content does not match it (an edited weight or filter), or that has none, and returns the rest ("" here)."""
 
     @property
     def is_prior_only(self) -> bool:
@@ -72,16 +76,29 @@ def read_calibration(kb_dir: str | Path, kb_version: str | None = None) -> Calib
     except (json.JSONDecodeError, ValidationError) as exc:
         raise DataError(f"{path}: not a valid calibration ({exc}); delete it and run `culturekb calibrate` again"
                         ) from exc
+    if not cal.digest or cal.digest != calibration_digest(cal):
+        why = "it has no digest" if not cal.digest else "its digest does not match its content"
+        raise DataError(
+            f"{path} was edited after `culturekb calibrate` wrote it ({why}): its weights and filter change "
+            "predictions, so an edit is not served. "
+            f"Run `culturekb calibrate DATA --kb {kb_dir}` again, or delete the file to serve uncalibrated"
+        )
     if kb_version is not None and cal.kb_version != kb_version:
         raise DataError(
             f"{path} was fitted for KB version {cal.kb_version}, but the KB is {kb_version}; run "
             f"`culturekb calibrate DATA --kb {kb_dir}` again (or delete the file to serve uncalibrated)"
         )
-    return cal
+    return cal.model_copy(update={"digest": ""})  # the seal belongs to the file: what was written comes back
+
+
+def calibration_digest(calibration: Calibration) -> str:
+    """The seal of a calibration: the hash of all its fields but `digest` (as JSON, key order aside)."""
+    return stable_hash(calibration.model_dump(mode="json", exclude={"digest"}))
 
 
 def write_calibration(kb_dir: str | Path, calibration: Calibration) -> Path:
-    """Write `calibration.json` into a KB directory atomically."""
+    """Write `calibration.json` into a KB directory atomically, sealed with its digest."""
     path = Path(kb_dir) / CALIBRATION
-    atomic_write_json(path, calibration.model_dump(mode="json"))
+    sealed = calibration.model_copy(update={"digest": calibration_digest(calibration)})
+    atomic_write_json(path, sealed.model_dump(mode="json"))
     return path

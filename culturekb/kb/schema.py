@@ -103,3 +103,6 @@ class Manifest(BaseModel):
     counts: dict[str, Any] = Field(default_factory=dict)
     created_at: str = ""
     culturekb_version: str = ""
+    manifest_digest: str | None = None
+    """Hash of every other field (`culturekb.kb.store.manifest_digest`): a manifest edited after it was written is
+    refused. None in KBs written before the seal (their kb_version covers tuples, scheme and label prior only)."""

@@ -33,7 +33,7 @@ from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
 __all__ = ["KnowledgeBase", "check_kb_target", "write_card", "MANIFEST", "TUPLES", "read_manifest", "manifest_scheme",
-           "manifest_cultures"]
+           "manifest_cultures", "manifest_digest", "versioned_config"]
 
 MANIFEST = "manifest.json"
 TUPLES = "tuples.jsonl"
@@ -163,6 +163,8 @@ class KnowledgeBase:
         self.scheme = get_scheme(scheme)
         given = cultures.values() if isinstance(cultures, Mapping) else (cultures or ())
         self._culture_details: dict[str, Culture] = {c.id: c for c in given}
+        self._legacy_version = False  # set by `load` for a manifest written before it was sealed
+        self._sealed_cultures = False  # set by `load` for a sealed manifest: its culture details are the KB's
         self._culture_registry: CultureRegistry | None = None
         self._registry_seen: tuple[int, int] = (0, 0)
         self.tuples: list[KnowledgeTuple] = sorted(tuples, key=lambda t: (t.culture, t.concept))
@@ -193,14 +195,23 @@ class KnowledgeBase:
 
     @property
     def version(self) -> str:
-        """Content hash of the tuples, the label scheme and the training label prior (first 16 hex digits).
+        """Content hash (first 16 hex digits) of everything that changes what the KB serves: the tuples, the label
+        scheme, the training label prior, the cultures with their details (name, language, aliases, Western flag)
+        and the build config (`versioned_config`: paths and run-time knobs left out, so the same data and options
+        give the same version in any checkout). KBs written before the manifest was sealed (no `manifest_digest`)
+        keep their old version (tuples, scheme, prior).
 
         Computed once: a KnowledgeBase's tuples are not edited in place (`replace` makes a new one).
         """
         if self._version is None:
-            content = {"scheme": self.scheme.to_dict(), "tuples": [t.model_dump(mode="json") for t in self.tuples]}
+            content: dict[str, Any] = {"scheme": self.scheme.to_dict(),
+                                       "tuples": [t.model_dump(mode="json") for t in self.tuples]}
             if self.extra_counts.get("label_prior"):
                 content["label_prior"] = self.extra_counts["label_prior"]
+            if not self._legacy_version:
+                content["cultures"] = self.cultures
+                content["culture_details"] = {cid: c.to_dict() for cid, c in self.culture_details.items()}
+                content["build_config"] = versioned_config(self.build_config)
             self._version = stable_hash(content)[:16]
         return self._version
 
@@ -216,7 +227,9 @@ class KnowledgeBase:
         out: dict[str, Culture] = {}
         registry = default_registry()
         for cid in self.cultures:
-            found = self._culture_details.get(cid) or registry.get(cid)
+            found = self._culture_details.get(cid)
+            if found is None and not self._sealed_cultures:
+                found = registry.get(cid)
             if found is not None:
                 out[cid] = found
         return out
@@ -284,8 +297,9 @@ class KnowledgeBase:
         }
 
     def manifest(self) -> Manifest:
-        """The manifest this KB is saved with (schema and KB version, scheme, cultures, embedder, config, counts)."""
-        return Manifest(
+        """The manifest this KB is saved with (schema and KB version, scheme, cultures, embedder, config, counts),
+        sealed with `manifest_digest` (`read_manifest` refuses a manifest edited after it was written)."""
+        manifest = Manifest(
             schema_version=SCHEMA_VERSION,
             kb_version=self.version,
             label_scheme=self.scheme.name,
@@ -299,6 +313,8 @@ class KnowledgeBase:
             created_at=_created_at(),
             culturekb_version=_version(),
         )
+        manifest.manifest_digest = manifest_digest(manifest.model_dump(mode="json"))
+        return manifest
 
     def replace(self, tuples: Iterable[KnowledgeTuple]) -> KnowledgeBase:
         """A new KB with the same scheme and config but other tuples."""
@@ -359,12 +375,18 @@ class KnowledgeBase:
                 ) from exc
         cultures = manifest_cultures(manifest, source=str(directory / MANIFEST))
         kb = cls(tuples, scheme, manifest.build_config, manifest.embedder, cultures=cultures)
+        kb._legacy_version = manifest.manifest_digest is None
+        kb._sealed_cultures = not kb._legacy_version
         kb.extra_counts = {k: v for k, v in manifest.counts.items() if k not in kb.counts()}
         if kb.version != manifest.kb_version:
             raise DataError(
                 f"{directory}: tuples do not match the manifest's kb_version ({manifest.kb_version} != {kb.version}); "
                 "the files were edited or truncated. Rebuild the KB or restore it from a copy."
             )
+        if kb._legacy_version:
+            logger.warning("%s: the manifest was written by an older culturekb and is not sealed (its culture "
+                           "details and build config are not versioned); rebuild the KB to seal it",
+                           directory / MANIFEST)
         kb.path = directory
         return kb
 
@@ -407,11 +429,34 @@ def read_manifest(directory: str | Path) -> Manifest:
             f"{mpath}: KB schema version {sv} is newer than this culturekb supports ({SCHEMA_VERSION}); "
             "upgrade culturekb (pip install -U culturekb) to read it"
         )
+    digest = raw.get("manifest_digest")
+    if digest is not None and digest != manifest_digest(raw):
+        raise DataError(
+            f"{mpath} was edited after the KB was written (its manifest_digest does not match): the whole manifest "
+            "(culture details, scheme, build config, counts) is part of the KB version. Restore the file from a copy, "
+            "or rebuild the KB with `culturekb build` (a culture's name, language or aliases: `--cultures-file`)"
+        )
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as exc:
         raise DataError(f"{mpath}: invalid manifest: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}") from exc
     return manifest
+
+
+def manifest_digest(raw: Mapping[str, Any]) -> str:
+    """The seal of a manifest: the hash of all its fields but `manifest_digest` itself (JSON content, key order
+    aside). Any edit of the file (a culture's language, a count, the build config) changes it."""
+    return stable_hash({k: v for k, v in raw.items() if k != "manifest_digest"})
+
+
+_UNVERSIONED_CONFIG = frozenset({"scheme", "chunk_size", "max_concurrency", "base_url"})
+"""Build options that change no content: the scheme file's path (its content is versioned as the scheme), the
+batch size, the concurrency bound and the endpoint (what it answered is in the tuples)."""
+
+
+def versioned_config(build_config: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of a build config that the KB version hashes (`_UNVERSIONED_CONFIG` left out)."""
+    return {k: v for k, v in build_config.items() if k not in _UNVERSIONED_CONFIG}
 
 
 def manifest_cultures(manifest: Manifest, source: str = MANIFEST) -> list[Culture]:

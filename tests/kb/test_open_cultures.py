@@ -203,7 +203,11 @@ def test_manifest_without_culture_details_still_loads(tmp_path: Path) -> None:
     KnowledgeBase([_tuple("en")]).save(tmp_path / "kb")
     path = tmp_path / "kb" / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))
-    del manifest["culture_details"]  # a KB written before the field existed
+    del manifest["culture_details"]  # a KB written before the field existed (and before the manifest was sealed)
+    del manifest["manifest_digest"]
+    old = KnowledgeBase([_tuple("en")])
+    old._legacy_version = True  # its version hashed tuples, scheme and prior only
+    manifest["kb_version"] = old.version
     path.write_text(json.dumps(manifest), encoding="utf-8")
     loaded = KnowledgeBase.load(tmp_path / "kb")
     assert loaded.culture("English").id == "en"

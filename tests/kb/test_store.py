@@ -53,8 +53,9 @@ def test_round_trip(tmp_path: Path, kb: KnowledgeBase) -> None:
 
 
 def test_version_is_content_hash(kb: KnowledgeBase) -> None:
-    same = KnowledgeBase(list(reversed(kb.tuples)), scheme="artemis9")
+    same = KnowledgeBase(list(reversed(kb.tuples)), scheme="artemis9", build_config=kb.build_config)
     assert same.version == kb.version  # order-independent
+    assert KnowledgeBase(kb.tuples, scheme="artemis9").version != kb.version  # the build config is versioned
     other = kb.replace([*(t for t in kb.tuples if t.concept != "crow"), tup("crow", "en", "fear", support=6)])
     assert other.version != kb.version
 
