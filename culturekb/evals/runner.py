@@ -79,7 +79,7 @@ from pydantic import ValidationError
 from tqdm.auto import tqdm
 
 from culturekb import registry
-from culturekb._io import atomic_write_json, atomic_write_text
+from culturekb._io import atomic_write_json, atomic_write_text, file_mode
 from culturekb._runlog import run_log
 from culturekb.errors import ConfigError, DataError, ProviderError
 from culturekb.evals._calls import client_counts, run_accounting, run_client
@@ -373,10 +373,20 @@ class Runner(ABC):
             json.dumps({"setting": setting.key, "prediction": p.model_dump(mode="json")}, ensure_ascii=False) + "\n"
             for p in predictions
         )
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        data = text.encode("utf-8")
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, file_mode())
+        try:
+            start = os.fstat(fd).st_size
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            except OSError:  # a full disk cut the chunk short: take the part back, so every line is whole
+                os.ftruncate(fd, start)
+                raise
+        finally:
+            os.close(fd)
 
     def _check_chunk(self, chunk: Sequence[Sample], preds: Sequence[Prediction], setting: Setting) -> None:
         if len(preds) != len(chunk):
