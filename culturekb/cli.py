@@ -273,9 +273,8 @@ def calibrate(
 ) -> None:
     """Fit the kb-prior's weights and concept filter on a valid split and save them with the KB."""
     from culturekb.config import load_settings
-    from culturekb.workflows import calibrate_kb
-
     from culturekb.data.samples import sample_path
+    from culturekb.workflows import calibrate_kb
 
     if split == "test":
         _fail(ConfigError("calibrating on the test split would tune on what is evaluated; use --split valid"))

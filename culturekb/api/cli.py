@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
-from culturekb.errors import CultureKBError
+from culturekb._cli_errors import guard as _guard
 
 __all__ = ["serve_command"]
 
@@ -16,7 +15,7 @@ __all__ = ["serve_command"]
 def serve_command(
     kb: Annotated[Path, typer.Option("--kb", help="KB directory to serve (written by `culturekb build`)")],
     host: Annotated[str, typer.Option(help="interface to listen on; 0.0.0.0 for every interface")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port")] = 8000,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port")] = 8000,
     workers: Annotated[int, typer.Option(min=1, help="worker processes, each loading the index read-only")] = 1,
     backend: Annotated[str | None, typer.Option(
         help="vector store of the index: faiss | qdrant (default: the backend setting, else the KB's only "
@@ -52,17 +51,6 @@ def serve_command(
                          api_keys_file=api_keys_file, build_index=build_index, log_level=log_level,
                          max_batch=max_batch, max_body_bytes=max_body_bytes, status=status, batching=batching,
                          max_in_flight=max_in_flight))
-
-
-def _guard(fn: Callable[[], Any]) -> Any:
-    """A CultureKBError becomes a one-paragraph message on stderr and exit status 2 (as in culturekb.cli)."""
-    try:
-        return fn()
-    except CultureKBError as exc:
-        from rich.console import Console
-
-        Console(stderr=True, soft_wrap=True).print(f"[bold red]error:[/] {exc}", highlight=False)
-        raise typer.Exit(2) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

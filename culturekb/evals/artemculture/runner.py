@@ -27,8 +27,17 @@ from culturekb.evals.metrics import (
     majority_baseline_accuracy,
     spearman_agreement,
     western_group,
+    wilson_interval,
 )
-from culturekb.evals.reports import BarPlot, HeatmapPlot, Plot, Table
+from culturekb.evals.reports import (
+    HeatmapPlot,
+    IntervalPlot,
+    Plot,
+    Table,
+    base_run_header,
+    calibration_text,
+    interval_text,
+)
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import MODES, Prediction, Predictor
 from culturekb.kb.cultures import CultureRegistry
@@ -123,7 +132,12 @@ class ArtECultureRunner(Runner):
         model as predictor (the kb-prior calibrated), the judges of explanation alignment."""
         spec = ctx.spec
         assert isinstance(spec, ArtECultureSpec)
-        samples, check = prepare_images(ctx.kb_samples(spec.data), spec)
+        read = ctx.kb_samples(spec.data)
+        if not any(s.split == spec.split and s.label is not None for s in read):  # before the run folder exists
+            splits = sorted({str(s.split) for s in read if s.label is not None})
+            raise ConfigError(f"--split {spec.split!r}: the data has no labelled samples in that split (its splits: "
+                              f"{', '.join(splits) or 'none'}); give one of those")
+        samples, check = prepare_images(read, spec)
         predictor, calibration = ctx.predictor(samples)
         kb = ctx.augmenter().retriever.kb
         judges = [ctx.client(j, scope="") for j in spec.judges]
@@ -189,6 +203,7 @@ class ArtECultureRunner(Runner):
             "split": self.split,
             "n_samples": len(samples),
             "per_culture_n": {c: cultures.count(c) for c in sorted(set(cultures))},
+            "western_n": dict(sorted(Counter(western_group(s) for s in samples).items())),
             "grid_mode": self.grid_mode,
             "majority_baseline": baseline,
             "settings": per_setting,
@@ -231,6 +246,29 @@ class ArtECultureRunner(Runner):
         }
 
     # -- report --------------------------------------------------------------------------------------------------
+    def run_header(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """What was run: the predictor, the explanation judges, the majority baseline, the KB and its calibration,
+        the images sent."""
+        header = base_run_header(self)
+        model = str(getattr(self.predictor, "id", "") or "none")
+        if model.startswith("kb-prior"):
+            model += " (offline: the KB's label prior and retrieved tuples; no model call)"
+        judges = [str(getattr(j, "id", j)) for j in self.judges]
+        images = results.get("images") or {}
+        base = results["majority_baseline"]
+        header.update({
+            "model": model,
+            "judge": ", ".join(judges) + " (explanation alignment, 1-5)" if judges else
+                     "none (accuracy against the gold label; no explanation judge was given)",
+            "baseline": f"majority: each culture's most frequent label in the train split ({base['overall']:.3f} "
+                        f"overall on {results['n_samples']} samples)",
+            "KB": f"{self.kb_version}" if self.kb_version else "none (the run used no KB)",
+            "KB calibration": calibration_text(self.calibration),
+            "images sent": images.get("line") or "not recorded",
+            "split": f"{results['split']} ({results['n_samples']} samples)",
+        })
+        return header
+
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
         """Markdown tables of the ArtEmis/ArtELingo results."""
         return artemculture_tables(results)
@@ -245,20 +283,33 @@ def artemculture_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     settings = results["settings"]
     cultures = list(results["per_culture_n"])
     mode_rows = {k: v for k, v in settings.items() if v["prompt_language"] is None}
-    ablation = {"majority baseline": {**{c: results["majority_baseline"][c] for c in cultures},
-                                      "overall": results["majority_baseline"]["overall"]}}
+    n_of = {**results["per_culture_n"], "overall": results["n_samples"]}
+    no_data = "n/a (not run: no answers)"
+    ablation: dict[str, dict[str, Any]] = {"majority baseline": {
+        **{c: interval_text(results["majority_baseline"][c], n_of[c]) for c in cultures},
+        "overall": interval_text(results["majority_baseline"]["overall"], n_of["overall"]),
+        "invalid": "n/a (no model answer)", "errors": "n/a (no model answer)",
+        "with knowledge": "n/a (no model answer)"}}
     for key, v in mode_rows.items():
-        ablation[key] = {**{c: v["per_culture"].get(c) for c in cultures}, "overall": v["accuracy"],
+        ablation[key] = {**{c: interval_text(v["per_culture"].get(c), n_of[c]) if c in v["per_culture"] else no_data
+                            for c in cultures},
+                         "overall": interval_text(v["accuracy"], n_of["overall"]),
                          "invalid": v["invalid"], "errors": v["errors"], "with knowledge": v["with_knowledge"]}
     images = results.get("images") or {}
-    note = f"{results['n_samples']} samples of split {results['split']}"
+    note = (f"{results['n_samples']} samples of split {results['split']}; accuracy [95% Wilson interval] n=items. "
+            "majority baseline: each culture's most frequent label in the train split.")
     if images.get("line"):
-        note += f"; images: {images['line']}"
+        note += f" Images: {images['line']}."
     tables = {"ablation": Table.from_nested("Accuracy per culture and mode", ablation, row_label="mode",
                                             note=note)}
-    west = {k: v["western"] for k, v in mode_rows.items() if v["western"]}
+    western_n = results.get("western_n") or {}
+    west = {k: {g: interval_text(a, int(western_n.get(g, 0))) for g, a in v["western"].items()}
+            for k, v in mode_rows.items() if v["western"]}
     if west:
-        tables["western"] = Table.from_nested("Accuracy, Western vs non-Western", west, row_label="mode")
+        tables["western"] = Table.from_nested(
+            "Accuracy, Western vs non-Western", west, row_label="mode",
+            note=("accuracy [95% Wilson interval] n=items in the group; a group of a few items has a wide interval "
+                  "that says little either way."))
     grid = {v["prompt_language"]: v["per_culture"] for v in settings.values() if v["prompt_language"]}
     if grid:
         tables["grid"] = Table.from_nested(f"Prompt language x culture ({results.get('grid_mode', 'know')})", grid,
@@ -274,17 +325,35 @@ def artemculture_tables(results: Mapping[str, Any]) -> dict[str, Table]:
             note=f"tuples hidden by the concept filter: {cal.get('dropped', {}).get('total', 0)}")
     if "explanation_alignment" in results:
         ea = results["explanation_alignment"]
-        tables["alignment"] = Table.from_nested("Explanation alignment (1-5)", ea["mean_score"],
-                                                row_label="judge", note=f"Spearman {ea['spearman']:.3f}")
+        scores = {j: {k: (v if v is not None and not math.isnan(v) else
+                          "n/a (no answer in this setting had an explanation to score)") for k, v in per.items()}
+                  for j, per in ea["mean_score"].items()}
+        rho = ea["spearman"]
+        rho_text = (f"Spearman rank agreement of the two judges over the settings: {rho:.3f}." if rho is not None and
+                    not math.isnan(rho) else "Spearman agreement: n/a (it needs two judges with scores in at least "
+                    "two settings).")
+        tables["alignment"] = Table.from_nested("Explanation alignment (1-5)", scores, row_label="judge",
+                                                note="Mean judge score of the answers' explanations. " + rho_text)
     return tables
 
 
 def artemculture_plots(results: Mapping[str, Any]) -> list[Plot]:
     """Accuracy per culture per mode, and the confusion matrices of orig and know."""
     settings = results["settings"]
-    nested = {k: v["per_culture"] for k, v in settings.items() if v["prompt_language"] is None}
-    plots: list[Plot] = [BarPlot.from_nested("accuracy", "Accuracy per culture per mode", nested,
-                                             ylabel="accuracy", ylim=(0.0, 1.0))]
+    n_of = {**results["per_culture_n"], "overall": results["n_samples"]}
+    groups = [*results["per_culture_n"], "overall"] if len(results["per_culture_n"]) > 1 else ["overall"]
+    modes = {k: v for k, v in settings.items() if v["prompt_language"] is None}
+    est = {k: [v["accuracy"] if g == "overall" else v["per_culture"].get(g, math.nan) for g in groups]
+           for k, v in modes.items()}
+    bounds = {k: [wilson_interval(max(0, min(n_of[g], round(a * n_of[g]))), n_of[g]) if a is not None and
+                  not math.isnan(a) else (math.nan, math.nan) for g, a in zip(groups, vals, strict=True)]
+              for k, vals in est.items()}
+    base = results["majority_baseline"]["overall"]
+    plots: list[Plot] = [IntervalPlot(
+        "accuracy", "Accuracy per culture and mode (95% Wilson intervals)",
+        [f"{g} (n={n_of[g]})" for g in groups], est, {k: [b[0] for b in v] for k, v in bounds.items()},
+        {k: [b[1] for b in v] for k, v in bounds.items()}, ylabel="accuracy", ylim=(0.0, 1.0),
+        baselines={"majority baseline, overall": base} if base is not None and not math.isnan(base) else {})]
     from culturekb.evals.metrics import ConfusionMatrix
 
     for key, v in settings.items():

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from culturekb.errors import ConfigError
 from culturekb.evals.context import RunContext
 from culturekb.evals.knowledge.command import knowledge_options
-from culturekb.evals.knowledge.spec import KnowledgeSpec
+from culturekb.evals.knowledge.spec import KnowledgeSpec, check_report_numbers
 from culturekb.evals.metrics import align_predictions, majority_labels
 from culturekb.evals.reports import Plot, Table
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
@@ -310,12 +310,7 @@ class KnowledgeRunner(Runner):
     ) -> None:
         """`kb_prior_calibration`: how the kb-prior was calibrated (source, weights, concept filter, valid figures),
         recorded in the report."""
-        if n_resamples < 100:
-            raise ConfigError(f"n_resamples {n_resamples} is too few for a percentile interval; use 1000 or more")
-        if not 0.0 < confidence < 1.0:
-            raise ConfigError(f"confidence must be between 0 and 1 (e.g. 0.95), got {confidence}")
-        if n_bins < 1 or top_concepts < 1:
-            raise ConfigError(f"n_bins and top_concepts must be at least 1, got {n_bins} and {top_concepts}")
+        check_report_numbers(n_resamples, confidence, seed, n_bins, top_concepts)
         self.all_samples = list(samples)
         self.augmenter = augmenter
         self.kb = augmenter.retriever.kb
@@ -337,6 +332,10 @@ class KnowledgeRunner(Runner):
         spec = ctx.spec
         assert isinstance(spec, KnowledgeSpec)
         samples = ctx.kb_samples(spec.data)
+        if not any(s.split == spec.split and s.label is not None for s in samples):  # before the run folder exists
+            splits = sorted({str(s.split) for s in samples if s.label is not None})
+            raise ConfigError(f"--split {spec.split!r}: the data has no labelled samples in that split (its splits: "
+                              f"{', '.join(splits) or 'none'}); give one of those")
         predictor, calibration = ctx.predictor(samples)
         return cls(samples, predictor, ctx.augmenter(), split=spec.split, n_resamples=spec.n_resamples,
                    confidence=spec.confidence, seed=spec.seed, n_bins=spec.n_bins, top_concepts=spec.top_concepts,

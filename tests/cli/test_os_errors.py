@@ -1,0 +1,199 @@
+"""OS errors through the real CLI (issue 24, item 5): a read-only output, KB or cache folder, a full disk, a bad
+port. Each ends in one line on stderr, exit status 2, naming the path and the fix, with nothing half-written.
+
+A read-only folder is simulated with an audit hook (`sys.addaudithook`), not chmod: the tests may run as root, for
+whom chmod changes nothing. The hook refuses, as the kernel would with EROFS, every open for writing, mkdir,
+rename, remove and SQLite connection under the folders of `read_only(...)`, whatever module does it. A full disk
+is a real one as far as the writer can tell: a subprocess with a file-size limit (RLIMIT_FSIZE, SIGXFSZ ignored),
+so the write that crosses it is cut short by the kernel and the next one fails with EFBIG, as with ENOSPC.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from culturekb.cli import app
+
+runner = CliRunner()
+_READ_ONLY: list[Path] = []
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
+_EVENTS = {"os.mkdir", "os.rename", "os.replace", "os.remove", "os.rmdir", "os.unlink", "os.truncate",
+           "shutil.rmtree", "os.chmod"}
+
+
+def _under(path: Any) -> Path | None:
+    if isinstance(path, int) or path is None:
+        return None
+    try:
+        p = Path(os.fsdecode(path)).absolute()
+    except (TypeError, ValueError):
+        return None
+    return next((p for root in _READ_ONLY if p == root or root in p.parents), None)
+
+
+def _hook(event: str, args: tuple[Any, ...]) -> None:
+    if not _READ_ONLY:
+        return
+    if event == "open":
+        path, mode, flags = args
+        writes = any(c in mode for c in "wax+") if isinstance(mode, str) else bool((flags or 0) & _WRITE_FLAGS)
+        if writes and _under(path) is not None:
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fsdecode(path))
+    elif event in _EVENTS or event == "sqlite3.connect":
+        for arg in args[:2]:
+            if _under(arg) is not None:
+                raise OSError(errno.EROFS, os.strerror(errno.EROFS), os.fsdecode(arg))
+
+
+sys.addaudithook(_hook)  # audit hooks cannot be removed: it does nothing while _READ_ONLY is empty
+
+
+@contextmanager
+def read_only(*folders: Path) -> Iterator[None]:
+    _READ_ONLY.extend(f.absolute() for f in folders)
+    try:
+        yield
+    finally:
+        del _READ_ONLY[:]
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _one_line_exit_2(res: Any, path: Path) -> str:
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2, f"exit {res.exit_code}: {res.output}\n{res.exception!r}"
+    assert "Traceback" not in res.output, res.output
+    assert text.startswith("error: cannot use ") and str(path) in text, text
+    assert "read-only" in text and "writable" in text, text
+    return text
+
+
+@pytest.fixture(scope="module")
+def kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small indexed KB (the packaged ArtEmis sample, no calibration)."""
+    root = tmp_path_factory.mktemp("oserr")
+    res = runner.invoke(app, ["build", "sample:artemis", "--out", str(root / "kb"), "--no-calibrate",
+                              "--cache-dir", str(root / "cache")])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["index", "--kb", str(root / "kb")])
+    assert res.exit_code == 0, res.output
+    return root / "kb"
+
+
+def test_build_into_a_read_only_folder(tmp_path: Path) -> None:
+    (tmp_path / "ro").mkdir()
+    with read_only(tmp_path / "ro"):
+        res = runner.invoke(app, ["build", "sample:artemis", "--out", str(tmp_path / "ro" / "kb"), "--no-calibrate",
+                                  "--cache-dir", str(tmp_path / "cache")])
+    _one_line_exit_2(res, tmp_path / "ro")
+    assert list((tmp_path / "ro").iterdir()) == []
+
+
+def test_build_with_a_read_only_cache(tmp_path: Path) -> None:
+    (tmp_path / "cache").mkdir()
+    with read_only(tmp_path / "cache"):
+        res = runner.invoke(app, ["build", "sample:artemis", "--out", str(tmp_path / "kb"), "--no-calibrate",
+                                  "--cache-dir", str(tmp_path / "cache")])
+    _one_line_exit_2(res, tmp_path / "cache")
+    assert not (tmp_path / "kb").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["index", "--kb", "{kb}"],
+    ["kb", "card", "{kb}"],
+    ["calibrate", "sample:artemis", "--kb", "{kb}"],
+])
+def test_writes_into_a_read_only_kb(args: list[str], kb: Path, tmp_path: Path) -> None:
+    before = _tree(kb)
+    with read_only(kb):
+        res = runner.invoke(app, [a.format(kb=kb) for a in args])
+    _one_line_exit_2(res, kb)
+    assert _tree(kb) == before
+
+
+def test_eval_into_a_read_only_folder_and_with_a_read_only_cache(kb: Path, tmp_path: Path) -> None:
+    (tmp_path / "ro").mkdir()
+    with read_only(tmp_path / "ro"):
+        res = runner.invoke(app, ["eval", "knowledge", "sample:artemis", "--kb", str(kb), "--out",
+                                  str(tmp_path / "ro" / "run"), "--resamples", "200"])
+    _one_line_exit_2(res, tmp_path / "ro")
+    assert list((tmp_path / "ro").iterdir()) == []
+
+
+def test_review_import_into_a_read_only_kb(tmp_path: Path) -> None:
+    from culturekb.kb.schema import KnowledgeTuple
+    from culturekb.kb.schemes import get_scheme
+    from culturekb.kb.store import KnowledgeBase
+
+    t = KnowledgeTuple(concept="sea", culture="en", label="awe", distribution={"awe": 1.0}, support=2,
+                       rationales=["vast"], status="pending")
+    kb = tmp_path / "kb"
+    KnowledgeBase([t], get_scheme("artemis9")).save(kb)
+    queue = tmp_path / "queue.jsonl"
+    assert runner.invoke(app, ["review", "export", str(kb), "--out", str(queue)]).exit_code == 0
+    rows = [json.loads(line) for line in queue.read_text("utf-8").splitlines()]
+    queue.write_text("".join(json.dumps({**r, "decision": "approve"}) + "\n" for r in rows), encoding="utf-8")
+    before = _tree(tmp_path)
+    with read_only(tmp_path):
+        res = runner.invoke(app, ["review", "import", str(kb), str(queue)])
+    _one_line_exit_2(res, tmp_path)
+    assert _tree(tmp_path) == before
+
+
+def test_serve_refuses_a_port_out_of_range() -> None:
+    res = runner.invoke(app, ["serve", "--kb", ".", "--port", "99999"])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "--port" in res.output and "65535" in res.output
+
+
+_FULL_DISK = textwrap.dedent("""
+    import resource, signal, sys
+    from culturekb.cli import app
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # the kernel then answers EFBIG instead of killing us
+    limit = int(sys.argv[1])
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    sys.argv = ["culturekb", *sys.argv[2:]]
+    app()
+""")
+
+
+def _full_disk(limit: int, args: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-c", _FULL_DISK, str(limit), *args], capture_output=True, text=True,
+                          env=env, timeout=300)
+
+
+def test_eval_on_a_full_disk_leaves_whole_prediction_lines(kb: Path, tmp_path: Path) -> None:
+    """The predictions file crosses the limit mid-chunk: exit 2, one line, and every line left is whole JSON."""
+    run = tmp_path / "run"
+    proc = _full_disk(30_000, ["eval", "knowledge", "sample:artemis", "--kb", str(kb), "--out", str(run),
+                             "--resamples", "200"])
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "error: cannot use " in proc.stderr, proc.stderr[-3000:]
+    assert "EFBIG" in proc.stderr and "ulimit -f" in proc.stderr
+    text = (run / "predictions.jsonl").read_text("utf-8")
+    assert text.endswith("\n")  # some chunks were written whole before the one the limit cut
+    for line in text.splitlines():
+        json.loads(line)
+
+
+def test_build_on_a_full_disk(tmp_path: Path) -> None:
+    proc = _full_disk(20_000, ["build", "sample:artemis", "--out", str(tmp_path / "kb"), "--no-calibrate",
+                               "--cache-dir", str(tmp_path / "cache")])
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "error: cannot use " in proc.stderr, proc.stderr[-3000:]
+    assert not (tmp_path / "kb").exists()
