@@ -445,7 +445,7 @@ def _draw_bars(fig: Any, plot: BarPlot) -> None:
 
 
 def _crowded(categories: Sequence[str]) -> bool:
-    return len(categories) > 5 or sum(len(c) for c in categories) > 8 * max(1, len(categories))
+    return len(categories) > 5 or (len(categories) > 1 and sum(len(c) for c in categories) > 8 * len(categories))
 
 
 def _finish_category_axes(ax: Any, categories: Sequence[str], crowded: bool, ylabel: str, title: str,
@@ -720,6 +720,7 @@ def base_run_header(runner: Any) -> dict[str, str]:
     retriever = getattr(runner, "retriever", None)
     kb = getattr(retriever, "kb", None) or getattr(runner, "kb", None)
     kb_version = getattr(runner, "kb_version", None) or getattr(kb, "version", None)
+    kb_path = getattr(kb, "path", None)
     tf = getattr(retriever, "tuple_filter", None)
     unread = getattr(runner, "unread_answers", None) or {}
     answers: dict[str, int] = {}
@@ -730,8 +731,7 @@ def base_run_header(runner: Any) -> dict[str, str]:
         "model": str(model) if model else "none (no model or predictor was given)",
         "judge": "none (answers are compared with the gold answer)",
         "baseline": "none (this runner draws no baseline)",
-        "KB": f"{kb_version}" + (f" ({kb.path})" if getattr(kb, "path", None) else "") if kb_version else
-              "none (the run used no KB)",
+        "KB": f"{kb_version}" + (f" ({kb_path})" if kb_path else "") if kb_version else "none (the run used no KB)",
         "KB calibration": (f"concept filter min_support={tf.min_support}, min_informativeness="
                            f"{tf.min_informativeness:g}, status={tf.status} (the KB's calibration.json when it has "
                            "one)") if tf is not None else
