@@ -335,24 +335,40 @@ def exclusive_lock(target: str | Path, what: str, fix: str) -> Iterator[Path]:
     runs; when another process holds it, raise DataError at once naming `what`, that process and `fix`.
 
     The lock is an OS file lock (``fcntl.flock``): it is released when the holder exits, even when killed, so a
-    crashed run never leaves a lock that blocks the next one. The lock file itself stays (it is empty apart
-    from the holder's pid)."""
+    crashed run never leaves a lock that blocks the next one. The holder removes the lock file when the block
+    ends (finished or failed); one left by a killed holder is taken over and removed by the next run. A process
+    that opened the file just before it was removed finds, once it holds the lock, that the path is gone or is
+    another file, and starts over on the new one, so two holders never hold two different files."""
     import fcntl
 
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = target.with_name(f".{target.name}.lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
             holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
             raise DataError(f"{what}: another process (pid {holder}) is writing to {target} now; {fix}") from exc
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            same = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder before us removed this file: lock the one at the path now
+    try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode("ascii"), 0)
         yield lock
     finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)  # removed while held: a waiter that opened it sees it is gone and starts over
         os.close(fd)  # closing the descriptor releases the lock
 
 
