@@ -20,12 +20,13 @@ err = Console(stderr=True, soft_wrap=True)
 
 
 def fail(exc: CultureKBError) -> NoReturn:
-    """Print a CultureKBError as a one-paragraph message on stderr and exit with status 2 (the message is printed
-    as text: rich markup in it, such as a question's ``[blank]``, is escaped, not interpreted)."""
+    """Print a CultureKBError as a one-paragraph message on stderr and exit with status 2, or the error's own
+    `exit_code` (3 for `RunFailedError`: a run whose calls mostly failed); the message is printed as text: rich
+    markup in it, such as a question's ``[blank]``, is escaped, not interpreted."""
     from rich.markup import escape
 
     err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
-    raise typer.Exit(2) from None
+    raise typer.Exit(getattr(exc, "exit_code", 2)) from None  # 3: a run that failed (RunFailedError)
 
 
 def unreadable_input(exc: RecursionError | OverflowError | ValueError) -> CultureKBError:

@@ -14,6 +14,7 @@ __all__ = [
     "ModelOutputError",
     "IndexError_",
     "MissingExtraError",
+    "RunFailedError",
 ]
 
 
@@ -39,6 +40,14 @@ class ProviderError(CultureKBError):
 
 class ModelOutputError(ProviderError):
     """A model answered, but its answer could not be parsed or validated."""
+
+
+class RunFailedError(ProviderError):
+    """A run finished and wrote its reports, but more than the allowed share of its items failed (no answer came:
+    the server refused, erred, timed out or answered garbage, or the item's image was missing). The command line
+    exits with `exit_code` 3, not 2: the inputs were valid, the run was not."""
+
+    exit_code = 3
 
 
 class IndexError_(CultureKBError):  # noqa: N801, N818 - named as the design says; "_" avoids the builtin
