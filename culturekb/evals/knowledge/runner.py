@@ -515,6 +515,28 @@ class KnowledgeRunner(Runner):
         }
 
     # -- report ----------------------------------------------------------------------------------------------------
+    def run_header(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """What was run: the kb-prior and its calibration (and on which split), the baselines, the KB."""
+        from culturekb.evals.knowledge.report import calibration_split_note
+        from culturekb.evals.reports import base_run_header, calibration_text
+
+        header = base_run_header(self)
+        retriever = self.augmenter.retriever
+        tau = self.augmenter.tau if self.augmenter.tau is not None else retriever.tau
+        header.update({
+            "model": f"{getattr(self.predictor, 'id', None) or 'kb-prior'} (offline: the KB's label prior and "
+                     "retrieved tuples; no model call)",
+            "judge": "none (the predicted label against the gold label)",
+            "baseline": "majority (each culture's most frequent train label), orig (the prior alone), random-know and "
+                        "cross-culture-know (tuples not retrieved for the sample)",
+            "KB": f"{self.kb.version}" + (f" ({self.kb.path})" if self.kb.path else "") + f", tau {tau}",
+            "KB calibration": calibration_text(self.kb_prior_calibration) + ". " +
+                              calibration_split_note(results),
+            "images sent": "none (the kb-prior reads the text and the KB; no model sees an image)",
+            "split": f"{results['split']} ({results['n_samples']} samples)",
+        })
+        return header
+
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
         """The report's Markdown tables (`culturekb.evals.knowledge.report`)."""
         from culturekb.evals.knowledge.report import knowledge_tables
