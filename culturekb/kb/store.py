@@ -363,16 +363,23 @@ class KnowledgeBase:
         if not tpath.is_file():
             raise DataError(f"{directory}: {TUPLES} is missing; the KB is incomplete, rebuild it")
         tuples: list[KnowledgeTuple] = []
+        first_line: dict[str, int] = {}
         tuples_text = read_text_utf8(tpath, fix="the file is damaged, rebuild the KB")
         for lineno, line in enumerate(tuples_text.split("\n"), start=1):  # not splitlines: U+2028 is text
             if not line.strip():
                 continue
             try:
-                tuples.append(KnowledgeTuple.model_validate_json(line))
+                t = KnowledgeTuple.model_validate_json(line)
             except ValidationError as exc:
                 raise DataError(
                     f"{tpath}, line {lineno}: invalid tuple: {exc.errors()[0]['msg']}; rebuild the KB"
                 ) from exc
+            if t.id in first_line:
+                raise DataError(f"{tpath}, line {lineno}: a second tuple for concept {t.concept!r} in culture "
+                                f"{t.culture!r} (the first is on line {first_line[t.id]}); the file was edited: "
+                                "delete one of the two lines, or rebuild the KB or restore it from a copy")
+            first_line[t.id] = lineno
+            tuples.append(t)
         cultures = manifest_cultures(manifest, source=str(directory / MANIFEST))
         kb = cls(tuples, scheme, manifest.build_config, manifest.embedder, cultures=cultures)
         kb._legacy_version = manifest.manifest_digest is None
