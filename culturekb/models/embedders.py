@@ -206,18 +206,22 @@ def _st_model(st: Any, path: str, device: str) -> Any:
 
 
 class MiniLMEmbedder(_MemoEncoder):
-    """The packaged all-MiniLM-L6-v2 through the numpy runtime (`culturekb.models.minilm_numpy`): no torch, no
-    transformers. Same id (`st:all-MiniLM-L6-v2`) and spec (`minilm`) as `SentenceTransformerEmbedder()`, since
-    its vectors equal that runtime's within 1e-4 cosine, so indexes built with either serve both.
+    """The packaged all-MiniLM-L6-v2 without torch or transformers: ONNX Runtime (`culturekb.models.minilm_onnx`)
+    when `onnxruntime` is installed, else the numpy runtime (`culturekb.models.minilm_numpy`). Same id
+    (`st:all-MiniLM-L6-v2`) and spec (`minilm`) as `SentenceTransformerEmbedder()`, since its vectors equal that
+    runtime's within 1e-4 cosine, so indexes built with either serve both.
 
+    `runtime`: "auto" (the default: onnx when installed), "onnx" or "numpy". `threads`: the ONNX runtime's
+    threads (default `culturekb.models.threads.compute_threads()`; the numpy runtime always runs one BLAS thread).
     The weights are read on the first `encode` (a lookup answered by exact matches never reads them), once per
     process. `model_path`: another BERT mean-pooling sentence-transformers folder (id `st:<folder name>`).
     """
 
     parallel_batches = True
-    """`encode` is thread-safe and runs one BLAS thread, so a build may embed several batches at once."""
+    """`encode` is thread-safe, so a build may embed several batches at once."""
 
-    def __init__(self, model_path: str | Path | None = None, memo_size: int = _DEFAULT_MEMO) -> None:
+    def __init__(self, model_path: str | Path | None = None, memo_size: int = _DEFAULT_MEMO, runtime: str = "auto",
+                 threads: int | None = None) -> None:
         super().__init__(memo_size)
         if model_path is None:
             path = default_minilm_path().resolve()
@@ -231,18 +235,42 @@ class MiniLMEmbedder(_MemoEncoder):
             raise ConfigError(f"cannot read hidden_size from {path / 'config.json'}: {exc}; pass a "
                               "sentence-transformers model folder") from exc
         self.model_path = path
+        if runtime == "auto":
+            from culturekb.models.minilm_onnx import onnx_available
+
+            runtime = "onnx" if onnx_available() else "numpy"
+        if runtime not in ("onnx", "numpy"):
+            raise ConfigError(f"unknown MiniLM runtime {runtime!r}; use 'auto', 'onnx' or 'numpy'")
+        if runtime == "onnx":
+            require("onnxruntime", _EXTRA, "The ONNX MiniLM runtime ('minilm:onnx')")
+        if threads is not None and int(threads) < 1:
+            raise ConfigError(f"MiniLMEmbedder: threads={threads} must be at least 1")
+        self.runtime = runtime
+        self.threads = threads
+        self.parallel_batches = runtime == "numpy"  # ONNX Runtime already runs a batch on every core
 
     @property
     def loaded(self) -> bool:
         """Whether this process has read the weights already."""
+        if self.runtime == "onnx":
+            from culturekb.models.minilm_onnx import loaded_onnx_models
+
+            return self.model_path in loaded_onnx_models()
         from culturekb.models.minilm_numpy import loaded_models
 
         return self.model_path in loaded_models()
 
-    def _encode_new(self, texts: list[str], batch_size: int) -> np.ndarray:
+    def _model(self) -> Any:
+        if self.runtime == "onnx":
+            from culturekb.models.minilm_onnx import load_onnx_bert
+
+            return load_onnx_bert(self.model_path, self.threads)
         from culturekb.models.minilm_numpy import load_bert
 
-        return load_bert(self.model_path).encode(texts, batch_size)
+        return load_bert(self.model_path)
+
+    def _encode_new(self, texts: list[str], batch_size: int) -> np.ndarray:
+        return self._model().encode(texts, batch_size)
 
 
 @lru_cache(maxsize=2)

@@ -102,8 +102,8 @@ def _no_argument_factory(factory: Any, spec: str, argument: str) -> Any:
 
 
 def make_embedder(spec: str = "minilm", base_url: str | None = None, **kw: Any) -> Embedder:
-    """An `Embedder` from a spec: 'minilm' (numpy runtime; 'minilm:st' for sentence-transformers), 'st:PATH', 'use'
-    or 'openai-embed:MODEL' (or a plug-in's)."""
+    """An `Embedder` from a spec: 'minilm' (ONNX Runtime or numpy; 'minilm:st' for sentence-transformers),
+    'st:PATH', 'use' or 'openai-embed:MODEL' (or a plug-in's)."""
     embedder: Embedder = registry.EMBEDDERS.create(spec, base_url=base_url, **kw)
     return embedder
 
@@ -134,11 +134,12 @@ def _openai_client(argument: str, base_url: str | None = None, *, api_key_env: s
                                 max_concurrency=max_concurrency)
 
 
-MINILM_RUNTIMES = {"": "numpy", "numpy": "numpy", "st": "sentence-transformers",
+MINILM_RUNTIMES = {"": "auto", "onnx": "onnx", "numpy": "numpy", "st": "sentence-transformers",
                    "sentence-transformers": "sentence-transformers"}
-"""The runtimes of the packaged MiniLM: ``minilm`` / ``minilm:numpy`` (default, no torch) and ``minilm:st``
-(sentence-transformers). Both give the id ``st:all-MiniLM-L6-v2`` and the spec ``minilm``: their vectors are equal
-within 1e-4 cosine, so either serves an index built with the other."""
+"""The runtimes of the packaged MiniLM: ``minilm`` (default: ONNX Runtime when installed, else numpy; no torch),
+``minilm:onnx``, ``minilm:numpy`` and ``minilm:st`` (sentence-transformers). All give the id
+``st:all-MiniLM-L6-v2`` and the spec ``minilm``: their vectors are equal within 1e-4 cosine, so any serves an
+index built with another."""
 
 
 def _minilm(argument: str, base_url: str | None = None, **kw: Any) -> Embedder:
@@ -147,10 +148,10 @@ def _minilm(argument: str, base_url: str | None = None, **kw: Any) -> Embedder:
     runtime = MINILM_RUNTIMES.get(argument)
     if runtime is None:
         raise ConfigError(f"unknown MiniLM runtime {argument!r} in spec 'minilm:{argument}'; use 'minilm' "
-                          "(numpy runtime, the default), 'minilm:numpy' or 'minilm:st' (sentence-transformers)")
+                          "(the default), 'minilm:onnx', 'minilm:numpy' or 'minilm:st' (sentence-transformers)")
     _no_argument("", "minilm", base_url)
-    if runtime == "numpy":
-        return MiniLMEmbedder(**kw)
+    if runtime in ("auto", "onnx", "numpy"):
+        return MiniLMEmbedder(runtime=runtime, **kw)
     return SentenceTransformerEmbedder(**kw)
 
 

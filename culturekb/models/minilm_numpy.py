@@ -133,14 +133,25 @@ class NumpyBert:
         order = np.argsort([-len(i) for i in ids], kind="stable")
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         step = max(1, int(batch_size))
-        with _one_blas_thread():
+        with self._blas_context():
             self._run(ids, order, step, out)
         return out
 
+    def _blas_context(self) -> Any:
+        """The BLAS thread setting of a forward pass: one thread (see the module docstring)."""
+        return _one_blas_thread()
+
+    tokens_per_batch = 0
+    """When > 0, batches hold up to this many tokens (padding included) instead of `batch_size` texts: short texts
+    go in large batches, long ones in small ones, and a batch never mixes a long text with many short ones."""
+
     def _run(self, ids: list[np.ndarray], order: np.ndarray, step: int, out: np.ndarray) -> None:
-        for start in range(0, len(order), step):
-            chunk = order[start : start + step]
-            width = max(len(ids[i]) for i in chunk)
+        start = 0
+        while start < len(order):
+            width = len(ids[order[start]])  # the longest: `order` sorts by length, longest first
+            count = max(1, self.tokens_per_batch // max(width, 1)) if self.tokens_per_batch > 0 else step
+            chunk = order[start : start + count]
+            start += len(chunk)
             batch = np.zeros((len(chunk), width), dtype=np.int64)
             mask = np.zeros((len(chunk), width), dtype=np.float32)
             for row, i in enumerate(chunk):

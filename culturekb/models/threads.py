@@ -1,0 +1,79 @@
+"""One thread policy for every compute library culturekb drives: ONNX Runtime (the MiniLM encoder), numpy's BLAS,
+torch and FAISS (OpenMP).
+
+The rule (docs/scaling.md, "Thread policy"):
+
+- A process computes on `compute_threads()` threads: the cores this process may run on
+  (`os.sched_getaffinity`, which also follows `taskset` and container CPU sets), divided among the processes that
+  serve side by side (`CULTUREKB_PROCESSES`, set by `culturekb serve --workers N` for its workers), at least 1.
+  `CULTUREKB_THREADS=N` overrides it.
+- Threads never spin while they wait: ONNX Runtime's intra-op threads run with spinning off, and the numpy runtime
+  keeps one BLAS thread (OpenBLAS's workers spin-wait). So when the machine is free a batch uses every core, and
+  when other processes hold the cores the waiting threads sleep instead of taking the cores from them.
+- FAISS searches one query (or a handful) on one OpenMP thread: its per-query work at 10^5 vectors is a fraction
+  of a millisecond, and OpenMP's fork/join and spin-wait cost more than that on a loaded machine (measured 3.5-15x
+  slower than one thread, issue 25). Large batches (`FAISS_PARALLEL_MIN` queries or more) use `compute_threads()`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from culturekb.errors import ConfigError
+
+__all__ = ["FAISS_PARALLEL_MIN", "available_cores", "compute_threads", "faiss_threads"]
+
+THREADS_ENV = "CULTUREKB_THREADS"
+PROCESSES_ENV = "CULTUREKB_PROCESSES"
+FAISS_PARALLEL_MIN = 64
+"""Queries in one FAISS search call from which OpenMP threads pay off."""
+
+
+def available_cores() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS and Windows have no sched_getaffinity
+        return max(1, os.cpu_count() or 1)
+
+
+def _positive_env(name: str) -> int | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigError(f"{name}={raw!r} is not a positive whole number; set it to a thread or process count "
+                          f"such as {available_cores()}, or unset it")
+    return value
+
+
+def compute_threads() -> int:
+    """Threads one process should compute on (see the module docstring)."""
+    override = _positive_env(THREADS_ENV)
+    if override is not None:
+        return override
+    processes = _positive_env(PROCESSES_ENV) or 1
+    return max(1, available_cores() // processes)
+
+
+@contextmanager
+def faiss_threads(faiss: Any, queries: int) -> Iterator[None]:
+    """FAISS's OpenMP threads for one search of `queries` vectors: 1 below `FAISS_PARALLEL_MIN`, else
+    `compute_threads()`. OpenMP keeps the setting per calling thread, so concurrent searches from other threads
+    are not affected; it is restored on exit."""
+    wanted = 1 if queries < FAISS_PARALLEL_MIN else compute_threads()
+    before = faiss.omp_get_max_threads()
+    if before != wanted:
+        faiss.omp_set_num_threads(wanted)
+    try:
+        yield
+    finally:
+        if before != wanted:
+            faiss.omp_set_num_threads(before)
