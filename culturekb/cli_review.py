@@ -25,6 +25,23 @@ def _say(text: str) -> None:
     out.print(text, markup=False, highlight=False)
 
 
+def _counts(counts: dict[str, int], keys: tuple[str, ...] = ()) -> str:
+    """``{'approved': 1, 'already_in_ledger': 0}`` -> ``approved 1, already in ledger 0`` (none: ``nothing``)."""
+    items = [(k, counts.get(k, 0)) for k in keys] if keys else list(counts.items())
+    return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in items) or "nothing"
+
+
+def _say_not_applied(res: dict[str, object], ledger: object) -> None:
+    """One line per ledger decision that was not applied (to re-check, or its tuple gone), with why and the fix."""
+    entries = [*(res.get("to_recheck") or []), *(res.get("gone") or [])]  # type: ignore[misc]
+    for e in entries[:20]:
+        label = f" to {e['label']!r}" if e.get("label") else ""
+        _say(f"  not applied: {ledger}: {e['decision']}{label} of tuple {e['tuple_id']!r} by {e['reviewer']!r} at "
+             f"{e['time']}: {e['reason']}; decide on it again (culturekb review serve, or export and import a queue)")
+    if len(entries) > 20:
+        _say(f"  ... and {len(entries) - 20} more (culturekb review status)")
+
+
 @review_app.command("export")
 def review_export(
     kb: Annotated[Path, typer.Argument(help="KB directory")],
@@ -57,13 +74,15 @@ def review_import(
     if as_json:
         out.print_json(json.dumps(res, ensure_ascii=False))
         return
-    counts = {k: res[k] for k in ("approved", "rejected", "relabelled", "undecided", "already_in_ledger")}
-    if not res["written"] and not any(counts[k] for k in ("approved", "rejected", "relabelled")):
+    keys = ("approved", "rejected", "relabelled", "undecided", "already_in_ledger")
+    counts = _counts(res, keys)
+    if not res["written"] and not any(res[k] for k in ("approved", "rejected", "relabelled")):
         _say(f"review applied: {counts}; no decision in {decisions}: nothing written")
         return
     _say(f"review applied: {counts}; ledger {res['ledger']}; KB {out_dir or kb} version {res['kb_version']}"
          + (f"; index re-sealed: {', '.join(res['index'])}" if res.get("index") else "")
          + (f"; to re-check: {len(res['to_recheck'])}" if res.get("to_recheck") else ""))
+    _say_not_applied(res, res["ledger"])
 
 
 @review_app.command("apply")
@@ -74,9 +93,12 @@ def review_apply(
     """Apply the review ledger beside the KB to it (what every build does on its own)."""
     from culturekb.workflows.review import apply_review_ledger
 
+    from culturekb.kb.ledger import ledger_path
+
     res = _guard(lambda: apply_review_ledger(kb, out_dir))
-    _say(f"applied {res['applied']}; to re-check {len(res['to_recheck'])}, gone {len(res['gone'])}; KB version "
-         f"{res['kb_version']}" + ("" if res["written"] else " (unchanged)"))
+    _say(f"applied {_counts(res['applied'])}; to re-check {len(res['to_recheck'])}, gone {len(res['gone'])}; KB "
+         f"version {res['kb_version']}" + ("" if res["written"] else " (unchanged)"))
+    _say_not_applied(res, ledger_path(kb))
 
 
 @review_app.command("status")
@@ -129,4 +151,4 @@ def review_serve(
         from culturekb.workflows.review import apply_review_ledger
 
         res = _guard(lambda: apply_review_ledger(kb))
-        _say(f"ledger applied to {kb}: {res['applied']}; KB version {res['kb_version']}")
+        _say(f"ledger applied to {kb}: {_counts(res['applied'])}; KB version {res['kb_version']}")

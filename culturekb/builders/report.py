@@ -178,7 +178,8 @@ def render_report_markdown(report: dict[str, Any]) -> str:
     for step, st in report["steps"].items():
         lines.append(f"| {step} | {st['computed']} | {st['cached']} | {st['seconds']:.2f} |")
     if report.get("dropped_no_majority"):
-        lines += ["", f"Images dropped for lack of a majority label, per culture: {report['dropped_no_majority']}"]
+        per = ", ".join(f"{c} {n}" for c, n in report["dropped_no_majority"].items())
+        lines += ["", f"Images dropped for lack of a majority label, per culture: {per}"]
     lines += _dropped_lines(report)
     lines += _label_word_lines(report)
     lines += _calibration_lines(report)
