@@ -78,10 +78,24 @@ def _two_culture_kb(path: Path) -> Path:
 
 
 def test_notebook_uses_the_kb_from_the_environment(tmp_path, monkeypatch):
+    from culturekb.kb import KnowledgeBase
+    from culturekb.kb.ledger import append_decisions, ledger_path, make_decision
+    from culturekb.workflows.review import apply_review_ledger
+
     kb_dir = _two_culture_kb(tmp_path / "kb")  # two cultures: no extra build
+    kb = KnowledgeBase.load(kb_dir)  # two reviewers: one rejection both agree on, one tuple they differ on
+    append_decisions(ledger_path(kb_dir), [
+        make_decision(kb, "zh::bamboo", "reject", reviewer="ana"),
+        make_decision(kb, "zh::bamboo", "reject", reviewer="bo"),
+        make_decision(kb, "zh::full moon", "approve", reviewer="ana"),
+        make_decision(kb, "zh::full moon", "relabel", label="contentment", reviewer="bo"),
+    ])
+    apply_review_ledger(kb_dir)
     nb = _execute(tmp_path, monkeypatch, kb_dir)
     text, images = _outputs(nb)
     assert f"`{kb_dir}` (from CULTUREKB_NOTEBOOK_KB)" in text and "Divergence in the loaded KB" in text
-    assert "| full moon | zh | sadness | 4 | pending | ✔ lexicon: sadness<br>✘ prototype: awe |" in text
+    assert "| full moon | zh | contentment | 4 | approved | ✔ lexicon: sadness<br>✘ prototype: awe |" in text
+    assert "Review: approved 0, relabelled 1, rejected 1, to re-check 0; 4 decisions by ana, bo" in text
+    assert "Cohen's kappa between reviewers" in text and "{'" not in text  # words, not a Python dict
     assert images == 3
     assert not list(tmp_path.glob("culturekb-notebook-*/demo"))
