@@ -619,7 +619,7 @@ def _render_png(plot: Plot) -> bytes:
         warnings.simplefilter("always")
         if isinstance(plot, IntervalPlot | BarPlot):
             legend = 2.2 if len(plot.series) > 1 or plot.baselines else 0.0
-            width = max(6.0, 0.5 * len(plot.categories) * max(1, len(plot.series)) + 2) + legend
+            width = max(6.0, 0.32 * len(plot.categories) * max(1, len(plot.series)) + 2.5) + legend
             fig = Figure(figsize=(min(width, 22.0), 4.8), dpi=100)
             FigureCanvasAgg(fig)
             if isinstance(plot, IntervalPlot):

@@ -12,6 +12,7 @@ language, macro average and cross-lingual variance; emotion prediction propensit
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -39,8 +40,17 @@ from culturekb.evals.metrics import (
     align_predictions,
     cross_lingual_variance,
     macro_average,
+    wilson_interval,
 )
-from culturekb.evals.reports import BarPlot, HeatmapPlot, Plot, Table
+from culturekb.evals.reports import (
+    BarPlot,
+    HeatmapPlot,
+    IntervalPlot,
+    Plot,
+    Table,
+    base_run_header,
+    interval_text,
+)
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
 from culturekb.inference.injection import (
@@ -442,6 +452,37 @@ class CedarRunner(Runner):
         return results
 
     # -- report --------------------------------------------------------------------------------------------------
+    def run_header(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """What was run: the model (or the offline kb-prior), the cue KB, the prompt languages, the images sent."""
+        header = base_run_header(self)
+        predictor = self.predictor
+        client = getattr(predictor, "client", None)
+        model = str(getattr(predictor, "id", "") or "none")
+        with_image = sum(1 for s in self.samples if s.image)
+        if client is None:
+            model += " (offline: each language's label prior from the KB, moved by the cues' labels; no model call)"
+            images = f"none (offline: no model sees an image; {with_image} of {len(self.samples)} items have one)"
+        else:
+            images = (f"{with_image} of {len(self.samples)} items sent with their image (the multimodal ones; an "
+                      "image that cannot be read fails its call, counted under errors)")
+        retriever = getattr(predictor, "retriever", None)
+        kb_path = getattr(getattr(retriever, "kb", None), "path", None)
+        header.update({
+            "model": model,
+            "judge": "none (the parsed label against the gold label)",
+            "baseline": "none (Cedar reports no baseline; the offline kb-prior run is the reference a model is "
+                        "compared with)",
+            "KB": f"{self.kb_version}" + (f" ({kb_path})" if kb_path else "") if self.kb_version
+                  else "none (orig only: no cues)",
+            "images sent": images,
+        })
+        tf = getattr(retriever, "tuple_filter", None)
+        if tf is not None:
+            header["KB calibration"] = (f"concept filter min_support={tf.min_support}, min_informativeness="
+                                        f"{tf.min_informativeness:g}, status={tf.status} (from the KB's calibration."
+                                        "json when it has one; the cues' weights are not calibrated)")
+        return header
+
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
         """Markdown tables of the Cedar results."""
         return cedar_tables(results)
@@ -470,8 +511,11 @@ def cedar_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     grqb: dict[str, dict[str, Any]] = {}
     lsrqb: dict[str, dict[str, Any]] = {}
     for name, _subset, b in _rows(results):
-        acc[name] = {**{lang: b["per_language"].get(lang) for lang in langs}, "macro": b["macro_average"],
-                     "variance": b["cross_lingual_variance"], "overall": b["accuracy"], "n": b["n"],
+        n_lang = b.get("n_per_language") or {}
+        acc[name] = {**{lang: interval_text(b["per_language"][lang], int(n_lang.get(lang, 0)))
+                        if lang in b["per_language"] else "n/a (no item in this language)" for lang in langs},
+                     "macro": b["macro_average"], "variance": b["cross_lingual_variance"],
+                     "overall": interval_text(b["accuracy"], b["n"]),
                      "invalid": b["invalid"], "errors": b["errors"], "with cues": b["with_cues"]}
         gepp[name] = dict(b["gepp"])
         for lang, row in b["lsepp"].items():
@@ -484,12 +528,14 @@ def cedar_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     tables = {
         "accuracy": Table.from_nested(
             "Accuracy per language (macro average, cross-lingual variance)", acc, row_label="setting / subset",
-            note=f"{results['n_samples']} items ({n_note}); variance of the per-language accuracies as fractions "
+            note=f"{results['n_samples']} items ({n_note}); accuracy [95% Wilson interval] n=items; macro: mean "
+                 "of the per-language accuracies; variance of the per-language accuracies as fractions "
                  "(population variance)"),
         "gepp": Table.from_nested("Emotion prediction propensity, global (GEPP)", gepp, row_label="setting / subset",
                                   precision=2, note="N(pred = e) / N(gold = e); n/a: no gold item of that emotion"),
         "lsepp": Table.from_nested("Emotion prediction propensity per language (LSEPP)", lsepp,
-                                   row_label="setting / subset / language", precision=2),
+                                   row_label="setting / subset / language", precision=2,
+                                   note="n/a: no gold item of that emotion in that language"),
     }
     if grqb:
         tables["grqb"] = Table.from_nested("Russell quadrant bias, global (GRQB, %)", grqb,
@@ -499,8 +545,13 @@ def cedar_tables(results: Mapping[str, Any]) -> dict[str, Table]:
         tables["lsrqb"] = Table.from_nested("Russell quadrant bias per language (LSRQB, %)", lsrqb,
                                             row_label="setting / subset / language", precision=1)
     if "grid" in results:
+        n_lang = results.get("n_per_language") or {}
+        grid = {row: {lang: interval_text(cells[lang], int(n_lang.get(lang, 0))) if lang in cells else
+                      "n/a (no item in this language)" for lang in langs}
+                for row, cells in results["grid"].items()}
         tables["grid"] = Table.from_nested(f"Prompt language x data language ({results['grid_mode']}, all items)",
-                                           results["grid"], row_label="prompt language", columns=langs)
+                                           grid, row_label="prompt language", columns=langs,
+                                           note="accuracy [95% Wilson interval] n=items in that data language")
     return tables
 
 
@@ -508,17 +559,32 @@ def cedar_plots(results: Mapping[str, Any]) -> list[Plot]:
     """Per-language accuracy bars per subset, the quadrant-bias chart, and the language grid heatmap."""
     plots: list[Plot] = []
     for subset in SUBSETS:
-        nested = {key: entry[subset]["per_language"] for key, entry in results["settings"].items()
+        blocks = {key: entry[subset] for key, entry in results["settings"].items()
                   if subset in entry and entry["prompt_language"] is None}
-        if nested:
-            plots.append(BarPlot.from_nested(f"accuracy-{subset}", f"Accuracy per language ({subset})", nested,
-                                             ylabel="accuracy", ylim=(0.0, 1.0)))
+        if not blocks:
+            continue
+        langs = [lang for lang in results["languages"] if any(lang in b["per_language"] for b in blocks.values())]
+        n_lang = next(iter(blocks.values())).get("n_per_language") or {}
+        est = {k: [b["per_language"].get(lang, math.nan) for lang in langs] for k, b in blocks.items()}
+        bounds = {k: [wilson_interval(max(0, min(int(n_lang.get(lang, 0)), round(a * int(n_lang.get(lang, 0))))),
+                                      int(n_lang.get(lang, 0))) if not math.isnan(a) else (math.nan, math.nan)
+                      for lang, a in zip(langs, vals, strict=True)] for k, vals in est.items()}
+        plots.append(IntervalPlot(
+            f"accuracy-{subset}", f"Accuracy per language ({subset} items; 95% Wilson intervals)",
+            [f"{lang} (n={n_lang.get(lang, 0)})" for lang in langs], est,
+            {k: [b[0] for b in v] for k, v in bounds.items()}, {k: [b[1] for b in v] for k, v in bounds.items()},
+            ylabel="accuracy", ylim=(0.0, 1.0)))
     qb = {f"{key} / {subset}": entry[subset]["grqb"] for key, entry in results["settings"].items()
           for subset in SUBSETS if subset in entry and "grqb" in entry[subset] and entry["prompt_language"] is None}
     if qb:
         plots.append(BarPlot.from_nested("quadrant-bias", "Russell quadrant bias (GRQB, %)", qb,
-                                         ylabel="bias (points)", diverging=True))
+                                         ylabel="bias (points)", diverging=True, value_format="{:+.1f}"))
     if "grid" in results:
-        plots.append(HeatmapPlot.from_nested("grid", "Accuracy: prompt language x data language", results["grid"],
-                                             xlabel="data language", ylabel="prompt language"))
+        grid = results["grid"]
+        cols = [lang for lang in results["languages"] if any(lang in r for r in grid.values())]
+        n_lang = results.get("n_per_language") or {}
+        plots.append(HeatmapPlot("grid", f"Accuracy ({results['grid_mode']}): prompt language x data language",
+                                 list(grid), [f"{c} (n={n_lang.get(c, 0)})" for c in cols],
+                                 [[r.get(c) for c in cols] for r in grid.values()],
+                                 xlabel="data language (items)", ylabel="prompt language", scale=(0.0, 1.0)))
     return plots
