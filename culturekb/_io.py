@@ -26,6 +26,8 @@ __all__ = [
     "atomic_write_text",
     "atomic_write_bytes",
     "iter_jsonl_text",
+    "check_text_fields",
+    "MAX_TEXT_FIELD",
     "json_value",
     "atomic_write_json",
     "atomic_dir",
@@ -208,6 +210,33 @@ def json_value(text: str, where: str | Path, fix: str = "fix or remove the line"
                     f"{sys.get_int_max_str_digits()} digits (write long ids as strings); {fix}") from exc
 
 
+MAX_TEXT_FIELD = 131_072
+"""Most characters of one text field (or key) in any data file: the CSV reader's own limit
+(`csv.field_size_limit`), the same for JSON, JSONL and TSV (a 50 MB field would run a build for minutes)."""
+
+
+def check_text_fields(obj: Any, where: str | Path, limit: int = MAX_TEXT_FIELD) -> None:
+    """Refuse a record with a string (value or key, at any depth) longer than `limit` characters: DataError naming
+    `where` (file and line), the field and the fix."""
+    stack: list[tuple[str, Any]] = [("", obj)]
+    while stack:
+        name, value = stack.pop()
+        if isinstance(value, str):
+            if len(value) > limit:
+                raise DataError(f"{where}, field {name or '(the value)'!r}: {len(value):,} characters, above the "
+                                f"limit of {limit:,} for one text field; shorten it, or keep long texts (whole "
+                                "documents) outside the data file")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                key_name = f"{name}.{key}" if name else str(key)
+                if isinstance(key, str) and len(key) > limit:
+                    raise DataError(f"{where}: a key of {len(key):,} characters (starting {key[:40]!r}), above "
+                                    f"the limit of {limit:,}; shorten it")
+                stack.append((key_name[:200], item))
+        elif isinstance(value, list):
+            stack.extend((f"{name}[{i}]", item) for i, item in enumerate(value))
+
+
 def iter_jsonl_text(text: str, where: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for each non-blank line; a bad line raises DataError naming `where` and the line.
 
@@ -221,6 +250,7 @@ def iter_jsonl_text(text: str, where: str | Path) -> Iterator[tuple[int, dict[st
                          one_line=True)
         if not isinstance(obj, dict):
             raise DataError(f"{where}, line {lineno}: expected a JSON object, got {type(obj).__name__}")
+        check_text_fields(obj, f"{where}, line {lineno}")
         yield lineno, obj
 
 
@@ -240,6 +270,7 @@ def iter_json_records(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         for i, obj in enumerate(items, start=1):
             if not isinstance(obj, dict):
                 raise DataError(f"{path}, item {i}: expected a JSON object, got {type(obj).__name__}")
+            check_text_fields(obj, f"{path}, item {i}")
             yield i, obj
         return
     yield from iter_jsonl_text(text, path)

@@ -37,7 +37,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
-from culturekb._io import json_value, read_text_utf8
+from culturekb._io import check_text_fields, json_value, read_text_utf8
 from culturekb.errors import ConfigError, DataError
 
 __all__ = ["DATA_SUFFIXES", "FieldMap", "LoadReport", "Problems", "Record", "builtin_maps", "data_files",
@@ -344,6 +344,7 @@ def read_records(path: str | Path, field_map: FieldMap | None = None, report: Lo
         for line, raw, key, unit in _raw_records(file, report.notes, field_map.columns if field_map else ()):
             if not isinstance(raw, dict):
                 raise DataError(f"{file}, {unit} {line}: expected a JSON object, got {type(raw).__name__}")
+            check_text_fields(raw, f"{file}, {unit} {line}")
             if chosen is None:
                 chosen = next((m for m in builtin_maps().values() if m.matches(list(raw))), None) or FieldMap("")
                 if chosen.name and chosen.name != report.field_map:

@@ -21,6 +21,40 @@ from culturekb._cli_errors import guard as _guard
 from culturekb.cli_review import review_app  # review: page, queues, ledger (culturekb/cli_review.py)
 from culturekb.errors import ConfigError, CultureKBError
 
+_HELP_TYPES = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "file": "FILE",
+               "directory": "FOLDER", "bool": "", "list[str]": "TEXT", "list[path]": "PATH", "int range": "INTEGER",
+               "float range": "NUMBER"}
+
+
+def _help_types_in_words() -> None:
+    """Help shows an option's kind in words (TEXT, INTEGER, PATH; nothing for an on/off flag), not the Python
+    types (``<str>``, ``<bool>``) that typer 0.16 and later print. Older typers print words already."""
+    try:
+        from typer.core import _TyperParameter
+    except ImportError:  # pragma: no cover - another typer layout: its own words
+        return
+    original = getattr(_TyperParameter, "display_type", None)
+    if original is None or getattr(original, "_culturekb_words", False):
+        return
+
+    def display_type(self: Any, ctx: Any) -> str | None:
+        if getattr(self, "is_flag", False) or getattr(self, "count", False):
+            return None
+        text = original(self, ctx)
+        if not isinstance(text, str) or not (text.startswith("<") and text.endswith(">")):
+            return text  # type: ignore[no-any-return]
+        label = text[1:-1]
+        word = _HELP_TYPES.get(label.lower())
+        if word is None:
+            return label.upper() if label.isidentifier() else label
+        return word or None
+
+    display_type._culturekb_words = True  # type: ignore[attr-defined]
+    _TyperParameter.display_type = display_type  # type: ignore[method-assign,assignment]
+
+
+_help_types_in_words()
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, inspect and serve cultural knowledge bases.")
 
 app.add_typer(review_app, name="review")
@@ -37,8 +71,11 @@ _STATUS_HELP = ("which tuples are served: all (every tuple but rejected ones; pe
                 "accepted (reviewed only) or pending (default: the status setting, all)")
 
 
-def _csv(value: str | None) -> list[str] | None:
-    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+def _csv(value: str | None, option: str = "a comma list") -> list[str] | None:
+    """A comma-list option: None when left out; one that names nothing (``,``) is refused, not read as left out."""
+    from culturekb.evals.commands import csv_list
+
+    return _guard(lambda: csv_list(value, option))
 
 
 def _print_version(value: bool) -> None:
@@ -146,8 +183,9 @@ def build(
     def run() -> Any:
         return build_from_files(
             data, out_dir, data_root=data_root, cache_dir=cache_dir, settings_file=config,
-            scheme=scheme, cultures=_csv(cultures), split=None if split == "all" else split, concepts=concepts,
-            rationales=rationales, judges=_csv(judges) or [], policy=policy, min_support=min_support,
+            scheme=scheme, cultures=_csv(cultures, "--cultures"), split=None if split == "all" else split,
+            concepts=concepts,
+            rationales=rationales, judges=_csv(judges, "--judges") or [], policy=policy, min_support=min_support,
             on_bad_answer=on_bad_answer,
             base_url=base_url, cultures_file=cultures_file,
             label_words_file=label_words, label_column_words=label_column_words, aggregate=aggregate,
@@ -279,6 +317,12 @@ def calibrate(
     if split == "test":
         _fail(ConfigError("calibrating on the test split would tune on what is evaluated; use --split valid"))
     data = _guard(lambda: [sample_path(p) for p in data])
+    built_from = _guard(lambda: _kb_build_split(kb))
+    if split == built_from:
+        _fail(ConfigError(
+            f"--split {split}: the KB was built from the {split} split, so its samples are in the tuples and their "
+            "accuracy is in-sample (fitting on them favours memorising); give a held-out split such as valid (the "
+            "training samples are already used, each left out of the tuples it supports)"))
     cal = _guard(lambda: calibrate_kb(kb, data, split=split, data_root=data_root, status=status,
                                       settings=load_settings(config)))
     from culturekb.workflows.calibrate import calibration_method
@@ -291,7 +335,7 @@ def calibrate(
     out.print(f"  weights: alpha={cal.alpha:g}, beta={cal.beta:g}, gamma={cal.gamma:g}, pool={cal.pool}"
               + ("  (evidence did not help on valid: the culture prior alone)" if cal.is_prior_only else ""))
     if v.get("prior_accuracy") is not None:
-        out.print(f"  valid accuracy: prior {v.get('prior_accuracy'):.4f} -> calibrated {v.get('accuracy'):.4f}; "
+        out.print(f"  {split} accuracy: prior {v.get('prior_accuracy'):.4f} -> calibrated {v.get('accuracy'):.4f}; "
                   f"log-loss {v.get('prior_log_loss'):.4f} -> {v.get('log_loss'):.4f}")
     if cal.fitted_on.get("left_out_training_samples"):
         out.print(f"  {cal.fitted_on['left_out_training_samples']} training samples, each left out of its own "
@@ -304,6 +348,18 @@ def calibrate(
         for culture, info in per.items():
             out.print(f"  hidden ({why}) in {culture}: {info['count']}, e.g. {', '.join(info['examples'][:6])}")
     out.print(f"written to {kb / 'calibration.json'}")
+
+
+def _kb_build_split(kb: Path) -> str | None:
+    """The split a KB was built from (its manifest's build config; None: every split), read without loading it."""
+    from culturekb._io import read_json
+
+    if not (kb / "manifest.json").is_file():
+        raise ConfigError(f"{kb} is not a KB (no manifest.json); give the folder `culturekb build --out` wrote")
+    manifest = read_json(kb / "manifest.json", fix="rebuild the KB", error=ConfigError)
+    config = manifest.get("build_config") if isinstance(manifest, dict) else None
+    split = config.get("split", "train") if isinstance(config, dict) else "train"
+    return split if isinstance(split, str) else None
 
 
 @app.command()
@@ -376,10 +432,15 @@ def predict(
         from culturekb.config import load_settings
 
         if samples is not None:
+            given = [f"--{name}" for name, value in (("image", image), ("culture", culture), ("title", title),
+                                                      ("concepts", concepts)) if value is not None]
+            if given:
+                raise ConfigError(f"--samples FILE predicts the samples of the file, so {', '.join(given)} would be "
+                                  "ignored; give either --samples FILE, or --image/--concepts with --culture")
             items = load_kb_samples(kb, [samples], data_root=data_root)
         elif culture is not None:
             items = [Sample(id=str(image or "query"), culture=culture, image=str(image) if image else None,
-                            title=title, concepts=_csv(concepts))]
+                            title=title, concepts=_csv(concepts, "--concepts"))]
         else:
             raise ConfigError("give --image/--concepts with --culture, or --samples FILE")
         return predict_job(kb, model, samples=items, mode=mode, prompt_language=prompt_language, base_url=base_url,
@@ -475,7 +536,7 @@ def compare(
         help="cosine threshold of a semantic alignment (default: the tau setting, 0.70)")] = None,
     min_margin: Annotated[float, typer.Option(
         help="smallest CSLS (hubness-corrected similarity) of a semantic alignment; negative: no check")] = 0.25,
-    top: Annotated[int, typer.Option(help="how many disagreements to show")] = 20,
+    top: Annotated[int, typer.Option(min=1, help="how many disagreements to show")] = 20,
     status: Annotated[str | None, typer.Option(help="which tuples: all, accepted or pending (default: the status "
                                                     "setting, all)")] = None,
     config: Annotated[Path | None, typer.Option(help=_CONFIG_HELP)] = None,
@@ -483,10 +544,17 @@ def compare(
 ) -> None:
     """Concepts on which cultures disagree: aligned across languages (identical strings, and translations found by
     the KB index's embedder), compared by their emotion distributions (Jensen-Shannon divergence)."""
+    import math
+
     from culturekb.config import load_settings
     from culturekb.workflows import compare_kb
 
-    res = _guard(lambda: compare_kb(kb, _csv(cultures), min_support=min_support, tau=tau,
+    if not math.isfinite(min_margin):
+        _fail(ConfigError(f"--min-margin {min_margin}: give a number (0.25 by default; a negative one turns the "
+                          "check off)"))
+    if tau is not None and not (math.isfinite(tau) and 0.0 <= tau <= 1.0):
+        _fail(ConfigError(f"--tau {tau}: give a cosine threshold between 0 and 1 (0.70 by default)"))
+    res = _guard(lambda: compare_kb(kb, _csv(cultures, "--cultures"), min_support=min_support, tau=tau,
                                     min_margin=None if min_margin < 0 else min_margin, top=top, status=status,
                                     settings=load_settings(config)))
     if as_json:

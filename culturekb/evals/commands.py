@@ -19,14 +19,21 @@ __all__ = ["MapOption", "OnBadRowOption", "field_map_option", "csv_list", "csv_t
            "LABEL_WORDS_HELP", "STATUS_HELP"]
 
 
-def csv_list(value: str | None) -> list[str] | None:
-    """``"a, b,,c"`` -> ``["a", "b", "c"]``; None or an empty string -> None."""
-    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+def csv_list(value: str | None, option: str = "a comma list") -> list[str] | None:
+    """``"a, b,,c"`` -> ``["a", "b", "c"]``; None -> None (the option's default). A value that names nothing
+    (``""``, ``","``) raises ConfigError naming `option`: it would otherwise run as if the option were left out."""
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise ConfigError(f"{option} {value!r} names nothing; give a comma list of at least one item, or leave "
+                          f"{option} out for its default")
+    return items
 
 
-def csv_tuple(value: str | None) -> tuple[str, ...] | None:
+def csv_tuple(value: str | None, option: str = "a comma list") -> tuple[str, ...] | None:
     """`csv_list` as a tuple (what the run specs hold)."""
-    items = csv_list(value)
+    items = csv_list(value, option)
     return tuple(items) if items is not None else None
 
 
@@ -35,7 +42,7 @@ def prompt_language_tuple(value: str | None, template: str) -> tuple[str, ...] |
     the languages `template` is packaged in; a language without it raises ConfigError naming those."""
     from culturekb.inference.prompts import normalise_language
 
-    items = csv_list(value)
+    items = csv_list(value, "--prompt-languages")
     if items is None:
         return None
     langs = tuple(dict.fromkeys(normalise_language(v) for v in items))

@@ -64,8 +64,8 @@ def artemculture_options(
     """
     return ArtECultureSpec(
         field_map=field_map_option(field_map), on_bad_row=on_bad_row,
-        data=tuple(data), kb_dir=kb, out=out_dir, model=model, modes=csv_tuple(modes),
+        data=tuple(data), kb_dir=kb, out=out_dir, model=model, modes=csv_tuple(modes, "--modes"),
         prompt_languages=prompt_language_tuple(prompt_languages, "predict_know"), base_url=base_url,
-        judges=csv_tuple(judges) or (), split=split,
+        judges=csv_tuple(judges, "--judges") or (), split=split,
         limit=limit, data_root=data_root, parse_fallback=parse_fallback, status=status_option(status),
         label_words=label_words_option(label_words), image_template=image_template, text_only=text_only)

@@ -52,8 +52,9 @@ def cedar_options(
     """Cedar: accuracy per language, GEPP/LSEPP, GRQB/LSRQB, language grid; multimodal and text-only apart."""
     return CedarSpec(
         field_map=field_map_option(field_map), on_bad_row=on_bad_row,
-        data=data, out=out_dir, kb_dir=kb, model=model, scheme=scheme, modes=csv_tuple(modes),
-        prompt_languages=prompt_language_tuple(prompt_languages, "cedar_know"), languages=csv_tuple(languages),
+        data=data, out=out_dir, kb_dir=kb, model=model, scheme=scheme, modes=csv_tuple(modes, "--modes"),
+        prompt_languages=prompt_language_tuple(prompt_languages, "cedar_know"),
+        languages=csv_tuple(languages, "--languages"),
         modalities=(modality,) if modality else None, base_url=base_url, image_concepts=image_concepts,
         max_tokens=max_tokens, limit=limit, data_root=data_root, parse_fallback=parse_fallback,
         status=status_option(status), label_words=label_words_option(label_words))

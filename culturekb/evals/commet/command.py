@@ -34,7 +34,7 @@ def commet_options(
     base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint")] = None,
     judge_base_url: Annotated[str | None, typer.Option(help="endpoint of the judge (default: --base-url)")] = None,
     judge_threshold: Annotated[float, typer.Option(help="offline judge: least cosine similarity")] = 0.6,
-    concurrency: Annotated[int | None, typer.Option(help="stories played at once (default: max_concurrency)")
+    concurrency: Annotated[int | None, typer.Option(min=1, help="stories played at once (default: max_concurrency)")
                            ] = None,
     max_tokens: Annotated[int, typer.Option(help="new tokens per answer")] = 256,
     limit: Annotated[int | None, typer.Option(help="play only the first N stories")] = None,
@@ -46,6 +46,6 @@ def commet_options(
     """CoMMET: multi-turn ToM stories, feedback from the judged previous answer; story and question accuracy."""
     return CommetSpec(
         field_map=field_map_option(field_map), on_bad_row=on_bad_row,
-        data=data, out=out_dir, model=model, kb_dir=kb, judge=judge, setting_names=csv_tuple(settings),
+        data=data, out=out_dir, model=model, kb_dir=kb, judge=judge, setting_names=csv_tuple(settings, "--settings"),
         base_url=base_url, judge_base_url=judge_base_url, judge_threshold=judge_threshold, concurrency=concurrency,
         max_tokens=max_tokens, limit=limit, data_root=data_root, status=status_option(status))

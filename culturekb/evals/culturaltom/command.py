@@ -46,6 +46,6 @@ def culturaltom_options(
     positivity diagnostics; resumable."""
     return CulturalToMSpec(
         field_map=field_map_option(field_map), on_bad_row=on_bad_row,
-        data=data, out=out_dir, model=model, kb_dir=kb, setting_names=csv_tuple(settings), matrix=matrix,
+        data=data, out=out_dir, model=model, kb_dir=kb, setting_names=csv_tuple(settings, "--settings"), matrix=matrix,
         image_concepts=image_concepts, base_url=base_url, max_tokens=max_tokens,
         reasoning_max_tokens=reasoning_max_tokens, limit=limit, data_root=data_root, status=status_option(status))

@@ -51,8 +51,8 @@ def ricevl_vqa_options(
     return RiceVLVQASpec(
         field_map=field_map_option(field_map), on_bad_row=on_bad_row,
         data=data, out=out_dir, kb_dir=kb, cue_metadata=cue_metadata, model=model, judge=judge, base_url=base_url,
-        judge_base_url=judge_base_url, setting_names=csv_tuple(settings), region=region,
-        region_countries=csv_tuple(region_countries), cue_scope=cue_scope,
+        judge_base_url=judge_base_url, setting_names=csv_tuple(settings, "--settings"), region=region,
+        region_countries=csv_tuple(region_countries, "--region-countries"), cue_scope=cue_scope,
         allow_unknown_countries=any_country, scheme=scheme,
         max_tokens=max_tokens, limit=limit, data_root=data_root, status=status_option(status))
 
