@@ -191,6 +191,11 @@ def real_answer_results(paths: list[Path], disagreements: int = 0, *, keep_all: 
             c["ours_correct"] += ours_right
             c["source_invalid"] += source.invalid
             c["ours_invalid"] += not ours.valid
+            if not ours.valid:  # what the rule makes of answers culturekb finds no option in, against chance
+                c["source_correct_where_ours_invalid"] += source.correct_no_guess
+                c["chance_where_ours_invalid_x1000"] += round(1000 / len(row["options"]))
+                c["thinking_unfinished"] += (row["reasoning"] == "think"
+                                             and "</think>" not in row["answer"].lower())
             paths_seen[key][ours.path] += 1
             if not agree:
                 differing.append({"at": [f, i], "set": row["set"], "id": row["id"], "model": row["model"],
@@ -220,6 +225,11 @@ def _summarise(cells: dict[tuple[str, str, str, str], Counter[str]],
                      "accuracy_culturekb": round(c["ours_correct"] / c["n"], 4),
                      "guessed_source": round(c["source_guessed"] / c["n"], 4),
                      "accuracy_source_no_guess": round(c["source_correct_no_guess"] / c["n"], 4),
+                     "source_correct_where_culturekb_invalid": round(c["source_correct_where_ours_invalid"] / c["n"],
+                                                                     4),
+                     "chance_where_culturekb_invalid": round(c["chance_where_ours_invalid_x1000"] / 1000 / c["n"],
+                                                             4),
+                     "thinking_unfinished": c["thinking_unfinished"],
                      "culturekb_paths": dict(sorted(paths_seen[key].items()))})
     import random
 
@@ -248,6 +258,14 @@ def merge_parts(parts: list[dict[str, Any]], disagreements: int) -> dict[str, An
                       sum(p["seconds"] for p in parts), files, disagreements)
 
 
+def at_chance(r: dict[str, Any]) -> float:
+    """culturekb - (rule without its guess - its hits on answers culturekb reads as none + a blind pick's hits
+    there), in points."""
+    rule = r["accuracy_source_no_guess"] - r.get("source_correct_where_culturekb_invalid", 0) + r.get(
+        "chance_where_culturekb_invalid", 0)
+    return 100 * (r["accuracy_culturekb"] - rule)
+
+
 def render_real(real: dict[str, Any]) -> str:
     lines = [
         "# Multiple-choice reader on real model answers",
@@ -270,9 +288,18 @@ def render_real(real: dict[str, Any]) -> str:
         f"{real['answers']} answers from {', '.join(f'{k} ({v})' for k, v in sorted(real['sources'].items()))}; "
         f"{real['ms_per_answer']} ms per answer.",
         "",
+        "Where culturekb finds no option, the rule still reads a letter (for ToMBench the last capital A-D anywhere: "
+        "in \"But\", \"XiaoBei\", in noise). The last three columns weigh those readings: **rule hits there** "
+        "(answers culturekb reads as none that the rule, without its fallback guess, scores right, as points of the "
+        "cell), **chance there** (the points a blind pick among the options would score on the same answers), and "
+        "**Δ at chance** = culturekb - (rule, no guess - rule hits there + chance there): the gap left if the rule's "
+        "letters on those answers were worth what a blind pick is worth. Where rule hits there ≈ chance there, the "
+        "rule's lead is guessing, not reading.",
+        "",
         "| set | model | lang | reasoning | n | agreement | invalid: rule | invalid: culturekb | rule guessed |"
-        " accuracy: rule | accuracy: rule, no guess | accuracy: culturekb | Δ raw | Δ no guess |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " accuracy: rule | accuracy: rule, no guess | accuracy: culturekb | Δ raw | Δ no guess |"
+        " rule hits there | chance there | Δ at chance |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in real["cells"]:
         delta = 100 * (r["accuracy_culturekb"] - r["accuracy_source"])
@@ -281,12 +308,18 @@ def render_real(real: dict[str, Any]) -> str:
                      f"{100 * r['agreement']:.1f}% | {100 * r['invalid_source']:.1f}% | "
                      f"{100 * r['invalid_culturekb']:.1f}% | {100 * r['guessed_source']:.1f}% | "
                      f"{100 * r['accuracy_source']:.1f}% | {100 * r['accuracy_source_no_guess']:.1f}% | "
-                     f"{100 * r['accuracy_culturekb']:.1f}% | {delta:+.1f} | {fair:+.1f} |")
+                     f"{100 * r['accuracy_culturekb']:.1f}% | {delta:+.1f} | {fair:+.1f} | "
+                     f"{100 * r.get('source_correct_where_culturekb_invalid', 0):.1f} | "
+                     f"{100 * r.get('chance_where_culturekb_invalid', 0):.1f} | {at_chance(r):+.1f} |")
     below = [r for r in real["cells"] if r["accuracy_culturekb"] < r["accuracy_source"] - 0.01]
     below_fair = [r for r in real["cells"] if r["accuracy_culturekb"] < r["accuracy_source_no_guess"] - 0.01]
+    below_chance = [r for r in real["cells"] if at_chance(r) < -1]
+    unfinished = sum(r.get("thinking_unfinished", 0) for r in real["cells"])
     lines += ["", f"{real['disagreements']} answers read differently by the two readers. Cells more than 1 point "
               f"below the rule: {len(below)} of {len(real['cells'])} raw, {len(below_fair)} of {len(real['cells'])} "
-              "with the rule's guess counted as no answer."]
+              f"with the rule's guess counted as no answer, {len(below_chance)} of {len(real['cells'])} with the "
+              f"rule's letters on answers culturekb finds none in valued at chance. {unfinished} answers of "
+              "reasoning models stop inside their thinking (no `</think>`, no explicit answer) and are read as none."]
     return "\n".join(lines) + "\n"
 
 

@@ -38,7 +38,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Literal
 
 from culturekb.inference import _choice_text as ct
@@ -64,6 +64,7 @@ _TURN_END = re.compile(r"<\|\s*/?\s*(?:user|system|assistant|im_start|im_end|eot
                        re.IGNORECASE | re.MULTILINE)
 # what may stand between two markers that are read together as one hedge: spaces, a separator, a connector word
 _ADJACENT = re.compile(r"[\s,，、;；/|&]*(?:(?:or|and|或|或者|和|还是)[\s,，、]*)?", re.IGNORECASE)
+_STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|[。！？]+|\n+")
 _CONNECTORS = frozenset({"or", "and", "o", "ou", "oder", "y", "et", "und", "или", "и", "أو", "या", "或", "或者", "还是",
                          "と", "か", "au", "na", "either", "between", "maybe"})
@@ -172,9 +173,14 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
     hedge = _hedged(value, item)
     if hedge:
         return None, hedge
-    m = item.phrases.option_word.match(unicodedata.normalize("NFKC", value).strip(" *_\"“"))
+    value = unicodedata.normalize("NFKC", value).strip(" *_\"“")
+    m = item.phrases.option_word.match(value)
     if m is not None and normalise_text(m.group("letter")) in item.forms:
-        return item.forms[normalise_text(m.group("letter"))], ()
+        index = item.forms[normalise_text(m.group("letter"))]
+        # "option A: *blue suitcase*" where option A is another container: recorded, not guessed
+        rest = re.sub(r"^[\)\]\}）】」>*\"”']*\s*[.:：\-–—]?\s*", "", value[m.end():])
+        conflict = _contradiction(index, rest, item)
+        return (None, conflict) if conflict else (index, ())
     if not text_ok:
         return None, ()
     return ct.by_text(value, item.options, reverse=True)
@@ -196,6 +202,8 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
         index, ambiguous = _from_value(m.group("value"), item, text_ok=False)
         if index is not None:
             found.append(_Reading(index, "answer-line", m.start()))
+    for m in item.patterns.bare.finditer(text):
+        found.append(_Reading(item.forms[normalise_text(ct.group_token(m))], "answer-line", m.start()))
     for pattern in (item.phrases.line, item.phrases.answer_is):
         for m in pattern.finditer(text):
             index, ambiguous = _from_value(m.group("value"), item)
@@ -266,16 +274,32 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
         if index is not None or ambiguous:
             found.append(_Reading(index, "conclusion", m.start(), ambiguous))
     for start, sentence in _sentences(text):
-        if phrases.negation.search(sentence):
-            continue
         if not (phrases.cue.search(sentence) or phrases.tail.search(sentence)):
             continue
         labels = _strong_labels(sentence, item)
+        # a negation rejects an option ("(a) is not correct"), unless it is only inside the option's own words
+        # ("Therefore ... that (F) we cannot know what is right", F being "we cannot know what is right")
+        if phrases.negation.search(_without_option_text(sentence, labels, item)):
+            continue
         if len(labels) == 1 and not _is_enumeration_item(sentence, item):
-            found.append(_Reading(labels[0], "conclusion", start))
+            label = list(item.patterns.strong.finditer(sentence))[-1]
+            conflict = _contradiction(labels[0], sentence[label.end():], item)
+            found.append(_Reading(None, "conclusion", start, conflict) if conflict
+                         else _Reading(labels[0], "conclusion", start))
         elif len(labels) > 1 and phrases.hedge.search(sentence):
             found.append(_Reading(None, "conclusion", start, tuple(labels)))
     return found
+
+
+def _without_option_text(sentence: str, labels: list[int], item: _Item) -> str:
+    """The sentence with the text of the one option it names cut out (unchanged otherwise)."""
+    if len(labels) != 1:
+        return sentence
+    own = item.options[labels[0]].strip()
+    if len(own) < 8:
+        return sentence
+    at = sentence.lower().find(own.lower())
+    return sentence if at < 0 else sentence[:at] + sentence[at + len(own):]
 
 
 def _strong_at_start(value: str, item: _Item) -> bool:
@@ -291,9 +315,7 @@ def _is_enumeration_item(sentence: str, item: _Item) -> bool:
 def _walks_through(text: str, item: _Item) -> bool:
     """Whether the answer lists two or more options as its own lines or items ("(a) ... (b) ...")."""
     starts = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.enumerated.finditer(text)}
-    inline = {item.forms[normalise_text(ct.group_token(m))]
-              for m in re.finditer(r"(?:^|[\s:：;；,，])[\(（]\s*" + ct.token_pattern(len(item.options), item.numbered)
-                                   + r"\s*[\)）]\s*\S", text, re.IGNORECASE)}
+    inline = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.inline.finditer(text)}
     return len(starts) >= 2 or len(inline) >= 3
 
 
@@ -317,7 +339,8 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
 
 def _leading(text: str, item: _Item) -> int | None:
     stripped = text.strip()
-    first_line = stripped.splitlines()[0] if stripped else ""
+    # a stray closing bracket or "=" before the option ("]=[B].") is not part of it
+    first_line = _STRAY_START.sub("", stripped.splitlines()[0]) if stripped else ""
     index = _leading_letter(first_line, item)
     if index is None:
         m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", stripped).strip(" *_.。:："))
@@ -431,6 +454,7 @@ _REPEATED = re.compile(r"(?<!\S)(\S{1,12})(?:\s+\1(?!\S)){11,}")
 _WINDOW = 160
 
 
+@lru_cache(maxsize=65536)
 def _script(ch: str) -> str | None:
     if not ch.isalpha():
         return None
@@ -475,11 +499,13 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         if last.index is None:
             return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in last.ambiguous))
         return ChoiceAnswer(letters[last.index], last.index, last.path)
+    first = min((r for r in firm if r.at >= len(clean)), key=lambda r: r.at, default=None)
     if clean.strip():
         found = _parse_one(clean, item, explicit_only=explicit_only)
-        if found is not None and (found.valid or found.ambiguous):
+        # an explicit answer after the noise beats an option's word in the clean part
+        if found is not None and (found.valid or found.ambiguous) and not (
+                first is not None and first.index is not None and found.path in ("option-text", "invalid")):
             return found
-    first = min((r for r in firm if r.at >= len(clean)), key=lambda r: r.at, default=None)
     if first is None:
         return None
     if first.index is None:
@@ -502,7 +528,11 @@ def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = F
     item = _Item(tuple(options), numbered, language)
     if language is not None:
         ct.conclusion_words(language)  # a language without phrases fails here, with the list of those known
-    raw = _own_turn(raw)
+    return _own_turn(raw, item, thinking)
+
+
+def _read(raw: str, item: _Item, thinking: bool) -> ChoiceAnswer:
+    """The option an answer (cut at the end of the model's turn) chose."""
     parts = _THINK_END.split(raw)
     # (text, explicit answers only): after </think> every rule; the thinking itself only for an explicit answer
     candidates = [(parts[-1].strip(), False)] if len(parts) > 1 and parts[-1].strip() else []
@@ -518,13 +548,39 @@ def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = F
     return first_invalid or ChoiceAnswer(None, None, "invalid")
 
 
-def _own_turn(text: str) -> str:
-    """The answer up to the end of the model's own turn: a chat-template token (``<|user|>``, ``<|im_end|>``,
-    ``</s>``) or a "User:" line after some answer text starts a turn the model wrote for someone else."""
+def _own_turn(text: str, item: _Item, thinking: bool) -> ChoiceAnswer:
+    """Read the answer up to the end of the model's own turn. A role token (``<|user|>``, ``<|system|>``, a "User:"
+    line) after some answer text starts a turn the model wrote for someone else: the turn ends there. Any other
+    end token (``</s>``, ``<|im_end|>``, ``<|eot_id|>``, ``<|reserved_special_token_7|>``, a garbled ``<|结束头|>``)
+    ends the turn once the text before it names an option (or hedges); before that it is a stray token (damaged or
+    degenerate decoding writes them by the dozen) and the reading goes on past it."""
+    checked = 0
     for m in _TURN_END.finditer(text):
-        if text[:m.start()].strip(" \t\n#*:"):
-            return text[:m.start()].rstrip()
-    return text
+        before = text[:m.start()]
+        if not before.strip(" \t\n#*:"):
+            continue
+        if _ROLE.search(m.group()):
+            return _read(before.rstrip(), item, thinking)
+        if not _names_option(text[checked:m.start()], item):
+            continue  # nothing new since the last end token: the reading cannot have changed
+        checked = m.start()
+        found = _read(before.rstrip(), item, thinking)
+        if found.valid or found.ambiguous:
+            return found
+    return _read(text, item, thinking)
+
+
+_ROLE = re.compile(r"user|system|human|im_start|start_header", re.IGNORECASE)
+
+
+def _names_option(segment: str, item: _Item) -> bool:
+    """Whether a stretch of text holds anything an answer could be read from (a label, an option word, an option's
+    text), cheaply: a false True costs one more reading, a false False would miss an answer."""
+    if item.patterns.strong.search(segment) or item.patterns.marker.search(segment):
+        return True
+    if item.phrases.option_word.search(segment) or item.patterns.bare.search(segment):
+        return True
+    return bool(ct.options_in(segment, item.options)) or _leading_letter(segment, item) is not None
 
 
 @cache

@@ -215,3 +215,28 @@ def test_noise_after_a_clean_answer_does_not_override_it():
     assert parse_choice("امکان 张伟 toastr teamworkασίαςurm Ж周 교 AP (B) le classes (C)" * 3, options).letter is None
     # a clean answer with no noise is unaffected
     assert parse_choice("He left before it moved, so he looks in the box. Answer: A", options).letter == "A"
+
+
+def test_a_stray_end_token_before_any_answer_does_not_end_the_turn():
+    options = ["box", "basket", "bag", "drawer"]
+    # damaged decoding writes </s> and reserved tokens by the dozen; the turn ends at one only once an option is named
+    assert parse_choice("[张涛向</s> 李晓讲<|reserved_special_token_216|>他</s>最可能的答案是：\n[[A]]</s>[[C]]",
+                        options).letter == "A"
+    assert parse_choice("So he looks in the bag.</s> The answer is D.", options).letter == "C"
+    # a role token always starts someone else's turn, answer or not
+    assert parse_choice("Let me think about it.\n<|user|>\nThe answer is B.", options).letter is None
+
+
+def test_an_explicit_answer_after_noise_beats_an_option_word_before_it():
+    options = ["内疚", "兴奋", "紧张", "感激"]
+    noise = " _modules_user/model_case_initializ|> маленький人生 Refriger precautions Fox ثم ฉัน 의 Ж"
+    answer = "老师可能会感到紧张，但学生会兴奋吗？" + noise * 2 + "因此，我认为学生们最可能的心情是:[A].\n[[A]]"
+    assert parse_choice(answer, options).letter == "A"
+
+
+def test_short_chinese_answers_and_stray_brackets():
+    options = ["box", "basket", "bag", "drawer"]
+    assert parse_choice("[步骤 1]: 我们的答案。为C。\n因为他离开了。", options).letter == "C"
+    assert parse_choice("因为C选项提到了篮子", options).letter is None  # 因为 ("because") is no answer
+    assert parse_choice("经过分析。\n\n选择项：D]]", options).letter == "D"
+    assert parse_choice("]=[B].", options).letter == "B"
