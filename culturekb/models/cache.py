@@ -1,7 +1,8 @@
 """A persistent response cache (SQLite) that makes model runs resumable.
 
-A key is the stable hash of (model id, messages, parameters, scope). Images travel inside messages as data
-URLs, so they hash by content. `scope` carries what else changes an answer's meaning, such as the KB version.
+A key is the stable hash of (model id, messages, parameters, scope, endpoint). Images travel inside messages as data
+URLs, so they hash by content. `scope` carries what else changes an answer's meaning, such as the KB version; the
+endpoint (the server's base URL) keeps one server's answers from being served for another's.
 Every `put` is committed at once (WAL journal), so a killed process loses at most the answer in flight.
 
 Why SQLite by hand and not diskcache (issue 14): measured side by side in one run
@@ -70,9 +71,15 @@ class ResponseCache:
             ) from exc
 
     @staticmethod
-    def key_for(model: str, messages: Any, params: Mapping[str, Any], scope: str = "") -> str:
-        """The cache key of one request: a stable hash, independent of dict order."""
-        return stable_hash({"model": model, "messages": messages, "params": dict(params), "scope": scope})
+    def key_for(model: str, messages: Any, params: Mapping[str, Any], scope: str = "",
+                endpoint: str | None = None) -> str:
+        """The cache key of one request: a stable hash, independent of dict order. `endpoint`: the server the request
+        goes to (its base URL), so that another server is never answered from this one's cache; None for a model
+        in this process."""
+        key: dict[str, Any] = {"model": model, "messages": messages, "params": dict(params), "scope": scope}
+        if endpoint is not None:
+            key["endpoint"] = endpoint
+        return stable_hash(key)
 
     def get(self, key: str) -> CacheEntry | None:
         """The cached entry for `key`, or None."""

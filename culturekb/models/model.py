@@ -4,7 +4,8 @@ A provider only talks to a model: one ``async complete(messages, **params) -> Mo
 server in `models.chat`, a local transformers model in `models.hf_client`, a plug-in, a test double). Everything
 around the call is the wrapper's, the same for every provider:
 
-- the response cache (`ResponseCache`; key: model id, messages, parameters as given, `cache_scope`);
+- the response cache (`ResponseCache`; key: model id, messages, parameters as given, `cache_scope`, and the
+  provider's `base_url`: another server is never answered from this one's cache);
 - retries (`_retry.Retrier`: transient failures, classified by `_retry.classify`, wait and go again; a
   `CultureKBError` the provider raises is final and passes through unchanged);
 - the concurrency bound (`max_concurrency` calls in flight per event loop);
@@ -118,6 +119,9 @@ class Model:
         self.id: str = name
         self.cache = cache
         self.cache_scope = cache_scope
+        base_url = getattr(provider, "base_url", None)
+        self.endpoint: str | None = str(base_url).rstrip("/") if base_url else None
+        """The server the provider calls (its base URL), part of every cache key; None for a model in process."""
         self.max_concurrency = max_concurrency
         self.retry = RetryPolicy(max_retries=max_retries, backoff_s=backoff_s)
         accepted = getattr(provider, "params", None)
@@ -214,7 +218,7 @@ class Model:
         """(cache key, cached answer or None); (None, None) without a cache."""
         if self.cache is None:
             return None, None
-        key = self.cache.key_for(self.id, messages, params, self.cache_scope)
+        key = self.cache.key_for(self.id, messages, params, self.cache_scope, self.endpoint)
         entry = self.cache.get(key)
         if entry is None:
             return key, None

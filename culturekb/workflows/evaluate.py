@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from culturekb.errors import ConfigError
-from culturekb.workflows._common import job_settings, response_cache
+from culturekb.workflows._common import check_base_url, job_settings, response_cache
 from culturekb.workflows.data import check_run_out, load_kb_samples
 
 if TYPE_CHECKING:
@@ -210,12 +210,20 @@ class JobContext:
 def run_benchmark(name: str, spec: RunSpec, settings: Settings | None = None) -> RunResult:
     """Run the registered benchmark `name` on `spec`: check the run folder, build the context, let the runner take
     what it needs (``Runner.from_context``), run it into ``spec.out``."""
+    from culturekb._io import exclusive_lock
+    from culturekb.evals.context import OFFLINE_MODELS
     from culturekb.evals.runner import get_runner
 
     runner_cls = get_runner(name)
+    check_base_url(spec.base_url)
+    if spec.model and spec.model not in OFFLINE_MODELS and not spec.base_url:
+        check_base_url(job_settings(settings).base_url, "the base_url setting (CULTUREKB_BASE_URL, config file)")
     check_run_out(spec.out)
-    runner = runner_cls.from_context(JobContext(spec, settings))
-    return runner.run(spec.out)
+    # one writer per run folder, as for a build: a second run into the same --out is refused at once (exit 2)
+    # instead of predicting (and paying for) every item again beside the first one
+    with exclusive_lock(spec.out, f"eval {name}", "wait for that run to finish, or give this one another --out"):
+        runner = runner_cls.from_context(JobContext(spec, settings))
+        return runner.run(spec.out)
 
 
 def build_ricevl_cue_kb(
@@ -245,7 +253,7 @@ def eval_command(name: str) -> Callable[..., RunResult]:
     """The function behind ``culturekb eval NAME``: its parameters are the options the runner declares (typer
     reads them, with their help); called, it builds the run spec and runs the benchmark (`run_benchmark`), or the
     job the runner declares (plug-ins that keep their own)."""
-    from culturekb.evals.runner import get_runner
+    from culturekb.evals.runner import MAX_FAILED_SHARE, check_failed_share, get_runner
     from culturekb.evals.specs import RunSpec
     from culturekb.registry import load_target
 
@@ -264,21 +272,56 @@ def eval_command(name: str) -> Callable[..., RunResult]:
     def command(**values: Any) -> RunResult:
         from culturekb.data.samples import resolve_samples
 
+        share = values.pop(_SHARE_OPTION, MAX_FAILED_SHARE)
+        if not 0.0 <= share <= 1.0:  # NaN too; checked before any work
+            raise ConfigError(f"--max-failed-share must be a share between 0 and 1 (0.2: a fifth of the items), "
+                              f"got {share}")
         given = options(**{k: resolve_samples(v) for k, v in values.items()})  # sample:NAME -> the packaged file
+        result: RunResult
         if job is not None:  # keyword arguments, or one value (a run spec) the job takes whole
-            result: RunResult = job(**given) if isinstance(given, Mapping) else job(given)
-            return result
-        if isinstance(given, RunSpec):
-            return run_benchmark(name, given)
-        kwargs = dict(given) if isinstance(given, Mapping) else {}
-        if "out" not in kwargs:
-            raise ConfigError(f"runner {name!r}: its options return neither a run spec nor an 'out' (the run "
-                              "folder); return a RunSpec (with from_context on the runner), or the runner's "
-                              "keyword arguments with 'out'")
-        out = kwargs.pop("out")
-        return runner(**kwargs).run(out)
+            result = job(**given) if isinstance(given, Mapping) else job(given)
+        elif isinstance(given, RunSpec):
+            result = run_benchmark(name, given)
+        else:
+            kwargs = dict(given) if isinstance(given, Mapping) else {}
+            if "out" not in kwargs:
+                raise ConfigError(f"runner {name!r}: its options return neither a run spec nor an 'out' (the run "
+                                  "folder); return a RunSpec (with from_context on the runner), or the runner's "
+                                  "keyword arguments with 'out'")
+            out = kwargs.pop("out")
+            result = runner(**kwargs).run(out)
+        check_failed_share(result, share)  # the reports are written; a run whose calls mostly failed is no success
+        return result
 
+    _add_share_option(command, options)
     return command
+
+
+_SHARE_OPTION = "max_failed_share"
+
+
+def _add_share_option(command: Callable[..., Any], options: Callable[..., Any]) -> None:
+    """Give every eval command ``--max-failed-share`` (the runner's own options first, then this one)."""
+    import inspect
+    from typing import Annotated
+
+    import typer
+
+    from culturekb.evals.runner import MAX_FAILED_SHARE
+
+    signature = inspect.signature(options, eval_str=True)
+    if _SHARE_OPTION in signature.parameters:
+        return
+    annotation = Annotated[float, typer.Option(
+        help="the share of items (0-1) whose call may fail (no answer: server down or erring, timeouts, garbage, a "
+             "missing image) before the run exits with status 3 (its reports are written; a rerun retries them)")]
+    given = list(signature.parameters.values())
+    var_kw = [p for p in given if p.kind is inspect.Parameter.VAR_KEYWORD]
+    params = [*(p for p in given if p.kind is not inspect.Parameter.VAR_KEYWORD),
+              inspect.Parameter(_SHARE_OPTION, inspect.Parameter.KEYWORD_ONLY, default=MAX_FAILED_SHARE,
+                                annotation=annotation), *var_kw]
+    command.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+    command.__annotations__ = {**getattr(options, "__annotations__", {}), _SHARE_OPTION: annotation}
 
 
 def runner_tables(result: RunResult) -> list[str]:
