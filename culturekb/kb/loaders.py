@@ -205,6 +205,22 @@ def known_culture(registry: CultureRegistry, value: Any, where: str, what: str =
     )
 
 
+MAX_CULTURE_TEXT = 80
+
+
+def plain_culture_text(value: str, where: str, field: str = "culture") -> str:
+    """A free-text culture or region of a benchmark item (``zh``, ``SG``, ``East Asia``), stripped; one that looks
+    like a path (``../..``, a slash), holds control characters or runs past 80 characters raises DataError naming
+    `where`, the field and the fix (the build refuses such values as unknown cultures; an eval must too)."""
+    text = value.strip()
+    if ("/" in text or "\\" in text or ".." in text or len(text) > MAX_CULTURE_TEXT
+            or any(ord(c) < 32 or 0x7F <= ord(c) < 0xA0 for c in text)):
+        raise DataError(f"{where}: field {field!r}: {text[:60]!r} is not a culture or region name (a path, control "
+                        f"characters or over {MAX_CULTURE_TEXT} characters); give a culture id such as 'zh' or 'SG', "
+                        "or a region name such as 'East Asia', or leave the field out")
+    return text
+
+
 def _resolve_culture(registry: CultureRegistry, value: Any, where: str) -> str:
     return known_culture(registry, value, where).id
 

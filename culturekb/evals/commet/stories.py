@@ -40,6 +40,7 @@ from culturekb._records import FieldMap, LoadReport, Problems, Record, is_absent
 from culturekb.errors import DataError
 from culturekb.evals.loaders import answer_letter, choice_options
 from culturekb.inference.choices import option_letters
+from culturekb.kb.loaders import plain_culture_text
 from culturekb.kb.schema import Sample
 
 __all__ = [
@@ -328,7 +329,8 @@ def _story(obj: dict[str, Any], where: str, image_ctx: tuple[Path | None, Path, 
     culture = obj.get("culture") or ""
     if not isinstance(culture, str):
         raise DataError(f"{where}: 'culture' must be a string such as 'zh' or 'SG', got {culture!r}")
-    return Story(id=sid.strip(), turns=tuple(turns), culture=culture.strip(), modality=modality, category=category,
+    return Story(id=sid.strip(), turns=tuple(turns), culture=plain_culture_text(culture, where), modality=modality,
+                 category=category,
                  metadata=metadata)
 
 

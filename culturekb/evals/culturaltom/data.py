@@ -47,6 +47,7 @@ from culturekb._io import read_json, resolve_image_ref
 from culturekb._records import FieldMap, LoadReport, Problems, Record, is_absent, read_records
 from culturekb.errors import DataError
 from culturekb.evals.loaders import MAX_OPTIONS, MIN_OPTIONS, OPTION_FIELDS, answer_letter, choice_options
+from culturekb.kb.loaders import plain_culture_text
 from culturekb.kb.schema import Sample
 
 __all__ = ["HUMAN_ACCURACY", "MAX_OPTIONS", "MIN_OPTIONS", "N_OPTIONS", "UNSPECIFIED", "TEXT_ONLY_SOURCE",
@@ -226,11 +227,11 @@ def _item(rec: Record, load: _Load) -> Sample:
     elif source.lower() != TEXT_ONLY_SOURCE:
         raise DataError(f"{where}: field 'image' is empty; give the image path, or set image_source to "
                         f"{TEXT_ONLY_SOURCE!r} for a text-only question")
-    region = _text(row, "region", where, required=False)
+    region = plain_culture_text(_text(row, "region", where, required=False), where, "region")
     if not region:
         region = UNSPECIFIED
         load.report.defaults["region"] += 1
-    culture = _text(row, "culture", where, required=False) or region
+    culture = plain_culture_text(_text(row, "culture", where, required=False), where) or region
     options, question = choice_options(_field(row, "options"), row, where, _text(row, "question", where))
     if len({o.lower() for o in options}) != len(options):
         if not released:
