@@ -377,7 +377,8 @@ def _write_values(ax: Any, xs: Sequence[float], ys: Sequence[float], tops: Seque
         below = y < 0
         anchor = top if math.isfinite(top) else y
         ax.annotate(fmt.format(y), (x, anchor), xytext=(0, -2 if below else 2), textcoords="offset points",
-                    ha="center", va="top" if below else "bottom", fontsize=size, rotation=rotation)
+                    ha="center", va="top" if below else "bottom", fontsize=size, rotation=rotation, zorder=5,
+                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.75})
 
 
 def _draw_missing(ax: Any, xs: Sequence[float], ys: Sequence[float], at: float) -> None:

@@ -251,7 +251,8 @@ class ArtECultureRunner(Runner):
         the images sent."""
         header = base_run_header(self)
         model = str(getattr(self.predictor, "id", "") or "none")
-        if model.startswith("kb-prior"):
+        offline = model.startswith("kb-prior")
+        if offline:
             model += " (offline: the KB's label prior and retrieved tuples; no model call)"
         judges = [str(getattr(j, "id", j)) for j in self.judges]
         images = results.get("images") or {}
@@ -267,6 +268,9 @@ class ArtECultureRunner(Runner):
             "images sent": images.get("line") or "not recorded",
             "split": f"{results['split']} ({results['n_samples']} samples)",
         })
+        if offline:
+            header["prompt languages"] = ("none sent (offline: no model call; the answers are filed under "
+                                          f"{header['prompt languages']})")
         return header
 
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:

@@ -476,6 +476,9 @@ class CedarRunner(Runner):
                   else "none (orig only: no cues)",
             "images sent": images,
         })
+        if client is None:
+            header["prompt languages"] = ("none sent (offline: no model call; the cue blocks were built in "
+                                          f"{header['prompt languages']})")
         tf = getattr(retriever, "tuple_filter", None)
         if tf is not None:
             header["KB calibration"] = (f"concept filter min_support={tf.min_support}, min_informativeness="

@@ -533,6 +533,7 @@ class KnowledgeRunner(Runner):
             "KB calibration": calibration_text(self.kb_prior_calibration) + ". " +
                               calibration_split_note(results),
             "images sent": "none (the kb-prior reads the text and the KB; no model sees an image)",
+            "prompt languages": "none sent (offline: no model call)",
             "split": f"{results['split']} ({results['n_samples']} samples)",
         })
         return header

@@ -7,6 +7,7 @@ IoU >= the threshold (0.5). An unparseable, inverted or outside box scores 0 and
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -15,14 +16,15 @@ from typing import Any
 from culturekb._records import LoadReport, parse_field_map
 from culturekb.errors import ConfigError
 from culturekb.evals.context import RunContext
-from culturekb.evals.metrics import mean_by_group, mean_score
-from culturekb.evals.reports import BarPlot, Plot, Table
+from culturekb.evals.metrics import mean_by_group, mean_score, wilson_interval
+from culturekb.evals.reports import IntervalPlot, Plot, Table, base_run_header, interval_text
 from culturekb.evals.ricevl.boxes import ParsedBox, parse_box
 from culturekb.evals.ricevl.command import ricevl_grounding_options
 from culturekb.evals.ricevl.common import item_counts, load_template
 from culturekb.evals.ricevl.metrics import box_iou, iou_accuracy
 from culturekb.evals.ricevl.spec import RiceVLGroundingSpec
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
+from culturekb.evals.stats import bootstrap_interval
 from culturekb.inference.base import Prediction
 from culturekb.inference.messages import ask_each
 from culturekb.kb.cultures import CultureRegistry, packaged_registry
@@ -181,6 +183,9 @@ class RiceVLGroundingRunner(Runner):
             hits = [1.0 if v >= self.iou_threshold else 0.0 for v in ious]
             per_setting[setting.key] = {
                 "mean_iou": mean_score(ious),
+                "per_country_interval": {c: [b.low, b.high] for c, b in (
+                    (c, bootstrap_interval([v for v, g in zip(ious, countries, strict=True) if g == c]))
+                    for c in sorted(set(countries)))},
                 "accuracy_at_iou": iou_accuracy(ious, self.iou_threshold),
                 "per_country": mean_by_group(ious, countries),
                 "per_category": mean_by_group(ious, categories),
@@ -198,6 +203,31 @@ class RiceVLGroundingRunner(Runner):
             "settings": per_setting,
         }
 
+    def run_header(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """What was run: the model, or the offline whole-image baseline; no judge, no KB; the images sent."""
+        header = base_run_header(self)
+        with_image = sum(1 for s in self.samples if s.image)
+        if self.client is not None:
+            model = str(self.client.id)
+            images = (f"{with_image} of {len(self.samples)} items sent with their image (longer side at most "
+                      f"{self.max_image_side} px; boxes mapped back to the original size)")
+            baseline = "none run (run without --model for the full-image baseline: the whole image as the box)"
+        else:
+            model = "full-image (offline baseline, no --model: every predicted box is the whole image; no model call)"
+            images = f"none (offline: no model sees an image; {with_image} of {len(self.samples)} items have one)"
+            baseline = "full-image: this run is the baseline (the whole image as the box)"
+        header.update({
+            "model": model,
+            "judge": f"none (IoU against the gold box; a hit at IoU >= {self.iou_threshold:g})",
+            "baseline": baseline,
+            "KB": "none (grounding uses no KB)",
+            "KB calibration": "none (grounding uses no KB)",
+            "images sent": images,
+        })
+        if self.client is None:
+            header["prompt languages"] = "none sent (offline: no model call)"
+        return header
+
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
         """The report's tables (`grounding_tables`)."""
         return grounding_tables(results)
@@ -213,22 +243,25 @@ def grounding_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     settings = results["settings"]
     names = results.get("country_names", {})
     statuses = ("ok", "clipped", "outside", "invalid", "unparsed", "error")
-    summary = {k: {"mean IoU": v["mean_iou"], f"acc@{thr:g}": v["accuracy_at_iou"], "n": v["n"],
+    summary = {k: {"mean IoU": v["mean_iou"], f"acc@{thr:g}": interval_text(v["accuracy_at_iou"], v["n"]), "n": v["n"],
                    **{s: v["box_status"].get(s, 0) for s in statuses}} for k, v in settings.items()}
     tables = {"summary": Table.from_nested(
         "Grounding: mean IoU and accuracy", summary, row_label="setting", precision=3,
         note="unparsed, invalid (x2 <= x1), outside and failed answers score IoU 0 and are counted; clipped boxes "
-             "are scored after clipping to the image")}
+             f"are scored after clipping to the image. acc@{thr:g}: share of items with IoU >= {thr:g} [95% Wilson "
+             "interval] n=items")}
     for key, v in settings.items():
         suffix = "" if len(settings) == 1 else f" ({key})"
         tables[f"country-{key}"] = Table.from_nested(
             f"Mean IoU per country{suffix}",
-            {names.get(c, c): {"mean IoU": v["per_country"][c], f"acc@{thr:g}": v["accuracy_per_country"][c],
+            {names.get(c, c): {"mean IoU": v["per_country"][c],
+                               f"acc@{thr:g}": interval_text(v["accuracy_per_country"][c], results["n_per_country"][c]),
                                "n": results["n_per_country"][c]} for c in v["per_country"]},
             row_label="country", precision=3)
         tables[f"category-{key}"] = Table.from_nested(
             f"Mean IoU per category{suffix}",
-            {c: {"mean IoU": v["per_category"][c], f"acc@{thr:g}": v["accuracy_per_category"][c],
+            {c: {"mean IoU": v["per_category"][c],
+                 f"acc@{thr:g}": interval_text(v["accuracy_per_category"][c], results["n_per_category"][c]),
                  "n": results["n_per_category"][c]} for c in v["per_category"]},
             row_label="category", precision=3)
     return tables
@@ -237,5 +270,23 @@ def grounding_tables(results: Mapping[str, Any]) -> dict[str, Table]:
 def grounding_plots(results: Mapping[str, Any]) -> list[Plot]:
     """Mean IoU per country, one bar group per setting."""
     names = results.get("country_names", {})
-    nested = {k: {names.get(c, c): x for c, x in v["per_country"].items()} for k, v in results["settings"].items()}
-    return [BarPlot.from_nested("country", "Mean IoU per country", nested, ylabel="mean IoU", ylim=(0.0, 1.0))]
+    settings = results["settings"]
+    thr = results["iou_threshold"]
+    countries = list(results["n_per_country"])
+    nan2 = [math.nan, math.nan]
+    est = {k: [v["per_country"].get(c, math.nan) for c in countries] for k, v in settings.items()}
+    bounds = {k: [(v.get("per_country_interval") or {}).get(c, nan2) for c in countries] for k, v in settings.items()}
+    labels = [f"{names.get(c, c)} (n={results['n_per_country'][c]})" for c in countries]
+    plots: list[Plot] = [IntervalPlot(
+        "country", "Mean IoU per country (95% bootstrap intervals)", labels, est,
+        {k: [b[0] for b in v] for k, v in bounds.items()}, {k: [b[1] for b in v] for k, v in bounds.items()},
+        ylabel="mean IoU", ylim=(0.0, 1.0), baselines={"hit threshold": thr})]
+    acc = {k: [v["accuracy_per_country"].get(c, math.nan) for c in countries] for k, v in settings.items()}
+    wil = {k: [wilson_interval(max(0, min(results["n_per_country"][c], round(a * results["n_per_country"][c]))),
+                               results["n_per_country"][c]) if not math.isnan(a) else (math.nan, math.nan)
+               for c, a in zip(countries, vals, strict=True)] for k, vals in acc.items()}
+    plots.append(IntervalPlot(
+        "accuracy", f"Accuracy at IoU >= {thr:g} per country (95% Wilson intervals)", labels, acc,
+        {k: [b[0] for b in v] for k, v in wil.items()}, {k: [b[1] for b in v] for k, v in wil.items()},
+        ylabel=f"share of items with IoU >= {thr:g}", ylim=(0.0, 1.0)))
+    return plots

@@ -14,6 +14,7 @@ matching the reference answer and country names. The cue KB itself is built by `
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -25,7 +26,7 @@ from culturekb.errors import ConfigError, DataError
 from culturekb.evals._cues import item_concepts
 from culturekb.evals.context import RunContext
 from culturekb.evals.metrics import mean_by_group, mean_score
-from culturekb.evals.reports import BarPlot, Plot, Table
+from culturekb.evals.reports import IntervalPlot, Plot, Table, base_run_header, interval_text
 from culturekb.evals.ricevl.command import ricevl_vqa_options
 from culturekb.evals.ricevl.common import (
     FORMATS,
@@ -38,6 +39,7 @@ from culturekb.evals.ricevl.common import (
 from culturekb.evals.ricevl.judges import ReferenceJudge
 from culturekb.evals.ricevl.spec import RiceVLVQASpec
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
+from culturekb.evals.stats import bootstrap_interval
 from culturekb.inference.base import Prediction
 from culturekb.inference.injection import (
     REGIONAL_CUES,
@@ -388,8 +390,12 @@ class RiceVLVQARunner(Runner):
             recs = [by_id[s.id] for s in samples]
             scores = [float(getattr(p, "sea_lave", None) or 0.0) for p in recs]
             ok = [p for p in recs if getattr(p, "judge_status", "") == "ok"]
+            ci = bootstrap_interval(scores)
             per_setting[setting.key] = {
                 "sea_lave": mean_score(scores),
+                "sea_lave_interval": [ci.low, ci.high],
+                "per_country_interval": _group_intervals(scores, countries),
+                "per_category_interval": _group_intervals(scores, categories),
                 "sea_lave_judged_only": mean_score([float(p.sea_lave or 0.0) for p in ok]),  # type: ignore[attr-defined]
                 "tu": mean_score([float(p.tu or 0) for p in recs]),  # type: ignore[attr-defined]
                 "cu": mean_score([float(p.cu or 0) for p in recs]),  # type: ignore[attr-defined]
@@ -415,6 +421,38 @@ class RiceVLVQARunner(Runner):
             "settings": per_setting,
         }
 
+    def run_header(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """What was run: the answerer (a model, or the offline kb-prior), the judge (a model, or the offline
+        reference match), the no-cue baseline setting, the cue KB, the images sent."""
+        header = base_run_header(self)
+        with_image = sum(1 for s in self.samples if s.image)
+        offline = False
+        if self.client is not None:
+            model = str(self.client.id)
+            images = f"{with_image} of {len(self.samples)} items sent with their image, in every setting"
+        else:
+            model = (f"{getattr(self.answerer, 'id', 'kb-prior')} (offline, no --model: each answer is the top cue "
+                     "tuple's concept and country (kb-cues) or the KB's best-supported tuple (sea: of the region; "
+                     "global: of the whole KB); tf questions answer True; no model call)")
+            images = f"none (offline: no model sees an image; {with_image} of {len(self.samples)} items have one)"
+            offline = True
+        judge = str(results.get("judge") or getattr(self.judge, "id", self.judge))
+        if judge.startswith("reference-match"):
+            judge += (" (offline, no --judge: TU/CU/CI by matching the reference answer, the sub-culture and country "
+                      "names; not SEA-LAVE's judge model)")
+        settings = list(results.get("settings") or {})
+        header.update({
+            "model": model,
+            "judge": judge,
+            "baseline": ("the global setting (no regional framing, no cues) is the reference for "
+                         + ", ".join(k for k in settings if k != "global")) if "global" in settings else
+                        "none (the global setting was not run)",
+            "images sent": images,
+        })
+        if offline:
+            header["prompt languages"] = "none sent (offline: no model call)"
+        return header
+
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
         """Markdown tables of the VQA results."""
         return vqa_tables(results)
@@ -422,6 +460,15 @@ class RiceVLVQARunner(Runner):
     def plots(self, results: Mapping[str, Any]) -> list[Plot]:
         """PNG plots of the VQA results."""
         return vqa_plots(results)
+
+
+def _group_intervals(scores: Sequence[float], groups: Sequence[str]) -> dict[str, list[float]]:
+    """Per group, the 95% percentile-bootstrap interval of its items' mean score."""
+    out = {}
+    for g in sorted(set(groups)):
+        b = bootstrap_interval([x for x, h in zip(scores, groups, strict=True) if h == g])
+        out[g] = [b.low, b.high]
+    return out
 
 
 def _by_group_table(title: str, results: Mapping[str, Any], field: str, counts: str, label: str,
@@ -437,7 +484,12 @@ def _by_group_table(title: str, results: Mapping[str, Any], field: str, counts: 
 def vqa_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     """SEA-LAVE per setting with its parts and failure counts; per country, category and question format."""
     settings = results["settings"]
-    summary = {k: {"SEA-LAVE": v["sea_lave"], "TU": v["tu"], "CU": v["cu"], "CI (0-2)": v["ci"],
+    def sea(v: Mapping[str, Any]) -> str:
+        low, high = v.get("sea_lave_interval") or (None, None)
+        return interval_text(v["sea_lave"], v["n"], low, high)
+
+    summary = {k: {"SEA-LAVE": sea(v), "TU": interval_text(v["tu"], v["n"]), "CU": interval_text(v["cu"], v["n"]),
+                   "CI (0-2)": v["ci"],
                    "judged only": v["sea_lave_judged_only"], "n": v["n"], "judged": v["judged"],
                    "answer errors": v["answer_errors"], "empty answers": v["empty_answers"],
                    "judge invalid": v["judge_invalid"], "judge errors": v["judge_errors"],
@@ -446,7 +498,8 @@ def vqa_tables(results: Mapping[str, Any]) -> dict[str, Table]:
         "summary": Table.from_nested(
             "SEA-LAVE per setting", summary, row_label="setting", precision=3,
             note=f"judge {results['judge']}; (TU + CU + CI/2) / 3 per item; failed answers and judge failures "
-                 "score 0 and are counted"),
+                 "score 0 and are counted. SEA-LAVE [95% percentile-bootstrap interval over items]; TU, CU "
+                 "[95% Wilson interval] n=items"),
         "country": _by_group_table("SEA-LAVE per country", results, "per_country", "n_per_country", "country",
                                    results.get("country_names")),
         "category": _by_group_table("SEA-LAVE per category", results, "per_category", "n_per_category", "category"),
@@ -457,9 +510,20 @@ def vqa_tables(results: Mapping[str, Any]) -> dict[str, Table]:
 def vqa_plots(results: Mapping[str, Any]) -> list[Plot]:
     """Bar plots of SEA-LAVE per country and per category, one bar per setting."""
     names = results.get("country_names", {})
-    per_country = {k: {names.get(c, c): x for c, x in v["per_country"].items()}
-                   for k, v in results["settings"].items()}
-    per_category = {k: v["per_category"] for k, v in results["settings"].items()}
-    return [BarPlot.from_nested("country", "SEA-LAVE per country", per_country, ylabel="SEA-LAVE", ylim=(0.0, 1.0)),
-            BarPlot.from_nested("category", "SEA-LAVE per category", per_category, ylabel="SEA-LAVE",
-                                ylim=(0.0, 1.0))]
+    settings = results["settings"]
+    plots: list[Plot] = []
+    for name, title, field, counts in (("country", "SEA-LAVE per country", "per_country", "n_per_country"),
+                                       ("category", "SEA-LAVE per category", "per_category", "n_per_category")):
+        groups = list(results[counts])
+        est = {k: [v[field].get(g, math.nan) for g in groups] for k, v in settings.items()}
+        nan2 = [math.nan, math.nan]
+        bounds = {k: [(v.get(f"{field}_interval") or {}).get(g, nan2) for g in groups] for k, v in settings.items()}
+        base = settings.get("global", {}).get("sea_lave")
+        plots.append(IntervalPlot(
+            name, f"{title} (95% bootstrap intervals)",
+            [f"{names.get(g, g)} (n={results[counts][g]})" for g in groups], est,
+            {k: [b[0] for b in v] for k, v in bounds.items()}, {k: [b[1] for b in v] for k, v in bounds.items()},
+            ylabel="SEA-LAVE", ylim=(0.0, 1.0),
+            baselines={"global setting, all items": base} if base is not None and not math.isnan(base) and
+            len(settings) > 1 else {}))
+    return plots
