@@ -441,7 +441,7 @@ def _draw_bars(fig: Any, plot: BarPlot) -> None:
     all_values = [v for vals in plot.series.values() for v in vals] + list(plot.baselines.values())
     _fit_ylim(ax, all_values, plot.ylim, plot.diverging)
     lines = _draw_baselines(ax, plot.baselines, plot.value_format)
-    legend = (handles if n_series > 1 else []) + lines
+    legend = (handles if n_series > 1 or lines else []) + lines
     _finish_category_axes(ax, plot.categories, _crowded(plot.categories), plot.ylabel, plot.title, legend)
 
 
@@ -540,7 +540,7 @@ def _draw_intervals(fig: Any, plot: IntervalPlot) -> None:
     bounds = [v for d in (plot.series, plot.low, plot.high) for vals in d.values() for v in vals]
     _fit_ylim(ax, [*bounds, *plot.baselines.values()], plot.ylim, plot.style == "point" and plot.reference == 0.0)
     lines = _draw_baselines(ax, plot.baselines, plot.value_format)
-    legend = (handles if n_series > 1 else []) + lines
+    legend = (handles if n_series > 1 or lines else []) + lines
     _finish_category_axes(ax, plot.categories, _crowded(plot.categories), plot.ylabel, plot.title, legend)
 
 
@@ -774,8 +774,8 @@ def interval_text(estimate: float | None, n: int, low: float | None = None, high
 
 def _summary_lines(data: Mapping[str, Any]) -> list[str]:
     lines = []
-    for key, value in data.items():
-        if isinstance(value, str | int | float | bool) or value is None:
+    for key, value in data.items():  # None: a section this run did not compute (the JSON keeps it as null)
+        if isinstance(value, str | int | float | bool):
             lines.append(f"- **{key}**: {_format_cell(value, 4)}")
     return lines
 

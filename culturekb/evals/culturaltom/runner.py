@@ -41,7 +41,7 @@ from culturekb.evals.culturaltom.data import MAX_OPTIONS, MIN_OPTIONS, TEXT_ONLY
 from culturekb.evals.culturaltom.positivity import positivity_pick
 from culturekb.evals.culturaltom.scoring import culturaltom_plots, culturaltom_tables, score_culturaltom
 from culturekb.evals.culturaltom.spec import CulturalToMSpec
-from culturekb.evals.reports import Plot, Table
+from culturekb.evals.reports import Plot, Table, base_run_header
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
 from culturekb.inference.choices import option_letters, parse_choice
@@ -315,6 +315,31 @@ class CulturalToMRunner(Runner):
         model = getattr(self.client, "id", None) or "none"
         return score_culturaltom(samples, {s.key: list(p) for s, p in predictions_by_setting.items()}, model=model,
                                  positivity_seed=self.positivity_seed, matrix=self.matrix)
+
+    def run_header(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """What was run: the model (none for the positivity baseline alone), the baselines, the cue KB, the images."""
+        header = base_run_header(self)
+        names = list(results.get("settings") or {})
+        model_settings = [n for n in names if n != "positivity"]
+        with_image = sum(1 for s in self.samples if s.image)
+        if self.client is None:
+            header["model"] = "none (only the positivity baseline ran: the most positive option, no model call)"
+            header["prompt languages"] = "none sent (no model call)"
+        else:
+            header["model"] = f"{self.client.id} (settings {', '.join(model_settings)})"
+        sent = [n for n in model_settings if n != "blind"]
+        header.update({
+            "judge": "none (the chosen option letter against the gold letter)",
+            "baseline": (f"positivity (the most positive option by NRC polarity, seed {self.positivity_seed}; no model "
+                         f"call){' - run' if 'positivity' in names else ' - not run'}; chance "
+                         f"{results['chance_accuracy']:.3f}; human {results['human_accuracy']:.3f} (the paper's, "
+                         "overall; not per task)"),
+            "images sent": (f"{with_image} of {len(self.samples)} questions have an image, sent in "
+                            f"{', '.join(sent)}" + ("; blind sends none" if "blind" in names else "")) if sent and
+                           self.client is not None else
+                           f"none (no model call; {with_image} of {len(self.samples)} questions have an image)",
+        })
+        return header
 
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
         """The report's Markdown tables."""

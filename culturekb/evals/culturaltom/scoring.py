@@ -8,6 +8,7 @@ answer is a miss for its gold letter (it lowers that letter's recall) and no let
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -15,13 +16,14 @@ from typing import Any
 from culturekb.errors import DataError
 from culturekb.evals.culturaltom.data import HUMAN_ACCURACY, MAX_OPTIONS, TaskMatrix, item_groups
 from culturekb.evals.culturaltom.positivity import excess_positivity_drift, has_polarity_lexicon, positivity_pick
-from culturekb.evals.metrics import accuracy
-from culturekb.evals.reports import BarPlot, Plot, Table
+from culturekb.evals.metrics import accuracy, wilson_interval
+from culturekb.evals.reports import IntervalPlot, Plot, Table, interval_text
 from culturekb.inference.base import Prediction
 from culturekb.inference.choices import option_letters
 from culturekb.kb.schema import Sample
 
-__all__ = ["macro_f1", "accuracy_and_f1_by_group", "score_culturaltom", "culturaltom_tables", "culturaltom_plots"]
+__all__ = ["setting_label", "macro_f1", "accuracy_and_f1_by_group", "score_culturaltom", "culturaltom_tables",
+           "culturaltom_plots"]
 
 _GROUPS = (("task", "task"), ("level", "complexity level"), ("task_level", "task x level"),
            ("image_source", "image source"), ("region", "region"))
@@ -148,28 +150,44 @@ def _pct(x: float | None) -> float | None:
     return None if x is None else 100.0 * x
 
 
+def setting_label(model: str, key: str) -> str:
+    """A setting's row name: ``<model> / <setting>``, but the positivity baseline makes no model call."""
+    return "positivity baseline (no model call)" if key == "positivity" else f"{model} / {key}"
+
+
 def culturaltom_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     """Summary per setting (by model), accuracy and macro-F1 per group, the blind and positivity diagnostics."""
     settings = results["settings"]
     model = results["model"]
-    summary = {f"{model} / {k}": {
-        "accuracy %": _pct(v["accuracy"]), "macro-F1 %": _pct(v["macro_f1"]), "n": v["n"], "invalid": v["invalid"],
-        "errors": v["errors"], "calls / question": v["calls_per_question"], "with cues": v["with_cues"],
-        "EPD (pp)": _pct(v["positivity_drift"]["drift"])} for k, v in settings.items()}
-    summary["human reference"] = {"accuracy %": _pct(results["human_accuracy"])}
-    summary["chance"] = {"accuracy %": _pct(results["chance_accuracy"])}
+    no_drift = "n/a (no wrong answer to drift)"
+    summary: dict[str, dict[str, Any]] = {setting_label(model, k): {
+        "accuracy": interval_text(v["accuracy"], v["n"]), "macro-F1 %": _pct(v["macro_f1"]), "n": v["n"],
+        "invalid": v["invalid"], "errors": v["errors"], "calls / question": v["calls_per_question"],
+        "with cues": v["with_cues"],
+        "EPD (pp)": _pct(v["positivity_drift"]["drift"]) if v["positivity_drift"]["drift"] is not None else no_drift}
+        for k, v in settings.items()}
+    reference = dict.fromkeys(("macro-F1 %", "n", "invalid", "errors", "calls / question", "with cues", "EPD (pp)"),
+                              "")
+    summary["human reference"] = {"accuracy": f"{results['human_accuracy']:.3f} (the paper's, not measured here)",
+                                  **reference}
+    summary["chance"] = {"accuracy": f"{results['chance_accuracy']:.3f} (1 / options, averaged over the questions)",
+                         **reference}
     tables = {"summary": Table.from_nested(
         "Accuracy and macro-F1 by model and setting", summary, row_label="model / setting", precision=1,
-        note=f"human accuracy {100 * results['human_accuracy']:.1f}% (the paper's reference); invalid and failed "
-             "answers are scored wrong; EPD: Excess Positivity Drift among wrong answers, observed - chance, in "
-             "percentage points")}
+        note=f"accuracy [95% Wilson interval] n=questions; human accuracy {100 * results['human_accuracy']:.1f}% "
+             "(the paper's reference) and chance are reference levels, not runs (their other cells are empty); "
+             "invalid and failed answers are scored wrong; EPD: Excess Positivity Drift "
+             "among wrong answers, observed - chance, in percentage points")}
     for key, title in _GROUPS:
-        for metric, label in (("accuracy", "Accuracy"), ("macro_f1", "Macro-F1")):
+        for metric, label in (("accuracy", "Accuracy"), ("macro_f1", "Macro-F1 (%)")):
             rows: dict[str, dict[str, Any]] = {}
             for group, n in results["counts"][key].items():
-                rows[group] = {**{k: _pct(v[f"by_{key}"][group][metric]) for k, v in settings.items()}, "n": n}
-            tables[f"{metric}_{key}"] = Table.from_nested(f"{label} (%) by {title}", rows, row_label=title,
-                                                          precision=1)
+                rows[group] = {**{k: interval_text(v[f"by_{key}"][group][metric], n) if metric == "accuracy" else
+                                  _pct(v[f"by_{key}"][group][metric]) for k, v in settings.items()}, "n": n}
+            tables[f"{metric}_{key}"] = Table.from_nested(
+                f"{label} by {title}", rows, row_label=title, precision=1,
+                note="accuracy [95% Wilson interval] n=questions in the group" if metric == "accuracy" else
+                "macro-F1 over the answer letters; n/a: no question in the group")
     blind = results.get("blind")
     if blind and blind.get("n_with_image"):
         tables["blind"] = Table.from_mapping(
@@ -180,7 +198,7 @@ def culturaltom_tables(results: Mapping[str, Any]) -> dict[str, Table]:
              "same answer with and without image %": _pct(blind["same_answer"])},
             key="", value="value", precision=1)
     pos = results["positivity_baseline"]
-    drift = {k: {"wrong answers": v["positivity_drift"]["n_wrong"],
+    drift = {setting_label(results["model"], k): {"wrong answers": v["positivity_drift"]["n_wrong"],
                  "more positive than gold %": _pct(v["positivity_drift"]["observed"]),
                  "chance %": _pct(v["positivity_drift"]["chance"]), "EPD (pp)": _pct(v["positivity_drift"]["drift"]),
                  "ratio": v["positivity_drift"]["ratio"]} for k, v in settings.items()}
@@ -189,18 +207,26 @@ def culturaltom_tables(results: Mapping[str, Any]) -> dict[str, Table]:
         note=(f"positivity baseline (most positive option, NRC polarity): accuracy {100 * pos['accuracy']:.1f}%, "
               f"expected under a uniform tie-break {100 * pos['expected_accuracy']:.1f}%; the gold option is among "
               f"the most positive in {100 * pos['gold_is_most_positive']:.1f}% of questions; {pos['ties']} ties. "
-              "Chance: a uniform pick among each item's wrong options"))
+              "Chance: a uniform pick among each item's wrong options. n/a: no wrong answer in the setting (ratio: "
+              "also when chance is 0)"))
     return tables
 
 
 def culturaltom_plots(results: Mapping[str, Any]) -> list[Plot]:
     """Accuracy per task and per level, one bar series per setting plus the human reference."""
     settings = results["settings"]
+    model = results["model"]
     plots: list[Plot] = []
     for key, title in (("task", "task"), ("level", "complexity level")):
-        groups = list(results["counts"][key])
-        nested = {k: {g: v[f"by_{key}"][g]["accuracy"] for g in groups} for k, v in settings.items()}
-        nested["human (98.3%)"] = dict.fromkeys(groups, results["human_accuracy"])
-        plots.append(BarPlot.from_nested(f"accuracy-{key.replace('_', '-')}", f"Accuracy by {title}", nested,
-                                         ylabel="accuracy", ylim=(0.0, 1.0)))
+        counts = results["counts"][key]
+        groups = list(counts)
+        est = {setting_label(model, k): [v[f"by_{key}"][g]["accuracy"] for g in groups] for k, v in settings.items()}
+        bounds = {k: [wilson_interval(max(0, min(counts[g], round(a * counts[g]))), counts[g])
+                      if a is not None and not math.isnan(a) else (math.nan, math.nan)
+                      for g, a in zip(groups, vals, strict=True)] for k, vals in est.items()}
+        plots.append(IntervalPlot(
+            f"accuracy-{key.replace('_', '-')}", f"Accuracy by {title} (95% Wilson intervals)",
+            [f"{g} (n={counts[g]})" for g in groups], est, {k: [b[0] for b in v] for k, v in bounds.items()},
+            {k: [b[1] for b in v] for k, v in bounds.items()}, ylabel="accuracy", ylim=(0.0, 1.0),
+            baselines={"human, overall": results["human_accuracy"], "chance": results["chance_accuracy"]}))
     return plots
