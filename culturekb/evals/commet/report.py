@@ -7,6 +7,7 @@ included, and is counted; skipped stories (the blind setting's text-complete one
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,8 +15,8 @@ from typing import Any
 from culturekb.evals.commet.judges import normalise_answer
 from culturekb.evals.commet.records import StoryPrediction, TurnRecord
 from culturekb.evals.commet.stories import CATEGORIES, MODALITIES, OUTCOME_KEYS, Story
-from culturekb.evals.metrics import mean_by_group, mean_score
-from culturekb.evals.reports import BarPlot, Plot, Table
+from culturekb.evals.metrics import mean_by_group, mean_score, wilson_interval
+from culturekb.evals.reports import IntervalPlot, Plot, Table, interval_text
 
 __all__ = ["story_accuracy", "question_accuracy", "feedback_accuracy", "turn_outcomes", "score_commet",
            "commet_tables", "commet_plots"]
@@ -90,6 +91,7 @@ def _setting(stories: Sequence[Story], recs: Sequence[StoryPrediction]) -> dict[
         "judge_methods": dict(sorted(Counter(t.judge_method for t in turns if t.judge_method).items())),
         "calls": _calls(played, len(flat)),
         "cue_status": dict(sorted(Counter(r.cue_status for r in played).items())),
+        "turns_with_image_sent": sum(bool(t.image_sent) for t in turns), "turns": len(turns),
         "skipped_stories": len(recs) - len(pairs),
     }
 
@@ -148,8 +150,10 @@ def _order(groups: Mapping[str, Any]) -> list[str]:
 def commet_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     """Summary, calls, per category (stories and questions), per modality, feedback, blind and cue tables."""
     settings: Mapping[str, Any] = results["settings"]
-    summary = {k: {"stories": v["n_stories"], "story accuracy": v["story_accuracy"], "questions": v["n_questions"],
-                   "question accuracy": v["question_accuracy"], "failed stories": v["failed_stories"],
+    summary = {k: {"stories": v["n_stories"], "story accuracy": interval_text(v["story_accuracy"], v["n_stories"]),
+                   "questions": v["n_questions"],
+                   "question accuracy": interval_text(v["question_accuracy"], v["n_questions"]),
+                   "failed stories": v["failed_stories"],
                    "judge invalid": v["judge_status"].get("invalid", 0),
                    "with cues": v["cue_status"].get("matched", 0)} for k, v in settings.items()}
     calls = {k: {"model / story": v["calls"]["model_per_story"], "model / question": v["calls"]["model_per_question"],
@@ -161,7 +165,8 @@ def commet_tables(results: Mapping[str, Any]) -> dict[str, Table]:
         "summary": Table.from_nested(
             "CoMMET: story and question accuracy per setting", summary, row_label="setting", precision=3,
             note=f"judge {results['judge']} ({results['judge_note']}); a story counts only when every question is "
-                 "right; failed stories count as wrong"),
+                 "right; failed stories count as wrong. accuracy [95% Wilson interval] n=stories or questions (the "
+                 "questions of one story are not independent, so the question interval is somewhat too narrow)"),
         "calls": Table.from_nested(
             "Model and judge calls per story and per question", calls, row_label="setting", precision=2,
             note="answers received while playing (sent to the model, or served from the response cache); judge "
@@ -169,10 +174,13 @@ def commet_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     }
     for level, field, counts in (("story", "story_accuracy_by_category", "n_stories_by_category"),
                                  ("question", "question_accuracy_by_category", "n_questions_by_category")):
-        rows = {c: {**{k: v[field].get(c) for k, v in settings.items()}, "n": results[counts].get(c, 0)}
+        rows = {c: {**{k: interval_text(v[field][c], v[counts].get(c, 0)) if c in v[field] else
+                       "n/a (no played story in this category)" for k, v in settings.items()},
+                    "n": results[counts].get(c, 0)}
                 for c in _order(results[counts])}
         tables[f"category_{level}"] = Table.from_nested(
-            f"{level.capitalize()} accuracy per mental-state category", rows, row_label="category", precision=3)
+            f"{level.capitalize()} accuracy per mental-state category", rows, row_label="category", precision=3,
+            note=f"accuracy [95% Wilson interval] n={level}s played in the setting")
     modality = {m: {**{f"{k} {unit}": v["by_modality"].get(m, {}).get(f"{unit}_accuracy")
                        for k, v in settings.items() for unit in ("story", "question")},
                     "n": results["n_stories_by_modality"].get(m, 0)}
@@ -209,8 +217,14 @@ def commet_plots(results: Mapping[str, Any]) -> list[Plot]:
     plots: list[Plot] = []
     for level, field, counts in (("story", "story_accuracy_by_category", "n_stories_by_category"),
                                  ("question", "question_accuracy_by_category", "n_questions_by_category")):
-        nested = {k: {c: v[field].get(c) for c in _order(results[counts])}
-                  for k, v in settings.items()}
-        plots.append(BarPlot.from_nested(f"category_{level}", f"{level.capitalize()} accuracy per mental-state "
-                                         "category", nested, ylabel="accuracy", ylim=(0.0, 1.0)))
+        cats = _order(results[counts])
+        est = {k: [v[field].get(c, math.nan) for c in cats] for k, v in settings.items()}
+        bounds = {k: [wilson_interval(max(0, min(n, round(a * n))), n) if n and not math.isnan(a) else
+                      (math.nan, math.nan) for a, n in ((a, int(settings[k][counts].get(c, 0)))
+                                                         for a, c in zip(vals, cats, strict=True))]
+                  for k, vals in est.items()}
+        plots.append(IntervalPlot(
+            f"category_{level}", f"{level.capitalize()} accuracy per mental-state category (95% Wilson intervals)",
+            [f"{c} (n={results[counts][c]})" for c in cats], est, {k: [b[0] for b in v] for k, v in bounds.items()},
+            {k: [b[1] for b in v] for k, v in bounds.items()}, ylabel="accuracy", ylim=(0.0, 1.0)))
     return plots

@@ -33,7 +33,7 @@ from culturekb.evals.commet.report import commet_plots, commet_tables, score_com
 from culturekb.evals.commet.spec import CommetSpec
 from culturekb.evals.commet.stories import Outcome, Story, Turn
 from culturekb.evals.context import RunContext
-from culturekb.evals.reports import Plot, Table
+from culturekb.evals.reports import Plot, Table, base_run_header
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
 from culturekb.inference.injection import BlockTemplate, KnowledgeBlock, KnowledgeRequest, KnowledgeService, cue_budget
@@ -309,6 +309,23 @@ class CommetRunner(Runner):
                 recs.append(p)
             by_key[setting.key] = recs
         return score_commet(stories, by_key, judge=self.judge.id)
+
+    def run_header(self, results: Mapping[str, Any]) -> dict[str, Any]:
+        """What was run: the model, the judge (offline or a model), the orig/blind baselines, the cue KB, the images
+        sent per setting."""
+        header = base_run_header(self)
+        settings = results.get("settings") or {}
+        judge = str(results.get("judge") or self.judge.id)
+        header.update({
+            "model": str(self.client.id),
+            "judge": judge + (f" ({results['judge_note']})" if results.get("judge_note") else ""),
+            "baseline": ("orig (no cues, with images) is the reference of " +
+                         ", ".join(k for k in settings if k != "orig")) if "orig" in settings and len(settings) > 1
+                        else "none (only one setting ran; add blind or kb-cues to compare with orig)",
+            "images sent": "; ".join(f"{k}: {v.get('turns_with_image_sent', 0)} of {v.get('turns', 0)} turns"
+                                     for k, v in settings.items()) or "none (no turn played)",
+        })
+        return header
 
     def tables(self, results: Mapping[str, Any]) -> dict[str, Table]:
         """Markdown tables of the CoMMET results."""
