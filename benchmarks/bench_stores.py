@@ -31,6 +31,7 @@ import logging
 import os
 import platform
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -339,6 +340,76 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _spin(stop: Any) -> None:
+    while not stop.is_set():
+        sum(range(10_000))
+
+
+def faiss_threads_main(n: int = 100_000, queries: int = 200, rounds: int = 3) -> dict[str, Any]:
+    """Single-query latency of a FAISS flat index of `n` vectors: OpenMP on every core (FAISS's default) vs one
+    thread vs the store's thread policy (`culturekb.models.threads.faiss_threads`), on the machine as it is and
+    with one extra busy process per core (load made here, so that "under load" is reproducible). Settings
+    interleave per round; medians of per-query times. Writes benchmarks/results/faiss_threads.json."""
+    import multiprocessing
+
+    import faiss
+
+    from culturekb.models.threads import available_cores
+    from culturekb.retrieval.stores.faiss_store import FaissStore
+
+    rng = np.random.default_rng(0)
+    vecs = rng.standard_normal((n, DIM), dtype=np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    qs = vecs[rng.choice(n, queries, replace=False)] + rng.standard_normal((queries, DIM), dtype=np.float32) * 0.05
+    qs = np.ascontiguousarray(qs / np.linalg.norm(qs, axis=1, keepdims=True), dtype=np.float32)
+    store = FaissStore(DIM)
+    store.add([f"v{i}" for i in range(n)], vecs, [{"culture": "en"} for _ in range(n)])
+    raw = faiss.IndexFlatIP(DIM)
+    raw.add(vecs)
+    cores = available_cores()
+
+    def per_query(setting: str) -> float:
+        times = []
+        for q in qs:
+            one = q[None, :]
+            if setting == "policy":
+                t0 = time.perf_counter()
+                store.search(one, k=1, culture="en")
+            else:
+                faiss.omp_set_num_threads(1 if setting == "one_thread" else cores)
+                t0 = time.perf_counter()
+                raw.search(one, 1)
+            times.append(time.perf_counter() - t0)
+        faiss.omp_set_num_threads(cores)
+        return statistics.median(times) * 1000
+
+    out: dict[str, Any] = {"name": "faiss_threads", "n": n, "queries": queries, "cores": cores}
+    for condition in ("as_is", "busy"):
+        stop = multiprocessing.Event()
+        spinners = [multiprocessing.Process(target=_spin, args=(stop,), daemon=True)
+                    for _ in range(cores if condition == "busy" else 0)]
+        for p in spinners:
+            p.start()
+        try:
+            samples: dict[str, list[float]] = {"all_cores": [], "one_thread": [], "policy": []}
+            for _ in range(rounds):
+                for setting in samples:
+                    samples[setting].append(per_query(setting))
+            load = os.getloadavg()[0]
+        finally:
+            stop.set()
+            for p in spinners:
+                p.join()
+        med = {k: round(statistics.median(v), 3) for k, v in samples.items()}
+        out[condition] = {"median_ms": med, "policy_vs_one_thread": round(med["policy"] / med["one_thread"], 2),
+                          "all_cores_vs_one_thread": round(med["all_cores"] / med["one_thread"], 2),
+                          "load_avg_1m": round(load, 2)}
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "faiss_threads.json").write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(out))
+    return out
+
+
 def main(sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000)) -> dict[str, Any]:
     t0 = time.perf_counter()
     real = real_split()
@@ -376,7 +447,10 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated store sizes")
     parser.add_argument("--all", action="store_true", help="run every store at every size (slow builders too)")
+    parser.add_argument("--threads", action="store_true", help="only the FAISS single-query thread policy check")
     args = parser.parse_args()
+    if args.threads:
+        raise SystemExit(0 if faiss_threads_main() else 1)
     if args.all:
         MAX_N.clear()
     main(tuple(int(s) for s in args.sizes.split(",")))

@@ -1,6 +1,9 @@
 """Run every benchmark in one go (`make bench`); each writes its results under benchmarks/results/.
 
     python benchmarks/run_all.py [--only NAME ...] [--skip NAME ...]
+
+A NAME is a module of this folder (its `main()` runs) or `module:function` (that function runs), e.g.
+`bench_stores:faiss_threads_main`, the FAISS single-query thread check without the whole stores sweep.
 """
 
 from __future__ import annotations
@@ -17,7 +20,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 HERE = Path(__file__).parent
-ORDER = ["bench_association", "bench_model_calls", "bench_build", "tau_calibration", "bench_lookup",
+ORDER = ["bench_embed_floor", "bench_stores:faiss_threads_main",
+         "bench_association", "bench_model_calls", "bench_build", "tau_calibration", "bench_lookup",
          "bench_overhead", "bench_stores", "bench_api", "bench_parser", "bench_parse_scaling", "bench_startup",
          "fault_injection"]
 
@@ -37,14 +41,15 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--skip", nargs="*", default=[])
     args = ap.parse_args()
-    names = [n for n in ORDER if (HERE / f"{n}.py").exists()]
+    names = [n for n in ORDER if (HERE / f"{n.split(':')[0]}.py").exists()]
     names = [n for n in names if (args.only is None or n in args.only) and n not in args.skip]
     summary = {}
     for name in names:
         t0 = time.perf_counter()
         print(f"== {name}", flush=True)
-        sys.argv = [f"{name}.py"]  # each benchmark runs with its own defaults
-        result = _load(name).main()
+        module, _, function = name.partition(":")
+        sys.argv = [f"{module}.py"]  # each benchmark runs with its own defaults
+        result = getattr(_load(module), function or "main")()
         summary[name] = {"seconds": round(time.perf_counter() - t0, 1), "ok": result is not None}
     print(json.dumps(summary))
     return 0

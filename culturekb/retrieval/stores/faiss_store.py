@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from culturekb.errors import ConfigError, require
+from culturekb.models.threads import faiss_threads
 from culturekb.retrieval.stores._partitioned import Part, PartitionedStore
 
 __all__ = ["FaissStore", "FLAT_MAX", "KINDS", "TUNED", "approx_params"]
@@ -250,7 +251,8 @@ class FaissStore(PartitionedStore):
         elif kind == "ivf":
             self._params.setdefault(part.culture, {}).setdefault("nlist", int(idx.nlist))
             idx.nprobe = self._nprobe(part.culture)
-        scores, rows = idx.search(queries, k)
+        with faiss_threads(self._faiss, len(queries)):  # one OpenMP thread for a few queries (thread policy)
+            scores, rows = idx.search(queries, k)
         return scores, rows
 
     def _part_write(self, part: Part, path: Path) -> None:
