@@ -559,8 +559,11 @@ MAX_FAILED_SHARE = 0.2
 or the item's image could not be read) before the run counts as failed (`check_failed_share`; ``culturekb eval
 ... --max-failed-share``, exit status 3)."""
 
-_VARYING = re.compile(r"(https?://[^\s;,'\"]+)|'[^']*'|\"[^\"]*\"|(?<![\w.])/[^\s;,:'\"]+|\d+(?:\.\d+)?")
-"""What varies per item in a failure's text (blanked out to group failures by cause); URLs are kept."""
+_VARYING = re.compile(r"(https?://[^\s;,'\"()\[\]]+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b)"
+                      r"|'[^']*'|\"[^\"]*\"|(?<![\w.])/[^\s;,:'\"]+|\d+(?:\.\d+)?")
+"""What varies per item in a failure's text (blanked out to group failures by cause); URLs and IP addresses, the
+same for every item of a run, are kept."""
+_CAUSE_CHARS = 240
 
 
 def failure_causes(result: RunResult, top: int = 3) -> tuple[int, int, list[tuple[str, int, str]]]:
@@ -575,7 +578,9 @@ def failure_causes(result: RunResult, top: int = 3) -> tuple[int, int, list[tupl
             if getattr(p, "parse_status", None) != "error":
                 continue
             text = " ".join(str(getattr(p, "error", None) or "no answer").split())
-            cause = _VARYING.sub(lambda m: m.group(1) or "…", text)[:160]
+            cause = _VARYING.sub(lambda m: m.group(1) or "…", text)
+            if len(cause) > _CAUSE_CHARS:
+                cause = cause[:_CAUSE_CHARS].rsplit(" ", 1)[0] + " …"
             failed[cause] += 1
             first.setdefault(cause, str(getattr(p, "sample_id", "?")))
     return sum(failed.values()), total, [(c, n, first[c]) for c, n in failed.most_common(top)]
