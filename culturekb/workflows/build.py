@@ -13,6 +13,7 @@ from culturekb._io import exclusive_lock
 from culturekb.config import Settings
 from culturekb.errors import ConfigError
 from culturekb.kb.schema import Sample
+from culturekb.workflows._common import check_base_url
 from culturekb.workflows.data import check_data_file, load_data
 
 if TYPE_CHECKING:
@@ -62,6 +63,7 @@ def build_from_files(
     column_words = options.pop("label_column_words", None)
     calibrate = options.pop("calibrate", True)
     calibrate = True if calibrate is None else bool(calibrate)
+    check_base_url(options.get("base_url"))
     settings = load_settings(settings_file, cache_dir=cache_dir, base_url=options.get("base_url"))
     opts = {k: v for k, v in options.items() if v is not None}
     opts.setdefault("embedder", settings.embedder)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from culturekb.config import Settings
 from culturekb.errors import ConfigError
 from culturekb.kb.schema import Sample
-from culturekb.workflows._common import job_settings, response_cache
+from culturekb.workflows._common import check_base_url, job_settings, response_cache
 
 log = logging.getLogger(__name__)
 
@@ -144,6 +144,7 @@ def predict_job(
     (the status filter too) comes from the settings (`culturekb.config`) and the KB's index."""
     from culturekb.inference.predictors import make_predictor
 
+    check_base_url(base_url)
     settings = job_settings(settings)
     augmenter = open_augmenter(kb_dir, backend, embedder, tau, settings=settings, status=status)
     kw: dict[str, Any] = {}
