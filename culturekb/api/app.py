@@ -136,12 +136,25 @@ def create_app(
 _UNPARSEABLE = "There was an error parsing the body"
 
 
+def _unparseable_reason(cause: BaseException | None) -> str:
+    """Why a request body could not be read, from the error the JSON parser raised: nested too deeply, a number
+    too long, or bytes that are not UTF-8."""
+    import sys
+
+    if isinstance(cause, RecursionError):
+        return ("the request body is JSON nested too deeply to read (thousands of brackets); send a body whose "
+                "arrays and objects nest a few levels, as the schema describes")
+    if isinstance(cause, ValueError) and not isinstance(cause, UnicodeDecodeError) and "digits" in str(cause):
+        return (f"the request body holds a number too long to read (over {sys.get_int_max_str_digits()} digits); "
+                "send numbers as the schema describes (k, tau and the limits are small)")
+    return "the request body could not be decoded; send UTF-8 encoded JSON with Content-Type: application/json"
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     """FastAPI's own HTTP errors, with a message that says what to change where FastAPI's does not."""
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 400 and exc.detail == _UNPARSEABLE:
-        return JSONResponse({"detail": "the request body could not be decoded; send UTF-8 encoded JSON with "
-                                       "Content-Type: application/json"}, status_code=400)
+        return JSONResponse({"detail": _unparseable_reason(exc.__cause__)}, status_code=400)
     return await http_exception_handler(request, exc)
 
 

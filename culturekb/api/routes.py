@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, Response
@@ -13,6 +14,7 @@ from culturekb.api._state import ServingState
 from culturekb.api.auth import require_admin, require_read, shows_private
 from culturekb.api.limits import InvalidRequestError, check_strings
 from culturekb.api.schemas import (
+    VISIBLE_TEXT,
     AlignedOut,
     AugmentMatch,
     AugmentOut,
@@ -223,12 +225,14 @@ def augment(body: Annotated[AugmentRequest, Body()], request: Request) -> Augmen
     if body.prompt is not None and len(body.prompt) > settings.max_prompt_chars:
         raise InvalidRequestError(["body", "prompt"], f"the prompt has {len(body.prompt)} characters; the limit is "
                          f"{settings.max_prompt_chars}. Send a shorter prompt, or only its concepts")
-    if body.concepts is None and not (body.prompt and body.prompt.strip()):
+    if body.concepts is None and not (body.prompt and re.search(VISIBLE_TEXT, body.prompt)):
         raise InvalidRequestError(["body"], "give `concepts`, or a `prompt` to extract them from", "no_concepts")
     state = _state(request)
     augmenter = state.augmenter_for(body.status)
     culture = augmenter.retriever.resolve_culture(body.culture)
-    ap = augmenter.augment(prompt=body.prompt, culture=culture, concepts=body.concepts, mode=body.mode)
+    language = prompt_language(body.prompt_language)
+    ap = augmenter.augment(prompt=body.prompt, culture=culture, concepts=body.concepts, mode=body.mode,
+                           language=language)
     k = ap.knowledge  # the knowledge service's block and its provenance
     scheme = state.kb.scheme
     metrics = request.app.state.metrics
@@ -244,6 +248,17 @@ def augment(body: Annotated[AugmentRequest, Body()], request: Request) -> Augmen
                  for m in k.matches],
         provenance=k.provenance(),
     )
+
+
+def prompt_language(value: str | None) -> str | None:
+    """``prompt_language`` of /v1/augment as a normalised code (``zh-CN`` -> ``zh``), as the harness adapters take
+    it: a language without the packaged block template falls back to English, and the answer's `language` says
+    which one the block is in."""
+    if value is None:
+        return None
+    from culturekb.inference.prompts import normalise_language
+
+    return normalise_language(value)
 
 
 @v1_router.get("/concepts/{culture}/{concept:path}", summary="The tuple of one concept in one culture",

@@ -235,19 +235,39 @@ class LookupOut(BaseModel):
     results: list[LookupItem]
 
 
+_LANGUAGE_CODE = r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$"
+VISIBLE_TEXT = r"[^\s\x1c-\x1f\x85\ufeff]"
+"""A character that is not blank, the same in Python's and ECMAScript's regular expressions (their \\s differ on
+U+001C-U+001F, U+0085 and U+FEFF): the server's test of a prompt and the schema's pattern."""
+
+
+def _augment_schema(schema: dict[str, Any]) -> None:
+    """What the server checks beyond the fields, said in the schema too: `concepts`, or a `prompt` with some
+    non-blank text to take them from (so that a client or a schema-driven tester sees the same rule)."""
+    schema["examples"] = [
+        {"prompt": "What emotion does this painting evoke?", "culture": "zh", "concepts": ["full moon"]},
+        {"prompt": "A stormy sea under a full moon. Which emotion?", "culture": "en", "prompt_language": "en"},
+    ]
+    schema["anyOf"] = [
+        {"required": ["concepts"], "properties": {"concepts": {"type": "array"}}},
+        {"required": ["prompt"], "properties": {"prompt": {"type": "string", "pattern": VISIBLE_TEXT}}},
+    ]
+
+
 class AugmentRequest(BaseModel):
-    """Knowledge block for a prompt: give the concepts, or a prompt to extract them from."""
+    """Knowledge block for a prompt: give the concepts, or a prompt to extract them from (at least one)."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={"examples": [
-            {"prompt": "What emotion does this painting evoke?", "culture": "zh", "concepts": ["full moon"]},
-            {"prompt": "A stormy sea under a full moon. Which emotion?", "culture": "en"},
-        ]},
-    )
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_augment_schema)
 
-    prompt: Text | None = Field(None, max_length=HARD_MAX_CHARS, description="the prompt to put the block before",
+    prompt: Text | None = Field(None, max_length=HARD_MAX_CHARS, description="the prompt to put the block before; "
+                               "without `concepts`, they are extracted from it, so it needs some non-blank text",
                                examples=["What emotion does this painting evoke?"])
+    prompt_language: Text | None = Field(
+        None, min_length=2, max_length=16, pattern=_LANGUAGE_CODE, json_schema_extra={"pattern": _LANGUAGE_CODE},
+        description="language of the block's template, a code such as en, zh or zh-CN (default: the culture's "
+                    "language), as the harness adapters' prompt_language; a language without the packaged template "
+                    "falls back to English, and the answer's `language` says which one the block is in",
+        examples=["en"])
     culture: Text = Field(min_length=1, max_length=64, examples=["zh"])
     concepts: list[Text] | None = Field(
         None, max_length=HARD_MAX_BATCH,
