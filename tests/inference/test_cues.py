@@ -83,3 +83,14 @@ def test_user_templates_are_validated(retriever: Retriever, tmp_path: Path) -> N
     bad.write_text("* {concept} {label} {mood}\n")
     with pytest.raises(ConfigError, match="mood"):
         cues(["crane"], "zh", retriever, item_template=bad)
+
+
+def test_a_pending_tuple_is_marked_unreviewed_in_every_cue_language(default_embedder: Any) -> None:
+    """The README's promise: a pending tuple's line says it is unreviewed, in cue blocks as in knowledge blocks."""
+    pending = tup("lantern", "zh", "excitement", "Lanterns mean a festival.").model_copy(update={"status": "pending"})
+    kb = KnowledgeBase([pending, tup("crane", "zh", "awe", "Cranes stand for long life.")])
+    r = Retriever(kb, build_index(kb, default_embedder, "faiss", persist=False), default_embedder)
+    en = cues(["lantern", "crane"], "zh", r).text
+    assert "- lantern (unreviewed) -> excitement (75% of 8 examples)" in en
+    assert "- crane -> awe" in en  # an accepted tuple carries no mark
+    assert "- lantern（未经审核） -> " in cues(["lantern"], "zh", r, language="zh").text
