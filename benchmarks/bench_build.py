@@ -83,6 +83,79 @@ def _offline_build(samples: list[Any], config: BuildConfig, cache: Path, embedde
     return _summary(result.report, load_s)
 
 
+def _replicate(samples: list[Any], factor: int) -> list[Any]:
+    """`samples` `factor` times over, copies with distinct ids (`<id>~r<k>`): as many samples, the same texts."""
+    if factor == 1:
+        return list(samples)
+    return [s if k == 0 else s.model_copy(update={"id": f"{s.id}~r{k}"}) for k in range(factor) for s in samples]
+
+
+def scale_one(factor: int, data: str | None = None) -> dict[str, Any]:
+    """One cold default build of the data replicated `factor` times (run in a fresh process by `scale_main`)."""
+    import resource
+
+    path = Path(data) if data else DEFAULT_DATA
+    files = [path] if path.is_file() else demo_data_files()
+    samples, _ = load_data(files)
+    samples = _replicate(samples, factor)
+    with tempfile.TemporaryDirectory() as tmp:
+        run = _offline(samples, BuildConfig(), Path(tmp) / "cache", BuildConfig().embedder, vector_cache=True)
+    run["factor"] = factor
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    run["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+    run["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 1)
+    run["load_average_1m"] = round(os.getloadavg()[0], 2)
+    return run
+
+
+def scale_main(factors: tuple[int, ...] = (1, 4, 16), data: str | None = None,
+               target_factor: int = 64) -> dict[str, Any]:
+    """The scale curve: cold builds of the data replicated 1x..Nx, each in its own process (peak RSS is the
+    process's), with time per sample and per embedded text, and the slope of log(time) on log(samples); a
+    factor not run (`target_factor`, 64 by default, when absent from `factors`) is extrapolated along that slope."""
+    import math
+    import subprocess
+    import sys
+
+    rows = []
+    for factor in factors:
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--scale-one", str(factor)]
+        if data:
+            cmd += ["--data", data]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise RuntimeError(f"scale build {factor}x failed: {proc.stderr[-2000:]}")
+        run = json.loads(proc.stdout.strip().splitlines()[-1])
+        rows.append({"factor": factor, "samples": run["samples"], "tuples": run["tuples"],
+                     "total_s": run["total_s"], "rationales_s": run["steps"]["rationales"]["seconds"],
+                     "texts_embedded": run.get("embeddings", {}).get("encoded"),
+                     "ms_per_sample": round(1000 * run["total_s"] / run["samples"], 2),
+                     "cpu_s": run["cpu_s"], "peak_rss_mb": run["peak_rss_mb"],
+                     "load_average_1m": run["load_average_1m"],
+                     "steps_s": {k: v["seconds"] for k, v in run["steps"].items()}})
+        print(json.dumps(rows[-1]), flush=True)
+    xs = [math.log(r["samples"]) for r in rows]
+    ys = [math.log(r["total_s"]) for r in rows]
+    slope = None
+    if len(rows) >= 2:
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+    result: dict[str, Any] = {"rows": rows, "slope_log_time_on_log_samples": None if slope is None else round(slope, 3),
+                              "cpus": os.cpu_count()}
+    if slope is not None and target_factor not in factors:
+        last = rows[-1]
+        ratio = target_factor / last["factor"]
+        result[f"extrapolated_{target_factor}x_s"] = round(last["total_s"] * ratio ** slope, 1)
+        rss = [r["peak_rss_mb"] for r in rows]
+        growth = (rss[-1] - rss[0]) / max(rows[-1]["samples"] - rows[0]["samples"], 1)  # MB per sample, linear
+        result[f"extrapolated_{target_factor}x_peak_rss_mb"] = round(
+            rss[-1] + growth * (last["samples"] * ratio - last["samples"]), 1)
+    RESULTS.mkdir(exist_ok=True)
+    atomic_write_json(RESULTS / "build_scale.json", result)
+    print(json.dumps(result))
+    return result
+
+
 def main(data: str | None = None, today: bool = True) -> dict[str, Any]:
     path = Path(data) if data else DEFAULT_DATA
     files = [path] if path.is_file() else demo_data_files()
@@ -183,5 +256,12 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data", default=None)
     ap.add_argument("--no-today", action="store_true", help="skip the sentence-transformers 'today' run")
+    ap.add_argument("--scale", default=None, help="only the scale curve, e.g. 1,4,16,64")
+    ap.add_argument("--scale-one", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    main(args.data, today=not args.no_today)
+    if args.scale_one is not None:
+        print(json.dumps(scale_one(args.scale_one, args.data)))
+    elif args.scale:
+        scale_main(tuple(int(f) for f in args.scale.split(",")), args.data)
+    else:
+        main(args.data, today=not args.no_today)

@@ -309,14 +309,29 @@ def _through_vector_cache(cache: StepCache, generator: RationaleGenerator, judge
     return wrap(generator), [wrap(j) for j in judges], list(wrapped.values())
 
 
-def _prefetch(component: Any) -> Callable[[list[Any]], Any] | None:
+_PREFETCH_SLICE = 4096
+"""Texts per `encode` call of a prefetch pass: the progress bar moves once per slice."""
+
+
+def _prefetch(component: Any, progress: bool = False, step: str = "embed") -> Callable[[list[Any]], Any] | None:
     """For a component embedding through a `CachedEmbedder` and naming its texts (`embedding_texts`): embed all
-    the texts of a step's pending items in one pass, before the step runs chunk by chunk."""
+    the distinct texts of a step's pending items in one pass (slices of `_PREFETCH_SLICE`, with a progress bar),
+    before the step runs chunk by chunk."""
     texts = getattr(component, "embedding_texts", None)
     emb = getattr(component, "embedder", None)
     if texts is None or not isinstance(emb, CachedEmbedder):
         return None
-    return lambda items: emb.encode(texts(items))
+
+    def run(items: list[Any]) -> None:
+        wanted = texts(items)
+        with tqdm(total=len(wanted), desc=f"{step}: embed", unit="text", disable=not progress or not wanted,
+                  leave=True) as bar:
+            for start in range(0, len(wanted), _PREFETCH_SLICE):
+                part = wanted[start : start + _PREFETCH_SLICE]
+                emb.encode(part)
+                bar.update(len(part))
+
+    return run
 
 
 def _verdicts_as_json(judge: Judge) -> Callable[[list[JudgeInput]], list[Any]]:
@@ -456,7 +471,8 @@ def build_kb(
         rationales: list[list[str] | None] = _run_cached(
             cache, "rationales", requests,
             [stable_hash([gen.id, r.concept, r.culture, r.label, r.distribution, r.evidence]) for r in requests],
-            lambda batch: gen.generate(batch), config.chunk_size, stats["rationales"], progress, _prefetch(gen),
+            lambda batch: gen.generate(batch), config.chunk_size, stats["rationales"], progress,
+            _prefetch(gen, progress, "rationales"),
         )
         # content, not paths: the scheme by what it holds (not its file's path), no batch size or endpoint
         build_id = stable_hash([versioned_config(config.model_dump(mode="json")), scheme.to_dict(), ex.id, gen.id,
@@ -480,7 +496,8 @@ def build_kb(
             raw = _run_cached(
                 cache, f"judge:{j.id}", inputs,
                 [stable_hash([j.id, i.concept, i.culture, list(i.rationales), i.label]) for i in inputs],
-                _verdicts_as_json(j), config.chunk_size, stats["judges"], progress, _prefetch(j), f"judge{n}",
+                _verdicts_as_json(j), config.chunk_size, stats["judges"], progress,
+                _prefetch(j, progress, f"judge{n}"), f"judge{n}",
             )
             per_judge.append([
                 JudgeVerdict(judge=j.id, label=None, agrees=False,
