@@ -55,6 +55,8 @@ _OS_FIXES: dict[int, tuple[str, str]] = {
                    "folder"),
     errno.EPERM: ("operation not permitted", "make it writable for this user (chmod/chown), or give another folder"),
     errno.ENOTDIR: ("a part of the path is a file, not a folder", "give a path whose parent folders are folders"),
+    errno.EEXIST: ("something is in the way: the path, or a folder on it, already exists as a file",
+                   "give another path, or move that file away"),
     errno.EISDIR: ("it is a folder where a file was expected", "give a file path, or move the folder away"),
     errno.ENOENT: ("no such file or folder", "check the path (a folder it needs may have been removed)"),
     errno.EADDRINUSE: ("the address is already in use", "stop the other server or choose another --port"),
