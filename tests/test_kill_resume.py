@@ -55,10 +55,15 @@ def test_build_killed_at_six_points_resumes_to_identical_bytes(tmp_path: Path) -
     leftovers = [p.name for p in tmp_path.glob(".kb.*.tmp")]
     assert leftovers, "the killed save should have left its temporary directory"
     assert not out.exists()
+    # a process killed with SIGKILL cannot tidy up: its lock file and its log stay beside the KB folder
+    assert (tmp_path / ".kb.lock").exists() and (tmp_path / ".kb.run.log").exists()
 
     final = _build(out, cache)
     assert final.returncode == 0, final.stderr[-2000:]
     assert not list(tmp_path.glob(".kb.*.tmp")), "the stale temporary directory was not removed"
+    # the resumed build takes them over: the lock file removed, the killed runs' log moved into the KB's run.log
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".kb")) == []
+    assert (out / "run.log").read_text(encoding="utf-8").count("build started") == len(KILLS) + 1
     assert _kb_files(out) == _kb_files(tmp_path / "base")
 
 
