@@ -1,7 +1,8 @@
 """`culturekb demo` end to end (six cultures from the shipped BRIGHTER sample), and the README's lookup and curl
 examples run against the KB it builds: they are parsed out of README.md, so they cannot drift from it.
 
-One demo run (about a minute on two cores) serves every test of this module.
+One demo run (`demo_run`, tests/cli/conftest.py; 3 to 5 minutes on two loaded cores) serves every test of this
+module and tests/cli/test_doc_examples.py.
 """
 
 from __future__ import annotations
@@ -30,14 +31,10 @@ runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
-    """(output folder, printed page) of one `culturekb demo` run, in a process that knows only the packaged
-    cultures (the demo's cultures file and then its KB bring de and ru)."""
+def demo(demo_run: tuple[Path, str]) -> Iterator[tuple[Path, str]]:
+    """(output folder, printed page) of the session's `culturekb demo` run (tests/cli/conftest.py)."""
     reset_default_registry()
-    out = tmp_path_factory.mktemp("demo") / "demo-output"
-    result = runner.invoke(app, ["demo", "--out", str(out)])
-    assert result.exit_code == 0, result.output
-    yield out, result.stdout  # the page; progress bars go to stderr
+    yield demo_run
     reset_default_registry()
 
 
