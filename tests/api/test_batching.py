@@ -130,23 +130,21 @@ def test_exact_hits_never_wait_for_the_encoder(kb_dirs, counting):
     app = _app(kb_dirs, counting, batch_max_wait_ms=0)
     counting.release.clear()  # the encoder hangs until released
 
-    async def go() -> tuple[httpx.Response, httpx.Response, float]:
+    async def go() -> tuple[httpx.Response, httpx.Response]:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
             slow = asyncio.create_task(client.post("/v1/lookup", json={"concepts": ["ocean waves"], "culture": "en"}))
             while not counting.entered.is_set():
                 await asyncio.sleep(0.01)
-            t0 = time.perf_counter()
             exact = await asyncio.wait_for(
                 client.post("/v1/lookup", json={"concepts": ["Storms", "full moon"], "culture": "en"}), 10)
-            waited = time.perf_counter() - t0
-            assert not slow.done()  # the semantic request is still held in the encoder
+            assert not slow.done()  # answered while the semantic request is still held in the encoder
             counting.release.set()
-            return exact, await slow, waited
+            return exact, await slow
 
-    exact, slow, waited = asyncio.run(go())
+    exact, slow = asyncio.run(go())
     assert exact.status_code == 200 and [i["match"]["kind"] for i in exact.json()["results"]] == ["exact", "exact"]
     assert slow.status_code == 200 and slow.json()["results"][0]["query"] == "ocean waves"
-    assert counting.calls == [[_norm("ocean waves")]] and waited < 5
+    assert counting.calls == [[_norm("ocean waves")]]
 
 
 def test_repeated_queries_come_from_the_lru(kb_dirs, counting):

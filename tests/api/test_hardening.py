@@ -138,10 +138,10 @@ def test_beyond_the_in_flight_limit_requests_get_a_prompt_503(make_client) -> No
             deadline = time.monotonic() + 10
             while slow_calls < 2 and time.monotonic() < deadline:
                 time.sleep(0.01)
-            start = time.monotonic()
             r = c.post("/v1/lookup", json={"concepts": ["moon"], "culture": "en"})
             assert r.status_code == 503 and r.headers["Retry-After"] == "1"
-            assert "in flight" in r.json()["detail"] and time.monotonic() - start < 1.0
+            assert "in flight" in r.json()["detail"]
+            assert slow_calls == 2  # refused at the door: it never reached the (held) lookup; no clock asserted
             assert c.get("/livez").status_code == 200  # health checks are never refused
             gate.set()
             for t in threads:

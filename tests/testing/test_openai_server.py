@@ -158,31 +158,35 @@ def test_serves_many_slow_requests_in_parallel(openai_server):
             statuses.append(status)
 
     threads = [threading.Thread(target=call) for _ in range(40)]
-    started = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    elapsed = time.perf_counter() - started
     assert statuses == [200] * 40
-    assert server.max_in_flight >= 32
-    assert elapsed < 0.3 * 3  # serial would take 12 s
+    assert server.max_in_flight >= 32  # served side by side, not one after another (no wall clock asserted)
     assert server.in_flight == 0
 
 
 def test_blocking_callable_responders_overlap(openai_server):
+    inside, most, lock = 0, 0, threading.Lock()
+
     def slow(body: dict[str, Any]) -> str:
+        nonlocal inside, most
+        with lock:
+            inside += 1
+            most = max(most, inside)
         time.sleep(0.3)
+        with lock:
+            inside -= 1
         return "done"
 
     server = openai_server(slow)
     threads = [threading.Thread(target=_chat, args=(server,)) for _ in range(16)]
-    started = time.perf_counter()
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert time.perf_counter() - started < 1.5  # serial would take 4.8 s
+    assert most >= 8  # the blocking responders ran side by side (serial: 1); no wall clock asserted
     assert server.chat_calls == 16
 
 
@@ -223,9 +227,7 @@ def test_stop_with_requests_in_flight_returns_promptly():
     deadline = time.time() + 5
     while server.in_flight == 0 and time.time() < deadline:
         time.sleep(0.01)
-    started = time.perf_counter()
-    server.stop()
-    assert time.perf_counter() - started < 3
+    server.stop()  # with a 30 s latency in flight: a stop that waited for it would leave the answer "answered"
     t.join(timeout=5)
     assert outcome == ["dropped"]
 
