@@ -4,7 +4,8 @@ The plots draw labels in every script the data has (Latin, Chinese, Arabic, Deva
 Sans (matplotlib's own) covers Latin, Greek, Cyrillic, Hebrew and Arabic letters but no CJK, Indic or South-East
 Asian script, so the package ships Noto Sans fonts (SIL Open Font License 1.1, ``culturekb/data/fonts/OFL.txt``)
 that matplotlib falls back on glyph by glyph. To keep the package small the variable fonts are pinned to their
-Regular instance and the CJK font is cut down to Simplified Chinese: the 6,763 hanzi of GB 2312, kana, CJK punctuation and full-width forms, plus every CJK character in the
+Regular instance and the CJK font is cut down: the 6,763 hanzi of GB 2312, KS X 1001's 2,350 Hangul
+syllables, kana, CJK punctuation and full-width forms, plus every CJK character in the
 package's data files.
 
 Usage (needs network access to PyPI once; the fonts are committed, so nobody else runs this)::
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 import zipfile
 from pathlib import Path
 
@@ -35,7 +37,7 @@ SCRIPTS = {  # wheel name prefix -> (font file in the wheel, shipped file)
 }
 CJK_FACE = 2  # Noto Sans CJK SC in NotoSansCJK-Regular.ttc
 CJK_OUT = "NotoSansCJKsc-Regular-subset.otf"
-_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\U00020000-\U0002ffff]")
+_CJK = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\U00020000-\U0002ffff]")
 
 
 def _encoded(codec: str, lead: range, trail: range) -> set[str]:
@@ -50,8 +52,11 @@ def _encoded(codec: str, lead: range, trail: range) -> set[str]:
 
 
 def cjk_characters() -> set[str]:
-    """GB 2312, kana, CJK punctuation and forms, and every CJK character in culturekb/data."""
+    """GB 2312, the Hangul syllables of KS X 1001, kana, CJK punctuation and forms, and every CJK or Hangul
+    character in culturekb/data."""
     chars = _encoded("gb2312", range(0xA1, 0xF8), range(0xA1, 0xFF))
+    chars |= _encoded("euc-kr", range(0xB0, 0xC9), range(0xA1, 0xFF))  # KS X 1001: 2,350 Hangul syllables
+    chars |= {chr(c) for c in range(0x3130, 0x3190)}  # Hangul compatibility jamo
     chars |= {chr(c) for c in [*range(0x3000, 0x3100), *range(0xFF00, 0xFFF0)]}
     for path in (ROOT / "culturekb" / "data").rglob("*"):
         if path.is_file() and path.suffix in {".json", ".jsonl", ".csv", ".tsv", ".txt", ".md", ".toml"}:
@@ -60,6 +65,7 @@ def cjk_characters() -> set[str]:
 
 
 def main() -> None:
+    """Write the fonts into culturekb/data/fonts and list them with their sizes."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("wheels", type=Path, help="folder with the downloaded wheels (see the usage above)")
     args = ap.parse_args()
@@ -84,7 +90,8 @@ def main() -> None:
     sub.subset(cjk)
     cjk.save(OUT / CJK_OUT)
     for path in sorted(OUT.glob("*.[ot]tf")):
-        print(f"{path.name}: {path.stat().st_size / 1e6:.2f} MB, {len(TTFont(path).getBestCmap())} characters")
+        sys.stdout.write(f"{path.name}: {path.stat().st_size / 1e6:.2f} MB, "
+                         f"{len(TTFont(path).getBestCmap())} characters\n")
 
 
 if __name__ == "__main__":
