@@ -221,7 +221,9 @@ def run_benchmark(name: str, spec: RunSpec, settings: Settings | None = None) ->
     check_run_out(spec.out)
     # one writer per run folder, as for a build: a second run into the same --out is refused at once (exit 2)
     # instead of predicting (and paying for) every item again beside the first one
-    with exclusive_lock(spec.out, f"eval {name}", "wait for that run to finish, or give this one another --out"):
+    # (the folder's real path: `--out .` has a name to lock, and two spellings of one folder share the lock)
+    with exclusive_lock(Path(spec.out).resolve(), f"eval {name}",
+                        "wait for that run to finish, or give this one another --out"):
         runner = runner_cls.from_context(JobContext(spec, settings))
         return runner.run(spec.out)
 
