@@ -10,8 +10,9 @@ short); a block right after ``<!-- file: PATH -->`` (any language) is written to
 blocks that follow it run.
 
 Blocks that name the demo KB (`demo-output/kb`) run against the KB of one `culturekb demo` run (the session's
-`demo_run`, shared with tests/cli/test_demo.py), and are marked slow with it; the others run against the shipped
-samples they name, in a few seconds each.
+`demo_run`, shared with tests/cli/test_demo.py); the others run against the shipped samples they name, one
+document per test. Both are marked slow (all documents: 164 s at a load average of 10 on 2 cores, the demo run
+apart); the parser's own test is not.
 """
 
 from __future__ import annotations
@@ -185,7 +186,7 @@ class Shell:
             from culturekb.api import create_app
 
             assert self.served_kb is not None, "a curl call before any `culturekb serve --kb KB` in this document"
-            kwargs = {"status": status} if status else {}
+            kwargs: dict[str, Any] = {"status": status} if status else {}
             self.api_client = TestClient(create_app(self.served_kb, **kwargs))
         return self.api_client
 
@@ -319,6 +320,7 @@ def _lmms_eval_recipe_sent_the_knowledge(shell: Shell) -> None:
 AFTER = {"adapters.md": _lmms_eval_recipe_sent_the_knowledge}  # what a document's examples must have done
 
 
+@pytest.mark.slow  # 164 s for all documents at a load average of 10 on 2 cores (KB builds, evals on the samples)
 @pytest.mark.parametrize("doc", DOCUMENTS, ids=lambda p: p.name)
 def test_every_example_runs(doc: Path, shell_for: Callable[..., Shell]) -> None:
     blocks = blocks_of(doc)
