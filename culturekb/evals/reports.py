@@ -446,7 +446,7 @@ def _draw_bars(fig: Any, plot: BarPlot) -> None:
 
 
 def _crowded(categories: Sequence[str]) -> bool:
-    return len(categories) > 5 or (len(categories) > 1 and sum(len(c) for c in categories) > 8 * len(categories))
+    return len(categories) > 6 or (len(categories) > 1 and sum(len(c) for c in categories) > 12 * len(categories))
 
 
 def _finish_category_axes(ax: Any, categories: Sequence[str], crowded: bool, ylabel: str, title: str,

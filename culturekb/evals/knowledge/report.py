@@ -233,7 +233,7 @@ def knowledge_plots(results: Mapping[str, Any]) -> list[Plot]:
         {g: [diff(g, k, "estimate") for k in keys] for g in groups},
         {g: [diff(g, k, "low") for k in keys] for g in groups},
         {g: [diff(g, k, "high") for k in keys] for g in groups},
-        ylabel="accuracy difference", style="point", reference=0.0))
+        ylabel="accuracy difference", style="point", reference=0.0, value_format="{:+.2f}"))
     plots.append(ReliabilityPlot("reliability", "Reliability of the predicted label's probability",
                                  {k: c["bins"] for k, c in results["calibration"].items()}))
     cov = results["coverage"]
