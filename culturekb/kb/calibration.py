@@ -53,9 +53,10 @@ class Calibration(BaseModel):
     """Every setting tried with its valid accuracy and log-loss (the record of the choice)."""
     dropped: dict[str, Any] = Field(default_factory=dict)
     """Counts per reason and per culture of the tuples the filter hides, and examples of each."""
-    digest: str = ""
+    digest: str = Field(default="", exclude=True)
     """Hash of every other field, written into the file by `write_calibration`; `read_calibration` refuses a file
-    whose content does not match it (an edited weight or filter), or that has none, and returns the rest ("" here)."""
+    whose content does not match it (an edited weight or filter), or that has none, and returns the rest ("" here).
+    Left out of `model_dump`, so reports that show a calibration do not show it."""
 
     @property
     def is_prior_only(self) -> bool:
@@ -99,6 +100,5 @@ def calibration_digest(calibration: Calibration) -> str:
 def write_calibration(kb_dir: str | Path, calibration: Calibration) -> Path:
     """Write `calibration.json` into a KB directory atomically, sealed with its digest."""
     path = Path(kb_dir) / CALIBRATION
-    sealed = calibration.model_copy(update={"digest": calibration_digest(calibration)})
-    atomic_write_json(path, sealed.model_dump(mode="json"))
+    atomic_write_json(path, {**calibration.model_dump(mode="json"), "digest": calibration_digest(calibration)})
     return path
