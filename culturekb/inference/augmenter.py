@@ -118,10 +118,15 @@ class Augmenter:
         self.concept_extractor = concept_extractor
         self.budget = budget or Budget()
         self.template = template or (KNOWLEDGE if item_template == "knowledge_item" else BlockTemplate(item_template))
-        self.tau = tau
-        self.service = KnowledgeService(retriever, tau=tau, budget=self.budget, template=self.template, status=status)
+        self.service = KnowledgeService(retriever.with_tau(tau), budget=self.budget, template=self.template,
+                                        status=status)
         self.retriever = self.service.retriever  # with the status filter applied
         self._text_extractor: TextConceptExtractor | None = None
+
+    @property
+    def tau(self) -> float:
+        """The semantic-match threshold: the retriever's (`tau` given here made a retriever with it)."""
+        return self.retriever.tau
 
     @property
     def kb_version(self) -> str:

@@ -310,15 +310,14 @@ def _select(matches: Sequence[Match], budget: Budget) -> list[Match]:
 class KnowledgeService:
     """Turns (concepts, culture, mode, budget, template) into a `KnowledgeBlock` over one KB's retriever.
 
-    `tau`: the cosine threshold of semantic matches (default: the retriever's); `budget` and `template`: the
-    defaults of calls that do not pass their own; `status`: which tuples are served (``all``, ``accepted`` or
-    ``pending``; default: the retriever's filter), overridable per call with ``status_filter=``.
+    The cosine threshold of semantic matches is the retriever's (`Retriever.with_tau` for another); `budget` and
+    `template`: the defaults of calls that do not pass their own; `status`: which tuples are served (``all``,
+    ``accepted`` or ``pending``; default: the retriever's filter), overridable per call with ``status_filter=``.
     """
 
-    def __init__(self, retriever: Retriever, *, tau: float | None = None, budget: Budget | None = None,
+    def __init__(self, retriever: Retriever, *, budget: Budget | None = None,
                  template: BlockTemplate = KNOWLEDGE, status: StatusFilter | None = None) -> None:
         self.retriever = retriever if status is None else retriever.with_filter(status=check_status(status))
-        self.tau = tau
         self.budget = budget or Budget()
         self.template = template
         self._by_status: dict[str, Retriever] = {self.status: self.retriever}
@@ -444,7 +443,7 @@ class KnowledgeService:
         for spec, idx in groups.items():
             cross: bool | list[str] = list(spec) if isinstance(spec, tuple) else spec
             rows = retriever.lookup_many([(list(requests[i].concepts), targets[i] or "") for i in idx],
-                                         tau=self.tau, cross_culture=cross, on_invalid="skip")
+                                         cross_culture=cross, on_invalid="skip")
             for i, row in zip(idx, rows, strict=True):
                 found[i] = [m for m in row if m is not None]
         return found
@@ -578,6 +577,6 @@ def cues(
         [cross_culture] if isinstance(cross_culture, str) else list(cross_culture))
     if scope is not None and not scope:
         raise ConfigError("cross_culture is an empty list; pass True, False, or the cultures to search")
-    service = KnowledgeService(retriever, tau=tau, status=status)
+    service = KnowledgeService(retriever.with_tau(tau), status=status)
     return service.inject(concepts, target, mode=mode, budget=budget, language=language, scope=scope,
                           template=BlockTemplate(item_template, block_template))

@@ -63,7 +63,7 @@ class KBPriorPredictor:
         retriever = augmenter.retriever
         if calibration is not None:
             retriever = retriever.with_filter(TupleFilter.from_calibration(calibration, retriever.tuple_filter.status))
-        self.service = KnowledgeService(retriever, tau=augmenter.tau,
+        self.service = KnowledgeService(retriever,
                                         budget=Budget(max_tuples=MAX_TUPLES, max_rationales=0, max_chars=None))
         self.prior = smoothed_prior(self.kb)
         self.seed = seed

@@ -163,6 +163,14 @@ class Retriever:
         return Retriever(self.kb, self.index, self.embedder, self.tau, self.language, self.colour_guard,
                          self.encode_batch_size, new)
 
+    def with_tau(self, tau: float | None) -> Retriever:
+        """This retriever with another semantic-match threshold (`tau`; None or the same: itself). The threshold
+        lives here only: services and augmenters read it from their retriever."""
+        if tau is None or _check_tau(tau) == self.tau:
+            return self
+        return Retriever(self.kb, self.index, self.embedder, tau, self.language, self.colour_guard,
+                         self.encode_batch_size, self.tuple_filter)
+
     def served(self, culture: str) -> list[KnowledgeTuple]:
         """The tuples of `culture` this retriever serves (the filter applied), in KB order."""
         return [t for t in self.kb.for_culture(culture) if t.id not in self.hidden]

@@ -356,7 +356,7 @@ class KnowledgeRunner(Runner):
     def config(self) -> dict[str, Any]:
         """The base config plus the KB version, the split and how the retriever looks up (tau, filter)."""
         retriever = self.augmenter.retriever
-        tau = self.augmenter.tau if self.augmenter.tau is not None else retriever.tau
+        tau = retriever.tau
         return {**super().config(), "kb_version": self.kb.version, "split": self.split,
                 "retrieval": {"tau": tau, "filter": retriever.tuple_filter}}
 
@@ -425,7 +425,7 @@ class KnowledgeRunner(Runner):
         the predictor's lookup finds them before any budget trims the block: how each used tuple was found."""
         concepts = self.augmenter.concepts_for(samples)
         rows = self._lookup_retriever().lookup_many([(cs, s.culture) for s, cs in zip(samples, concepts, strict=True)],
-                                                    tau=self.augmenter.tau, on_invalid="skip")
+                                                    on_invalid="skip")
         out: list[dict[str, Match]] = []
         for row in rows:
             found: dict[str, Match] = {}
@@ -522,7 +522,7 @@ class KnowledgeRunner(Runner):
 
         header = base_run_header(self)
         retriever = self.augmenter.retriever
-        tau = self.augmenter.tau if self.augmenter.tau is not None else retriever.tau
+        tau = retriever.tau
         header.update({
             "model": f"{getattr(self.predictor, 'id', None) or 'kb-prior'} (offline: the KB's label prior and "
                      "retrieved tuples; no model call)",
