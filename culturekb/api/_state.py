@@ -117,10 +117,13 @@ class ServingState:
 
     @cached_property
     def stats(self) -> dict[str, Any]:
-        from culturekb.kb.stats import divergence, kb_stats
+        from culturekb.kb.stats import kb_stats
 
+        # the cultures' disagreements as `compare` and `inspect` find them (translations aligned, not only
+        # identical strings), the 10 strongest
+        found = self.alignment.to_dict()["disagreements"][:10] if self.alignment is not None else []
         return {"manifest": self.kb.manifest().model_dump(mode="json"), "stats": kb_stats(self.kb),
-                "divergence": [d.to_dict() for d in divergence(self.kb, top=10)]}
+                "divergence": found}
 
 
 @dataclass(frozen=True)

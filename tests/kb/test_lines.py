@@ -180,3 +180,5 @@ def test_inspect_and_concepts_route_align_translations(tmp_path: Path, default_e
         aligned = r.json()["aligned"]
         assert [(a["concept"], a["culture"], a["kind"]) for a in aligned] == [("storm", "de", "semantic")]
         assert aligned[0]["summary"].startswith("excitement (3/4)")
+        divergence = client.get("/v1/kb").json()["divergence"]  # /v1/kb aligns as inspect does
+        assert [d["concepts"] for d in divergence] == [{"de": "storm", "en": "thunderstorm"}]
