@@ -181,14 +181,21 @@ def commet_tables(results: Mapping[str, Any]) -> dict[str, Table]:
         tables[f"category_{level}"] = Table.from_nested(
             f"{level.capitalize()} accuracy per mental-state category", rows, row_label="category", precision=3,
             note=f"accuracy [95% Wilson interval] n={level}s played in the setting")
-    modality = {m: {**{f"{k} {unit}": v["by_modality"].get(m, {}).get(f"{unit}_accuracy")
+    modality = {m: {**{f"{k} {unit}": v["by_modality"].get(m, {}).get(f"{unit}_accuracy",
+                                                                   "n/a (no such story played in this setting)")
                        for k, v in settings.items() for unit in ("story", "question")},
                     "n": results["n_stories_by_modality"].get(m, 0)}
                 for m in MODALITIES if m in results["n_stories_by_modality"]}
     tables["modality"] = Table.from_nested("Accuracy on text-complete and image-dependent stories", modality,
-                                           row_label="modality", precision=3)
-    feedback = {k: {"first turn": v["feedback"]["first_turn"], "after right": v["feedback"]["after_right"],
-                    "n after right": v["feedback"]["n_after_right"], "after wrong": v["feedback"]["after_wrong"],
+                                           row_label="modality", precision=3,
+                                           note="n: stories of that modality in the data; blind plays only the "
+                                                "image-dependent ones")
+    def _fb(v: Mapping[str, Any], key: str) -> Any:
+        x = v["feedback"][key]
+        return "n/a (no such turn)" if x is None or x != x else x
+
+    feedback = {k: {"first turn": _fb(v, "first_turn"), "after right": _fb(v, "after_right"),
+                    "n after right": v["feedback"]["n_after_right"], "after wrong": _fb(v, "after_wrong"),
                     "n after wrong": v["feedback"]["n_after_wrong"],
                     "branch feedback": v["feedback"]["n_branch_feedback"]} for k, v in settings.items()}
     tables["feedback"] = Table.from_nested(
@@ -204,7 +211,7 @@ def commet_tables(results: Mapping[str, Any]) -> dict[str, Table]:
         rows = {label: {"story accuracy": d["story_accuracy"][i], "question accuracy": d["question_accuracy"][i],
                         "stories": d["n_stories"], "questions": d["n_questions"]} for i, label in enumerate(labels)}
         rows["change"] = {"story accuracy": d["story_accuracy_change"],
-                          "question accuracy": d["question_accuracy_change"], "stories": None, "questions": None}
+                          "question accuracy": d["question_accuracy_change"], "stories": "", "questions": ""}
         tables[name] = Table.from_nested(title, rows, row_label="run", precision=3,
                                          note=f"same answer in both runs: {d['same_answer_share']:.0%} of questions"
                                          if d["same_answer_share"] == d["same_answer_share"] else "")

@@ -119,7 +119,8 @@ def _hit_table(results: Mapping[str, Any]) -> Table:
                   "random-know per tuple", "cross-culture-know per tuple"], rows, precision=3,
                  note=("per sample: the mean over covered samples of their share of hits; any hit: covered samples "
                        "with at least one. The random-know and cross-culture-know columns are the same statistic for "
-                       "tuples not retrieved for the sample: the gap to know is what retrieval adds."))
+                       "tuples not retrieved for the sample: the gap to know is what retrieval adds. n/a: no such "
+                       "tuple was given (cross-culture-know on a one-culture KB)."))
 
 
 def _calibration_table(results: Mapping[str, Any]) -> Table:
