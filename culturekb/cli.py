@@ -142,7 +142,8 @@ def build(
     rationales: Annotated[str, typer.Option(help="rationale generator: extractive | openai:MODEL")] = "extractive",
     judges: Annotated[str, typer.Option(help="two judges: lexicon, prototype or openai:MODEL")] = "lexicon,prototype",
     policy: Annotated[str, typer.Option(help="flagged tuples: pending | drop | keep")] = "pending",
-    min_support: Annotated[int, typer.Option(help="minimum number of samples (images, texts) per (concept, culture)")
+    min_support: Annotated[int, typer.Option(
+        min=1, help="minimum number of samples (images, texts) per (concept, culture)")
                            ] = 2,
     on_bad_answer: Annotated[str, typer.Option(
         help="a model's bad answer after retries and re-asks: fail (stop; rerun resumes), skip (drop the tuple) or "
@@ -205,7 +206,7 @@ def build(
 @app.command()
 def inspect(
     kb: Annotated[Path, typer.Argument(help="KB directory")],
-    top: Annotated[int, typer.Option(help="how many divergent concepts to list")] = 10,
+    top: Annotated[int, typer.Option(min=1, help="how many divergent concepts to list")] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON instead of Markdown")] = False,
     prior: Annotated[bool, typer.Option(
         "--prior", help="print each culture's label prior (its training label distribution) instead")] = False,
@@ -369,7 +370,7 @@ def lookup(
     kb: Annotated[Path, typer.Option("--kb", help="KB directory")],
     tau: Annotated[float | None, typer.Option(help="cosine threshold of a semantic match (default: the tau "
                                                    "setting, 0.70)")] = None,
-    k: Annotated[int, typer.Option(help="candidates per concept")] = 1,
+    k: Annotated[int, typer.Option(min=1, max=100, help="candidates per concept")] = 1,
     backend: Annotated[str | None, typer.Option(help=_BACKEND_HELP)] = None,
     embedder: Annotated[str | None, typer.Option(help=_EMBEDDER_HELP)] = None,
     cross_culture: Annotated[bool, typer.Option(help="search the other cultures instead")] = False,
@@ -531,7 +532,8 @@ def eval_options(
 def compare(
     kb: Annotated[Path, typer.Argument(help="KB directory")],
     cultures: Annotated[str | None, typer.Option(help="comma list of cultures to compare (default: all)")] = None,
-    min_support: Annotated[int, typer.Option(help="smallest support of a compared tuple, in each culture")] = 3,
+    min_support: Annotated[int, typer.Option(min=1, help="smallest support of a compared tuple, in each culture")
+                           ] = 3,
     tau: Annotated[float | None, typer.Option(
         help="cosine threshold of a semantic alignment (default: the tau setting, 0.70)")] = None,
     min_margin: Annotated[float, typer.Option(
@@ -579,7 +581,7 @@ def demo(
 @app.command("mock-server")
 def mock_server(
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="port to listen on (0: a free one, printed)")] = 8000,
+    port: Annotated[int, typer.Option(min=0, max=65535, help="port to listen on (0: a free one, printed)")] = 8000,
     answers: Annotated[Path | None, typer.Option(
         help="JSONL of scripted chat answers, one per line, consumed in order, the last one repeating: a JSON "
              "string (the reply text) or an object such as "

@@ -91,9 +91,8 @@ def review_apply(
     out_dir: Annotated[Path | None, typer.Option("--out", "-o", help="new KB directory (default: in place)")] = None,
 ) -> None:
     """Apply the review ledger beside the KB to it (what every build does on its own)."""
-    from culturekb.workflows.review import apply_review_ledger
-
     from culturekb.kb.ledger import ledger_path
+    from culturekb.workflows.review import apply_review_ledger
 
     res = _guard(lambda: apply_review_ledger(kb, out_dir))
     _say(f"applied {_counts(res['applied'])}; to re-check {len(res['to_recheck'])}, gone {len(res['gone'])}; KB "
@@ -129,7 +128,7 @@ def review_serve(
     data_root: Annotated[Path | None, typer.Option(help="folder the data's image paths are relative to")] = None,
     reviewer: Annotated[str | None, typer.Option(help="your name (else the page asks)")] = None,
     host: Annotated[str, typer.Option(help="interface to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="TCP port")] = 8765,
+    port: Annotated[int, typer.Option(min=1, max=65535, help="TCP port")] = 8765,
     apply: Annotated[bool, typer.Option("--apply/--no-apply", help="apply the ledger to the KB when the page "
                                         "stops")] = True,
 ) -> None:

@@ -125,7 +125,7 @@ def test_writes_into_a_read_only_kb(args: list[str], kb: Path, tmp_path: Path) -
     assert _tree(kb) == before
 
 
-def test_eval_into_a_read_only_folder_and_with_a_read_only_cache(kb: Path, tmp_path: Path) -> None:
+def test_eval_into_a_read_only_folder(kb: Path, tmp_path: Path) -> None:
     (tmp_path / "ro").mkdir()
     with read_only(tmp_path / "ro"):
         res = runner.invoke(app, ["eval", "knowledge", "sample:artemis", "--kb", str(kb), "--out",
