@@ -26,6 +26,7 @@ from typer.testing import CliRunner
 
 from culturekb.cli import app
 
+pytestmark = pytest.mark.slow  # a KB of the ArtEmis sample (about 20 s on a loaded machine) and subprocesses
 runner = CliRunner()
 _READ_ONLY: list[Path] = []
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
