@@ -222,3 +222,34 @@ class LazyEmbedder:
 
     def __repr__(self) -> str:
         return f"LazyEmbedder(spec={self.spec!r}, id={self.id!r}, loaded={self.loaded})"
+
+
+def _unwrap(embedder: Any) -> Any:
+    """The innermost embedder under wrappers that hold theirs as `inner` (caches, the server's micro-batcher)."""
+    while "inner" in vars(embedder):
+        embedder = vars(embedder)["inner"]
+    return embedder
+
+
+WARM_UP_TEXT = "culturekb warm-up"
+
+
+def warm_up(embedder: Any) -> bool:
+    """Make the model behind a lazily made local embedder and run one forward pass, so that the first query does
+    not pay for loading it (issue 25: the first semantic lookup of an API worker took about 8 s after `/readyz`
+    said ready). The forward pass goes to the model itself: no cache, memo or counter sees it.
+
+    Only embedders made from an index's spec (a `LazyEmbedder` in the chain) are warmed, and never a remote one
+    (`openai-embed:`, or one with a `base_url`); returns whether this one was."""
+    lazy = _unwrap(embedder)
+    if not isinstance(lazy, LazyEmbedder) or lazy.spec.startswith("openai-embed:"):
+        return False
+    model = _unwrap(lazy.model)
+    if getattr(model, "base_url", None) is not None:
+        return False
+    encode_new = getattr(model, "_encode_new", None)  # a memo encoder: bypass its memo
+    if encode_new is not None:
+        encode_new([WARM_UP_TEXT], 1)
+    else:
+        model.encode([WARM_UP_TEXT])
+    return True

@@ -101,7 +101,7 @@ def loaded_models() -> set[Path]:
 class NumpyBert:
     """Sentence embeddings from a BERT sentence-transformers folder, in numpy; thread-safe `encode`."""
 
-    def __init__(self, model_dir: Path) -> None:
+    def __init__(self, model_dir: Path, load_weights: bool = True) -> None:
         why = supports_numpy_runtime(model_dir)
         if why is not None:
             raise ConfigError(f"the numpy runtime cannot run this model: {why}; use the sentence-transformers "
@@ -119,8 +119,11 @@ class NumpyBert:
         self._tokenizer: Any = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))  # type: ignore[attr-defined]
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_length=self.max_length)
-        raw: dict[str, np.ndarray] = st_numpy.load_file(str(model_dir / "model.safetensors"))  # type: ignore[attr-defined]
-        self.weights = _weights(raw, config)
+        self.config = config
+        self.weights = _no_weights(config)
+        if load_weights:  # a subclass running a saved graph needs none
+            raw: dict[str, np.ndarray] = st_numpy.load_file(str(model_dir / "model.safetensors"))  # type: ignore[attr-defined]
+            self.weights = _weights(raw, config)
         self._lock = threading.Lock()
 
     def encode(self, texts: list[str], batch_size: int = 64) -> np.ndarray:
@@ -201,6 +204,13 @@ def _one_blas_thread() -> Any:
         if _CONTROLLER is None:
             _CONTROLLER = ThreadpoolController()
     return _CONTROLLER.limit(limits=1, user_api="blas")
+
+
+def _no_weights(config: dict[str, Any]) -> BertWeights:
+    """Sizes without tensors (a runtime that keeps the weights elsewhere)."""
+    empty = np.zeros((0, 0), dtype=np.float32)
+    return BertWeights(word=empty, position=empty, token_type=empty, emb_ln=(empty, empty), layers=(),
+                       heads=int(config["num_attention_heads"]), eps=float(config.get("layer_norm_eps", 1e-12)))
 
 
 def _weights(raw: dict[str, np.ndarray], config: dict[str, Any]) -> BertWeights:

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from culturekb.errors import ConfigError, require
-from culturekb.models.minilm_numpy import BertWeights, NumpyBert
+from culturekb.errors import ConfigError, CultureKBError, require
+from culturekb.models.minilm_numpy import BertWeights, NumpyBert, _no_weights
 from culturekb.models.threads import compute_threads
 
 __all__ = ["OnnxBert", "bert_graph", "load_onnx_bert", "loaded_onnx_models", "onnx_available"]
@@ -168,6 +168,49 @@ def bert_graph(w: BertWeights) -> bytes:
     return g.model(inputs, [_value_info("hidden", _FLOAT, ["batch", "length", hidden])])
 
 
+# -- the graph file, written once per model into the cache folder ----------------------------------------------
+
+GRAPH_VERSION = "1"
+"""Part of a saved graph's name: bump it when `bert_graph` changes what it writes."""
+
+
+def graph_file(model_dir: Path, cache_dir: Path | None = None) -> Path | None:
+    """Where the graph of `model_dir` is saved: ``<cache_dir>/onnx/<folder>-<key>.onnx``, the key a hash of the
+    weights file's size and time, the config and `GRAPH_VERSION` (None when no cache folder can be named)."""
+    import hashlib
+
+    try:
+        if cache_dir is None:
+            from culturekb.config import load_settings
+
+            cache_dir = load_settings().cache_dir
+        weights = (model_dir / "model.safetensors").stat()
+        config = (model_dir / "config.json").read_bytes()
+    except (OSError, ValueError, CultureKBError):
+        return None
+    key = hashlib.sha256(f"{GRAPH_VERSION}|{weights.st_size}|{weights.st_mtime_ns}|".encode() + config).hexdigest()
+    return Path(cache_dir) / "onnx" / f"{model_dir.name}-{key[:16]}.onnx"
+
+
+def _save_graph(model: bytes, path: Path) -> None:
+    """Write the graph atomically; a cache folder that cannot be written only costs the next process a rebuild."""
+    import os
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(model)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        pass
+
+
 # -- the runtime ----------------------------------------------------------------------------------------------
 
 _LOADED: dict[tuple[Path, int], OnnxBert] = {}
@@ -201,9 +244,10 @@ class OnnxBert(NumpyBert):
 
     tokens_per_batch = 512
 
-    def __init__(self, model_dir: Path, threads: int) -> None:
+    def __init__(self, model_dir: Path, threads: int, cache_dir: Path | None = None) -> None:
         ort: Any = require("onnxruntime", "retrieval", "The ONNX MiniLM runtime")
-        super().__init__(model_dir)
+        saved = graph_file(model_dir, cache_dir)
+        super().__init__(model_dir, load_weights=saved is None or not saved.is_file())
         options = ort.SessionOptions()
         options.intra_op_num_threads = max(1, int(threads))
         options.inter_op_num_threads = 1
@@ -212,13 +256,21 @@ class OnnxBert(NumpyBert):
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         self.threads = options.intra_op_num_threads
+        self.graph_path = saved
+        model: bytes | str
+        if saved is not None and saved.is_file():
+            model = str(saved)
+        else:
+            model = bert_graph(self.weights)
+            if saved is not None:
+                _save_graph(model, saved)
         try:
-            self._session: Any = ort.InferenceSession(bert_graph(self.weights), options,
-                                                      providers=["CPUExecutionProvider"])
+            self._session: Any = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
-            raise ConfigError(f"ONNX Runtime cannot load the graph of {model_dir}: {exc}; use the numpy runtime "
+            raise ConfigError(f"ONNX Runtime cannot load the graph of {model_dir} ({saved or 'in memory'}): {exc}; "
+                              "delete that file to have it written again, or use the numpy runtime "
                               "(spec 'minilm:numpy')") from exc
-        self.weights = _graph_only(self.weights)  # the session holds its own copy
+        self.weights = _no_weights(self.config)  # the session holds its own copy
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         length = ids.shape[1]
@@ -235,8 +287,3 @@ class OnnxBert(NumpyBert):
         return nullcontext()
 
 
-def _graph_only(w: BertWeights) -> BertWeights:
-    """`w` without its large arrays (ONNX Runtime keeps the weights; the numpy copies would double the memory)."""
-    empty = np.zeros((0, 0), dtype=np.float32)
-    return BertWeights(word=empty, position=empty, token_type=empty, emb_ln=w.emb_ln, layers=(), heads=w.heads,
-                       eps=w.eps)

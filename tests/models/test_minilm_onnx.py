@@ -97,3 +97,25 @@ def test_faiss_threads_single_queries_on_one_thread(monkeypatch: pytest.MonkeyPa
     with thread_policy.faiss_threads(faiss, thread_policy.FAISS_PARALLEL_MIN):
         assert faiss.omp_get_max_threads() == 2
     assert faiss.omp_get_max_threads() == before
+
+
+def test_graph_is_written_once_into_the_cache_folder(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from culturekb.models import minilm_onnx
+    from culturekb.models.embedders import default_minilm_path
+
+    path = default_minilm_path().resolve()
+    first = minilm_onnx.OnnxBert(path, 1, cache_dir=tmp_path)
+    saved = minilm_onnx.graph_file(path, tmp_path)
+    assert first.graph_path == saved and saved is not None and saved.is_file()
+    assert saved.parent == tmp_path / "onnx" and not list(saved.parent.glob("*.tmp"))
+
+    def no_build(weights):  # noqa: ANN001, ANN202
+        raise AssertionError("the saved graph must be used, not written again")
+
+    monkeypatch.setattr(minilm_onnx, "bert_graph", no_build)
+    second = minilm_onnx.OnnxBert(path, 1, cache_dir=tmp_path)
+    texts = ["full moon", "红灯笼", "a dragon boat race on the river"]
+    np.testing.assert_array_equal(first.encode(texts), second.encode(texts))
+    saved.write_bytes(b"not a graph")
+    with pytest.raises(ConfigError, match="delete that file"):
+        minilm_onnx.OnnxBert(path, 1, cache_dir=tmp_path)
