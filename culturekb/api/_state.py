@@ -39,6 +39,7 @@ from culturekb.inference.augmenter import Augmenter
 from culturekb.kb.schema import KnowledgeTuple
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
+from culturekb.models.embedding_cache import warm_up
 from culturekb.retrieval.filters import StatusFilter, check_status
 from culturekb.retrieval.retriever import Retriever, open_retriever
 from culturekb.text.normalise import normalise_concept
@@ -206,6 +207,7 @@ class KBHolder:
         )
         state.exact("", "")  # builds the exact-match table before the state serves
         _ = state.kb_version
+        warm_up(retriever.embedder)  # the model loaded and run once before /readyz says ready (issue 25)
         return state
 
     def start(self, kb_dir: str | Path, kb: KnowledgeBase | None = None) -> ServingState:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import socket
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,35 @@ def prepare_kb(settings: ApiSettings, library_settings: Settings | None = None) 
         open_retriever(kb, settings.embedder, backend, build=True, settings=library_settings).index.close()
         built = True
     return {"kb_version": kb.version, "tuples": len(kb), "index_built": built, "backend": backend}
+
+
+def tcp_socket(sock: socket.socket) -> socket.socket:
+    """`sock` re-labelled with protocol IPPROTO_TCP when it is a TCP socket created with protocol 0.
+
+    uvicorn's `Config.bind_socket` (the socket its N workers share) creates ``socket(AF_INET, SOCK_STREAM)``:
+    protocol 0. Accepted connections inherit it, and asyncio sets TCP_NODELAY only on sockets whose protocol is
+    IPPROTO_TCP (`asyncio.base_events._set_nodelay`), so with 2 or more workers every response went out under
+    Nagle's algorithm: a response written in two parts (headers, body) waited for the client's delayed ACK, about
+    40 ms (issue 25: `/livez` at exactly 44 ms median with 2 workers, 1-2 ms with one).
+    """
+    if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type == socket.SOCK_STREAM and sock.proto == 0:
+        return socket.socket(sock.family, sock.type, socket.IPPROTO_TCP, fileno=sock.detach())
+    return sock
+
+
+def _run_workers(uvicorn: Any, **options: Any) -> None:
+    """`uvicorn.run(APP_FACTORY, factory=True, **options)` with N workers, on a listening socket whose accepted
+    connections get TCP_NODELAY (`tcp_socket`)."""
+    from uvicorn.supervisors import Multiprocess
+
+    config = uvicorn.Config(APP_FACTORY, factory=True, **options)
+    sock = tcp_socket(config.bind_socket())
+    try:
+        Multiprocess(config, sockets=[sock]).run()
+    except KeyboardInterrupt:  # pragma: no cover - Ctrl+C in a terminal
+        pass
+    finally:
+        sock.close()
 
 
 def settings_to_env(settings: ApiSettings) -> dict[str, str]:
@@ -164,8 +194,11 @@ def serve(
         if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             (runtime / "metrics").mkdir()
             env["PROMETHEUS_MULTIPROC_DIR"] = str(runtime / "metrics")
+        from culturekb.models.threads import PROCESSES_ENV
+
+        env[PROCESSES_ENV] = str(workers)  # each worker computes on its share of the cores (models/threads.py)
         os.environ.update(env)
-        uvicorn.run(APP_FACTORY, factory=True, host=host, port=port, workers=workers, log_level=log_level)
+        _run_workers(uvicorn, host=host, port=port, workers=workers, log_level=log_level)
     finally:
         os.environ.clear()
         os.environ.update(saved)
