@@ -108,48 +108,62 @@ def scale_one(factor: int, data: str | None = None) -> dict[str, Any]:
     return run
 
 
-def scale_main(factors: tuple[int, ...] = (1, 4, 16), data: str | None = None,
-               target_factor: int = 64) -> dict[str, Any]:
+def _scale_row(run: dict[str, Any]) -> dict[str, Any]:
+    return {"factor": run["factor"], "samples": run["samples"], "tuples": run["tuples"], "total_s": run["total_s"],
+            "rationales_s": run["steps"]["rationales"]["seconds"],
+            "texts_embedded": run.get("embeddings", {}).get("embedded"),
+            "ms_per_sample": round(1000 * run["total_s"] / run["samples"], 2), "cpu_s": run["cpu_s"],
+            "cpu_ms_per_sample": round(1000 * run["cpu_s"] / run["samples"], 2),
+            "peak_rss_mb": run["peak_rss_mb"], "load_average_1m": run["load_average_1m"],
+            "steps_s": {k: v["seconds"] for k, v in run["steps"].items()}}
+
+
+def scale_main(factors: tuple[int, ...] = (1, 4, 16), data: str | None = None, target_factor: int = 64,
+               reuse: bool = False) -> dict[str, Any]:
     """The scale curve: cold builds of the data replicated 1x..Nx, each in its own process (peak RSS is the
-    process's), with time per sample and per embedded text, and the slope of log(time) on log(samples); a
-    factor not run (`target_factor`, 64 by default, when absent from `factors`) is extrapolated along that slope."""
+    process's): wall and CPU time, time per sample, peak RSS, the slope of log(time) on log(samples) and the
+    marginal cost per sample (linear, between the two largest runs). `target_factor` (64), when not run, is
+    extrapolated linearly from the two largest runs. `reuse`: keep the rows of factors already in
+    results/build_scale.json (a long run measured on its own) instead of running them again."""
     import math
     import subprocess
     import sys
 
+    previous = {}
+    if reuse and (RESULTS / "build_scale.json").is_file():
+        previous = {r["factor"]: r for r in json.loads((RESULTS / "build_scale.json").read_text())["rows"]}
     rows = []
     for factor in factors:
+        if factor in previous:
+            rows.append(previous[factor])
+            continue
         cmd = [sys.executable, str(Path(__file__).resolve()), "--scale-one", str(factor)]
         if data:
             cmd += ["--data", data]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise RuntimeError(f"scale build {factor}x failed: {proc.stderr[-2000:]}")
-        run = json.loads(proc.stdout.strip().splitlines()[-1])
-        rows.append({"factor": factor, "samples": run["samples"], "tuples": run["tuples"],
-                     "total_s": run["total_s"], "rationales_s": run["steps"]["rationales"]["seconds"],
-                     "texts_embedded": run.get("embeddings", {}).get("encoded"),
-                     "ms_per_sample": round(1000 * run["total_s"] / run["samples"], 2),
-                     "cpu_s": run["cpu_s"], "peak_rss_mb": run["peak_rss_mb"],
-                     "load_average_1m": run["load_average_1m"],
-                     "steps_s": {k: v["seconds"] for k, v in run["steps"].items()}})
+        rows.append(_scale_row(json.loads(proc.stdout.strip().splitlines()[-1])))
         print(json.dumps(rows[-1]), flush=True)
-    xs = [math.log(r["samples"]) for r in rows]
-    ys = [math.log(r["total_s"]) for r in rows]
-    slope = None
+    rows.sort(key=lambda r: r["factor"])
+    result: dict[str, Any] = {"rows": rows, "cpus": os.cpu_count()}
     if len(rows) >= 2:
+        xs = [math.log(r["samples"]) for r in rows]
+        ys = [math.log(r["total_s"]) for r in rows]
         mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
-    result: dict[str, Any] = {"rows": rows, "slope_log_time_on_log_samples": None if slope is None else round(slope, 3),
-                              "cpus": os.cpu_count()}
-    if slope is not None and target_factor not in factors:
-        last = rows[-1]
-        ratio = target_factor / last["factor"]
-        result[f"extrapolated_{target_factor}x_s"] = round(last["total_s"] * ratio ** slope, 1)
-        rss = [r["peak_rss_mb"] for r in rows]
-        growth = (rss[-1] - rss[0]) / max(rows[-1]["samples"] - rows[0]["samples"], 1)  # MB per sample, linear
-        result[f"extrapolated_{target_factor}x_peak_rss_mb"] = round(
-            rss[-1] + growth * (last["samples"] * ratio - last["samples"]), 1)
+        result["slope_log_time_on_log_samples"] = round(
+            sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs), 3)
+        a, b = rows[-2], rows[-1]
+        span = max(b["samples"] - a["samples"], 1)
+        result["marginal_ms_per_sample"] = round(1000 * (b["total_s"] - a["total_s"]) / span, 2)
+        result["marginal_cpu_ms_per_sample"] = round(1000 * (b["cpu_s"] - a["cpu_s"]) / span, 2)
+        if target_factor not in [r["factor"] for r in rows]:
+            extra = b["samples"] * (target_factor / b["factor"] - 1)
+            result[f"extrapolated_{target_factor}x"] = {
+                "total_s": round(b["total_s"] + extra * (b["total_s"] - a["total_s"]) / span, 1),
+                "cpu_s": round(b["cpu_s"] + extra * (b["cpu_s"] - a["cpu_s"]) / span, 1),
+                "peak_rss_mb": round(b["peak_rss_mb"] + extra * (b["peak_rss_mb"] - a["peak_rss_mb"]) / span, 1),
+                "how": "linear from the two largest runs"}
     RESULTS.mkdir(exist_ok=True)
     atomic_write_json(RESULTS / "build_scale.json", result)
     print(json.dumps(result))
@@ -257,11 +271,12 @@ if __name__ == "__main__":
     ap.add_argument("--data", default=None)
     ap.add_argument("--no-today", action="store_true", help="skip the sentence-transformers 'today' run")
     ap.add_argument("--scale", default=None, help="only the scale curve, e.g. 1,4,16,64")
+    ap.add_argument("--reuse", action="store_true", help="with --scale: keep rows already in build_scale.json")
     ap.add_argument("--scale-one", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.scale_one is not None:
         print(json.dumps(scale_one(args.scale_one, args.data)))
     elif args.scale:
-        scale_main(tuple(int(f) for f in args.scale.split(",")), args.data)
+        scale_main(tuple(int(f) for f in args.scale.split(",")), args.data, reuse=args.reuse)
     else:
         main(args.data, today=not args.no_today)
