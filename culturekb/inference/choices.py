@@ -370,7 +370,7 @@ def _option_text(text: str, item: _Item) -> tuple[int | None, tuple[int, ...]]:
     return None, ()
 
 
-def _parse_one(text: str, item: _Item, *, explicit_only: bool = False) -> ChoiceAnswer | None:
+def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished: bool = False) -> ChoiceAnswer | None:
     letters = option_letters(len(item.options))
 
     def answer(reading: _Reading) -> ChoiceAnswer:
@@ -385,8 +385,9 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False) -> Choice
     explicit = _explicit(nfkc, item)
     if explicit_only:
         # inside thinking: an explicit answer, or an answer phrase ("the most likely answer is D"), unless its
-        # sentence is a guess under way ("perhaps the answer is C")
-        firm = [r for r in explicit + _answer_phrases(nfkc, item) if not _tentative(nfkc, r.at, item)]
+        # sentence is a guess under way ("perhaps the answer is C"); a thinking that reached </think> (`finished`)
+        # has stopped weighing, so its last answer phrase stands even when hedged ("Maybe the intended answer is D")
+        firm = [r for r in explicit + _answer_phrases(nfkc, item) if finished or not _tentative(nfkc, r.at, item)]
         last = max(firm, key=lambda r: r.at, default=None)
         return answer(last) if last is not None else None
     soft = _conclusions(nfkc, item)
@@ -405,6 +406,9 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False) -> Choice
         return answer(last_soft)
     if final is not None:
         return answer(final)
+    lead_hedge = _hedged(nfkc.strip().splitlines()[0].strip(" \t[]()（）【】*"), item) if nfkc.strip() else ()
+    if lead_hedge:  # "[[B, D]]"
+        return answer(_Reading(None, "invalid", 0, lead_hedge))
     index = _leading(nfkc, item)
     if index is not None:
         return ChoiceAnswer(letters[index], index, "letter")
@@ -495,11 +499,12 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     firm = _explicit(text, item) + _answer_phrases(text, item)
     before = [r for r in firm if r.at < len(clean)]
     if before:  # the last answer before the noise; a passing conclusion after it is not read
-        last = max(before, key=lambda r: r.at)
+        last = _settled(max(before, key=lambda r: r.at), firm)
         if last.index is None:
             return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in last.ambiguous))
         return ChoiceAnswer(letters[last.index], last.index, last.path)
     first = min((r for r in firm if r.at >= len(clean)), key=lambda r: r.at, default=None)
+    first = _settled(first, firm) if first is not None else None
     if clean.strip():
         found = _parse_one(clean, item, explicit_only=explicit_only)
         # an explicit answer after the noise beats an option's word in the clean part
@@ -511,6 +516,16 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     if first.index is None:
         return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in first.ambiguous))
     return ChoiceAnswer(letters[first.index], first.index, first.path)
+
+
+def _settled(reading: _Reading, firm: list[_Reading]) -> _Reading:
+    """A hedge between markers ("[[A]] [[D]]") that an answer right beside it settles on one of its options ("我的
+    回答是 A. [[A]] [[D]]", "[[A]] [[D]] # 最终的最可能的答案序号是 [[D]]"): that answer; any other reading as it is."""
+    if reading.index is not None or not reading.ambiguous:
+        return reading
+    near = [r for r in firm if r.index in reading.ambiguous and -80 <= r.at - reading.at <= 200 and r is not reading]
+    picked = {r.index for r in near}
+    return max(near, key=lambda r: r.at) if len(picked) == 1 else reading
 
 
 def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = False,
@@ -540,7 +555,7 @@ def _read(raw: str, item: _Item, thinking: bool) -> ChoiceAnswer:
     candidates.append((raw, len(parts) > 1 or unfinished))
     first_invalid: ChoiceAnswer | None = None
     for candidate, explicit_only in candidates:
-        found = _parse_one(candidate, item, explicit_only=explicit_only)
+        found = _parse_one(candidate, item, explicit_only=explicit_only, finished=len(parts) > 1)
         if found is not None and found.valid:
             return found
         if found is not None and first_invalid is None:
@@ -550,7 +565,8 @@ def _read(raw: str, item: _Item, thinking: bool) -> ChoiceAnswer:
 
 def _own_turn(text: str, item: _Item, thinking: bool) -> ChoiceAnswer:
     """Read the answer up to the end of the model's own turn. A role token (``<|user|>``, ``<|system|>``, a "User:"
-    line) after some answer text starts a turn the model wrote for someone else: the turn ends there. Any other
+    line) after some answer text starts a turn the model wrote for someone else: the turn ends there (unless the
+    text before it has turned into noise, where such tokens are noise too). Any other
     end token (``</s>``, ``<|im_end|>``, ``<|eot_id|>``, ``<|reserved_special_token_7|>``, a garbled ``<|结束头|>``)
     ends the turn once the text before it names an option (or hedges); before that it is a stray token (damaged or
     degenerate decoding writes them by the dozen) and the reading goes on past it."""
@@ -559,8 +575,9 @@ def _own_turn(text: str, item: _Item, thinking: bool) -> ChoiceAnswer:
         before = text[:m.start()]
         if not before.strip(" \t\n#*:"):
             continue
-        if _ROLE.search(m.group()):
-            return _read(before.rstrip(), item, thinking)
+        if (_ROLE.match(text, m.start()) is not None
+                and _degenerate_start(unicodedata.normalize("NFKC", before)) is None):
+            return _read(before.rstrip(), item, thinking)  # (inside noise a role token is noise too)
         if not _names_option(text[checked:m.start()], item):
             continue  # nothing new since the last end token: the reading cannot have changed
         checked = m.start()
@@ -570,7 +587,9 @@ def _own_turn(text: str, item: _Item, thinking: bool) -> ChoiceAnswer:
     return _read(text, item, thinking)
 
 
-_ROLE = re.compile(r"user|system|human|im_start|start_header", re.IGNORECASE)
+# a well-formed role token or line: <|user|>, <|system|>, <|im_start|>..., <|start_header_id|>..., "User:", "### Human:"
+_ROLE = re.compile(r"<\|\s*(?:im_start|start_header_id)\s*\|>|<\|\s*(?:user|system|human)\s*\|>"
+                   r"|\s*(?:#{2,}\s*)?(?:human|user)\s*:", re.IGNORECASE)
 
 
 def _names_option(segment: str, item: _Item) -> bool:

@@ -240,3 +240,21 @@ def test_short_chinese_answers_and_stray_brackets():
     assert parse_choice("因为C选项提到了篮子", options).letter is None  # 因为 ("because") is no answer
     assert parse_choice("经过分析。\n\n选择项：D]]", options).letter == "D"
     assert parse_choice("]=[B].", options).letter == "B"
+
+
+def test_hedges_settled_by_an_answer_beside_them_and_a_bracketed_hedge():
+    options = ["box", "basket", "bag", "drawer"]
+    noise = " ितक_name ‚ Stephan OnePlus πέщих )), epith<Double Ivan ثم ฉัน 의 Ж" * 2
+    assert parse_choice("我的回答是 'A.' [[A]]\n[[D]]" + noise, options).letter == "A"
+    settled = "分析" + noise + "\n[[A]] \n[[D]]  # 最终的最可能的答案序号是 [[D]]。" + noise
+    assert parse_choice(settled, options).letter == "D"
+    got = parse_choice("[[B, D]]", options)
+    assert got.letter is None and got.ambiguous == ("B", "D")
+
+
+def test_a_finished_thinking_keeps_its_last_answer_phrase_even_when_hedged():
+    options = ["box", "basket", "bag", "drawer"]
+    text = "Hmm. B or D? Maybe the intended answer is D, as it fits best.\n</think>\n\n[Xiao"
+    assert parse_choice(text, options, thinking=True).letter == "D"
+    # unfinished, the same phrase is a guess under way
+    assert parse_choice(text.split("</think>")[0], options, thinking=True).letter is None
