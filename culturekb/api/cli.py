@@ -47,10 +47,37 @@ def serve_command(
     """Serve the HTTP retrieval API (FastAPI + uvicorn): lookups, knowledge blocks, KB stats, metrics."""
     from culturekb.api.server import serve
 
+    _guard(lambda: check_listen_address(host, port))
     _guard(lambda: serve(kb, host, port, workers, backend=backend, embedder=embedder, tau=tau, config=config,
                          api_keys_file=api_keys_file, build_index=build_index, log_level=log_level,
                          max_batch=max_batch, max_body_bytes=max_body_bytes, status=status, batching=batching,
                          max_in_flight=max_in_flight))
+
+
+def check_listen_address(host: str, port: int) -> None:
+    """Bind `host`:`port` once and let it go, before the KB and index load: a port in use or a host that is not
+    this machine's raises ConfigError (exit 2) saying which and what to do (uvicorn would log it and exit 3)."""
+    import errno
+    import socket
+
+    from culturekb.errors import ConfigError
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ConfigError(f"--host {host!r}: not an address of this machine ({exc.strerror}); give 127.0.0.1, "
+                          "0.0.0.0 or one of its interfaces' addresses") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise ConfigError(f"cannot listen on {host}:{port}: the port is in use by another program; stop "
+                                  "it, or choose another --port") from None
+            raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; give another --host or "
+                              "--port (ports below 1024 need privileges)") from None
 
 
 if __name__ == "__main__":  # pragma: no cover

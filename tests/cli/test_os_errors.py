@@ -161,6 +161,19 @@ def test_serve_refuses_a_port_out_of_range() -> None:
     assert "--port" in res.output and "65535" in res.output
 
 
+def test_serve_on_a_port_in_use_is_refused_before_loading(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        res = runner.invoke(app, ["serve", "--kb", str(tmp_path / "no-kb"), "--port", str(port)])
+    text = " ".join(res.output.split())
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert f"cannot listen on 127.0.0.1:{port}: the port is in use" in text and "another --port" in text
+
+
 _FULL_DISK = textwrap.dedent("""
     import resource, signal, sys
     from culturekb.cli import app
