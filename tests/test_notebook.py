@@ -58,6 +58,7 @@ def test_notebook_runs_on_the_demo_kb(tmp_path, monkeypatch):
     assert div_rows, "no divergent concept listed"
     assert "flagged or pending" in text and ("✔" in text or "✘" in text)  # judges' verdicts
     assert images == 3  # distributions, divergent concept, graph
+    assert "missing from font" not in text, "a plot label drew as boxes (glyph missing from the plot fonts)"
     assert list(tmp_path.glob("culturekb-notebook-*/demo/kb/manifest.json"))
 
 
