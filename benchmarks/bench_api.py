@@ -436,6 +436,50 @@ def main(duration_s: float = 8.0, configs: tuple[str, ...] = tuple(CONFIGS)) -> 
     return result
 
 
+def first_lookups(kb_dir: Path, workers: int, n: int = 6) -> dict[str, Any]:
+    """Seconds of the first `n` one-concept semantic lookups after `/readyz` says ready, each on a new connection
+    (so that they reach every worker), phrases never sent before."""
+    proc, base, _, startup_s = _start(kb_dir, workers, True, None)
+    try:
+        times = []
+        for i in range(n):
+            t0 = time.perf_counter()
+            r = httpx.post(f"{base}/v1/lookup", json={"concepts": [f"a quiet harbour at dawn number {i}"],
+                                                       "culture": "en"}, timeout=120)
+            times.append(round(time.perf_counter() - t0, 3))
+            r.raise_for_status()
+    finally:
+        _stop(proc)
+    later = statistics.median(times[workers:]) if len(times) > workers else times[-1]
+    return {"workers": workers, "startup_s": round(startup_s, 1), "seconds": times,
+            "first_over_later": round(max(times[:workers]) / later, 2) if later else None}
+
+
+def workers_main(duration_s: float = 5.0) -> dict[str, Any]:
+    """1 worker vs 2 workers (batching on, default embedder), side by side in one run: /livez and one-concept
+    semantic lookups (requests/s, p50), their ratio, and the first lookups after /readyz. Writes
+    results/api_workers.json."""
+    rng = random.Random(SEED)
+    kb_dir = demo_kb()
+    out: dict[str, Any] = {"duration_s": duration_s, "concurrency": CONCURRENCY,
+                           "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
+    for workers in (1, 2):
+        res = run_server(kb_dir, workers, duration_s, rng, True, None)
+        out[f"{workers}_workers"] = {k: res[k] for k in ("startup_s", "livez", "lookup_1_exact", "lookup_1",
+                                                           "lookup_32")}
+    one, two = out["1_workers"], out["2_workers"]
+    out["lookup_1_two_over_one"] = round(two["lookup_1"]["rps"] / max(one["lookup_1"]["rps"], 1e-9), 2)
+    out["lookup_32_two_over_one"] = round(two["lookup_32"]["rps"] / max(one["lookup_32"]["rps"], 1e-9), 2)
+    out["livez_p50_ms"] = {"1": one["livez"]["p50_ms"], "2": two["livez"]["p50_ms"]}
+    out["first_lookups_2_workers"] = first_lookups(kb_dir, 2)
+    out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "api_workers.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps({k: out[k] for k in ("lookup_1_two_over_one", "lookup_32_two_over_one", "livez_p50_ms",
+                                           "loadavg_end")}))
+    return out
+
+
 def main_crowd(duration_s: float = 8.0) -> dict[str, Any]:
     """Run only the many-clients part and merge it into the recorded api_load.json / api_load.md."""
     path = RESULTS / "api_load.json"
@@ -451,4 +495,7 @@ def main_crowd(duration_s: float = 8.0) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(main_crowd() if "--crowd" in sys.argv[1:] else main()))
+    if "--workers" in sys.argv[1:]:
+        workers_main()
+    else:
+        print(json.dumps(main_crowd() if "--crowd" in sys.argv[1:] else main()))

@@ -239,12 +239,16 @@ def warm_up(embedder: Any) -> bool:
     not pay for loading it (issue 25: the first semantic lookup of an API worker took about 8 s after `/readyz`
     said ready). The forward pass goes to the model itself: no cache, memo or counter sees it.
 
-    Only embedders made from an index's spec (a `LazyEmbedder` in the chain) are warmed, and never a remote one
+    Only embedders that load a model lazily are warmed (a `LazyEmbedder` in the chain: made from an index's spec;
+    or a model that says whether it is `loaded`, such as the packaged MiniLM), never a remote one
     (`openai-embed:`, or one with a `base_url`); returns whether this one was."""
-    lazy = _unwrap(embedder)
-    if not isinstance(lazy, LazyEmbedder) or lazy.spec.startswith("openai-embed:"):
+    model = _unwrap(embedder)
+    if isinstance(model, LazyEmbedder):
+        if model.spec.startswith("openai-embed:"):
+            return False
+        model = _unwrap(model.model)
+    elif "loaded" not in dir(type(model)):
         return False
-    model = _unwrap(lazy.model)
     if getattr(model, "base_url", None) is not None:
         return False
     encode_new = getattr(model, "_encode_new", None)  # a memo encoder: bypass its memo

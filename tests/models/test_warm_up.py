@@ -38,6 +38,17 @@ def test_warm_up_makes_and_runs_the_model_under_its_wrappers() -> None:
     assert lazy.loaded and made.texts == [WARM_UP_TEXT]
 
 
+def test_warm_up_loads_a_lazy_local_model_given_as_an_instance() -> None:
+    from culturekb.models import MiniLMEmbedder
+
+    class Lazy(_Counting):
+        loaded = False  # a model that reads its weights on first use, like MiniLMEmbedder
+
+    model = Lazy()
+    assert warm_up(_Wrapper(model)) is True and model.texts == [WARM_UP_TEXT]
+    assert "loaded" in dir(MiniLMEmbedder)
+
+
 def test_warm_up_leaves_instances_and_remote_embedders_alone() -> None:
     given = _Counting()
     assert warm_up(given) is False and given.texts == []  # an instance a caller passed: not made from a spec
