@@ -90,17 +90,19 @@ def tcp_socket(sock: socket.socket) -> socket.socket:
 
 def _run_workers(uvicorn: Any, **options: Any) -> None:
     """`uvicorn.run(APP_FACTORY, factory=True, **options)` with N workers, on a listening socket whose accepted
-    connections get TCP_NODELAY (`tcp_socket`)."""
-    from uvicorn.supervisors import Multiprocess
+    connections get TCP_NODELAY: uvicorn's `Config.bind_socket` is wrapped by `tcp_socket` while it runs."""
+    from uvicorn.config import Config
 
-    config = uvicorn.Config(APP_FACTORY, factory=True, **options)
-    sock = tcp_socket(config.bind_socket())
+    original = Config.bind_socket
+
+    def bind_socket(self: Any) -> socket.socket:
+        return tcp_socket(original(self))
+
+    Config.bind_socket = bind_socket  # type: ignore[method-assign]
     try:
-        Multiprocess(config, sockets=[sock]).run()
-    except KeyboardInterrupt:  # pragma: no cover - Ctrl+C in a terminal
-        pass
+        uvicorn.run(APP_FACTORY, factory=True, **options)
     finally:
-        sock.close()
+        Config.bind_socket = original  # type: ignore[method-assign]
 
 
 def settings_to_env(settings: ApiSettings) -> dict[str, str]:

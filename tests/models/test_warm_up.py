@@ -82,3 +82,23 @@ def test_workers_socket_gets_tcp_nodelay_on_accepted_connections() -> None:
 
     assert asyncio.run(nodelay(listener(False))) == 0  # the bug: Nagle on every worker connection
     assert asyncio.run(nodelay(listener(True))) != 0
+
+
+def test_serve_workers_bind_through_tcp_socket() -> None:
+    import types
+
+    from uvicorn.config import Config
+
+    from culturekb.api.server import _run_workers
+
+    protos: list[int] = []
+
+    def run(app: str, **options) -> None:  # what uvicorn.run does with workers > 1: bind the shared socket
+        sock = Config(app, **options).bind_socket()
+        protos.append(sock.proto)
+        sock.close()
+
+    original = Config.bind_socket
+    _run_workers(types.SimpleNamespace(run=run), host="127.0.0.1", port=0, workers=2, log_level="warning")
+    assert protos == [socket.IPPROTO_TCP]
+    assert Config.bind_socket is original  # restored
