@@ -477,8 +477,15 @@ def _by_group_table(title: str, results: Mapping[str, Any], field: str, counts: 
     rows: dict[str, dict[str, Any]] = {}
     for group, n in results[counts].items():
         name = names.get(group, group) if names else group
-        rows[name] = {**{k: v[field].get(group) for k, v in settings.items()}, "n": n}
-    return Table.from_nested(title, rows, row_label=label, precision=3)
+        cells: dict[str, Any] = {}
+        for k, v in settings.items():
+            low, high = (v.get(f"{field}_interval") or {}).get(group) or (None, None)
+            cells[k] = (interval_text(v[field][group], n, low, high) if low is not None else v[field][group]) \
+                if group in v[field] else "n/a (no item)"
+        rows[name] = {**cells, "n": n}
+    note = "SEA-LAVE [95% percentile-bootstrap interval over the group's items] n=items" \
+        if any(f"{field}_interval" in v for v in settings.values()) else ""
+    return Table.from_nested(title, rows, row_label=label, precision=3, note=note)
 
 
 def vqa_tables(results: Mapping[str, Any]) -> dict[str, Table]:
