@@ -137,16 +137,26 @@ class Shell:
             return
         if argv[-1] == "&":
             argv = argv[:-1]
-        while argv and re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0]):  # VAR=value command ...
+        prefix: dict[str, str] = {}
+        while argv and re.fullmatch(r"[A-Za-z_]\w*=.*", argv[0]):  # VAR=value command: for that command only
             name, value = argv.pop(0).split("=", 1)
-            self.monkeypatch.setenv(name, str(self.cwd / value) if value.startswith("./") else value)
+            prefix[name] = str(self.cwd / value) if value.startswith("./") else value
         argv = [self.rewrite(a) for a in argv]
         handler = {"culturekb": self.culturekb, "curl": self.curl, "export": self.export, "source": self.source,
                    "python": self.python, "lmms-eval": self.lmms_eval}.get(argv[0])
         if handler is None:
             raise AssertionError(f"no way to run `{argv[0]}` here; mark the block <!-- not run: WHY --> if it "
                                  "cannot run offline")
-        handler(argv[1:])
+        before = {k: os.environ.get(k) for k in prefix}
+        os.environ.update(prefix)
+        try:
+            handler(argv[1:])
+        finally:
+            for k, v in before.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
     def source(self, args: list[str]) -> None:
         assert args == [".venv/bin/activate"], f"source {args}: only the venv's activate script is known here"
