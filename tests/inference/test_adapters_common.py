@@ -43,7 +43,7 @@ def test_inject_many_frames_block_in_the_culture_language(injector):
     assert storm.tuple_ids == ("en::storm",) and storm.concepts[0] == "storm"
     assert storm.block.startswith("Notes from the annotations of people of the English-speaking culture")
     assert storm.block.splitlines()[-1].startswith("- storm: mostly fear")
-    assert moon.block.startswith("以下注释来自中华文化背景观众的标注") and moon.tuple_ids == ("zh::full moon",)
+    assert moon.block.startswith("以下注释来自中华文化背景的人的标注") and moon.tuple_ids == ("zh::full moon",)
     assert none.block == "" and none.tuple_ids == ()
     bare = KnowledgeInjector(injector.augmenter, template=None).inject_many([({"culture": "en"}, "storm", "d")])[0]
     assert bare.block.startswith("- storm: mostly fear")
@@ -56,7 +56,7 @@ def test_prompt_language_sets_the_header_language(injector):
     assert moon.block.startswith("Notes from the annotations of people of the") and "full moon" in moon.block
     assert moon.knowledge is not None and moon.knowledge.language == "en"
     [native] = injector.inject_many([({"culture": "zh", "concepts": ["full moon"]}, "q", "doc 1")])
-    assert native.block.startswith("以下注释来自中华文化背景观众的标注")
+    assert native.block.startswith("以下注释来自中华文化背景的人的标注")
 
 
 def test_concepts_from_a_harness_prompt_leave_out_instructions_and_keep_options_apart(injector):

@@ -93,7 +93,7 @@ def test_solver_adds_block_before_the_user_prompt(kb_dir, tmp_path):
     assert "- storm: mostly fear" in storm_prompt and storm_prompt.endswith("the storm over the sea?")
     moon = by_id["moon"].messages[0]
     assert isinstance(moon.content[0], ContentImage)  # the image stays where it was
-    assert moon.content[1].text.startswith("以下注释来自中华文化背景观众的标注")
+    assert moon.content[1].text.startswith("以下注释来自中华文化背景的人的标注")
     assert moon.content[1].text.endswith("How does this painting feel?")
     record = by_id["moon"].store[STORE_KEY]
     assert record["tuple_ids"] == ["zh::bamboo", "zh::full moon"] and record["kb_version"] == KnowledgeBase.load(

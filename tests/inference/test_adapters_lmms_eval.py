@@ -175,7 +175,7 @@ def test_simple_variant_puts_block_before_each_context(kb_dirs, task_manager, tm
     assert storm.startswith("Notes from the annotations of people of the English-speaking culture")
     assert "- storm: mostly fear" in storm and storm.endswith(DOCS[0]["question"])
     # doc 1, culture zh, concepts from the document's field: Chinese header and labels
-    assert bamboo.startswith("以下注释来自中华文化背景观众的标注") and "满月让人思念远方的亲人" in bamboo
+    assert bamboo.startswith("以下注释来自中华文化背景的人的标注") and "满月让人思念远方的亲人" in bamboo
     assert "storm" not in bamboo and bamboo.endswith(DOCS[1]["question"])
     assert out["results"]["ckb_toy"]["exact_match,none"] == pytest.approx(0.5)
     assert "CultureKBSimple (simple)" in out["config"]["model_backend"]

@@ -107,7 +107,7 @@ def test_runner_registers_wraps_and_scores(kb_dirs, tsv, tmp_path):
     storm_text, bamboo_text = storm[-1]["value"], bamboo[-1]["value"]
     assert storm_text.startswith("Notes from the annotations of people of the English-speaking culture")
     assert "- storm: mostly fear" in storm_text and "Question: What do people feel about the storm" in storm_text
-    assert bamboo_text.startswith("以下注释来自中华文化背景观众的标注") and "满月让人思念远方的亲人" in bamboo_text
+    assert bamboo_text.startswith("以下注释来自中华文化背景的人的标注") and "满月让人思念远方的亲人" in bamboo_text
     assert run.injections["1"].tuple_ids == ("zh::bamboo", "zh::full moon") and run.with_knowledge == 2
 
     again = run_vlmevalkit(inner, tsv, kb, work_dir=tmp_path)
