@@ -571,10 +571,11 @@ def _draw_reliability(fig: Any, plot: ReliabilityPlot) -> None:
 # -- fonts: every script the data has -------------------------------------------------------------------------------
 
 FONT_DIR = Path(__file__).resolve().parents[1] / "data" / "fonts"
-"""The packaged fonts (Noto Sans CJK SC subset, Devanagari, Arabic, Thai, Khmer; SIL OFL 1.1, see NOTICE.md)."""
+"""The packaged fonts (Noto Sans CJK SC subset, Devanagari, Arabic, Thai, Khmer, Ethiopic, Vai; SIL OFL 1.1, see
+NOTICE.md)."""
 
 FONT_FAMILIES = ("DejaVu Sans", "Noto Sans CJK SC", "Noto Sans Devanagari", "Noto Sans Arabic", "Noto Sans Thai",
-                 "Noto Sans Khmer")
+                 "Noto Sans Khmer", "Noto Sans Ethiopic", "Noto Sans Vai")
 """matplotlib's font.family for every plot: DejaVu Sans first, then the packaged fonts it falls back on, glyph by
 glyph, for the scripts DejaVu Sans lacks."""
 
