@@ -219,6 +219,19 @@ def parse_field_map(value: str | None) -> FieldMap | None:
 
 
 # -- formats -----------------------------------------------------------------------------------------------------
+def comma_list(value: str | None, option: str = "a comma list") -> list[str] | None:
+    """A comma-list option: ``"a, b,,c"`` -> ``["a", "b", "c"]``; None -> None (the option's default). A value that
+    names nothing (``""``, ``","``) raises ConfigError naming `option`: it would otherwise run as if the option were
+    left out."""
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    if not items:
+        raise ConfigError(f"{option} {value!r} names nothing; give a comma list of at least one item, or leave "
+                          f"{option} out for its default")
+    return items
+
+
 def data_files(path: Path) -> list[Path]:
     """`path` itself, or the data files of a directory (name order, hidden files skipped)."""
     if not path.is_dir():

@@ -73,9 +73,9 @@ _STATUS_HELP = ("which tuples are served: all (every tuple but rejected ones; pe
 
 def _csv(value: str | None, option: str = "a comma list") -> list[str] | None:
     """A comma-list option: None when left out; one that names nothing (``,``) is refused, not read as left out."""
-    from culturekb.evals.commands import csv_list
+    from culturekb._records import comma_list
 
-    return _guard(lambda: csv_list(value, option))
+    return _guard(lambda: comma_list(value, option))
 
 
 def _print_version(value: bool) -> None:

@@ -21,14 +21,10 @@ __all__ = ["MapOption", "OnBadRowOption", "field_map_option", "csv_list", "csv_t
 
 def csv_list(value: str | None, option: str = "a comma list") -> list[str] | None:
     """``"a, b,,c"`` -> ``["a", "b", "c"]``; None -> None (the option's default). A value that names nothing
-    (``""``, ``","``) raises ConfigError naming `option`: it would otherwise run as if the option were left out."""
-    if value is None:
-        return None
-    items = [v.strip() for v in value.split(",") if v.strip()]
-    if not items:
-        raise ConfigError(f"{option} {value!r} names nothing; give a comma list of at least one item, or leave "
-                          f"{option} out for its default")
-    return items
+    (``""``, ``","``) raises ConfigError naming `option` (`culturekb._records.comma_list`)."""
+    from culturekb._records import comma_list
+
+    return comma_list(value, option)
 
 
 def csv_tuple(value: str | None, option: str = "a comma list") -> tuple[str, ...] | None:
