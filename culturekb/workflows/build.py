@@ -65,7 +65,8 @@ def build_from_files(
     calibrate = True if calibrate is None else bool(calibrate)
     check_base_url(options.get("base_url"))
     settings = load_settings(settings_file, cache_dir=cache_dir, base_url=options.get("base_url"))
-    opts = {k: v for k, v in options.items() if v is not None}
+    # None means "not given" for every option but split, where it means every sample (`--split all`)
+    opts = {k: v for k, v in options.items() if v is not None or k == "split"}
     opts.setdefault("embedder", settings.embedder)
     opts.setdefault("max_concurrency", settings.max_concurrency)
     if settings.base_url:
