@@ -5,8 +5,10 @@ The rule (docs/scaling.md, "Thread policy"):
 
 - A process computes on `compute_threads()` threads: the cores this process may run on
   (`os.sched_getaffinity`, which also follows `taskset` and container CPU sets), divided among the processes that
-  serve side by side (`CULTUREKB_PROCESSES`, set by `culturekb serve --workers N` for its workers), at least 1.
-  `CULTUREKB_THREADS=N` overrides it.
+  serve side by side (`CULTUREKB_PROCESSES`, set by `culturekb serve --workers N` for its workers), and no more
+  than the cores left free by the rest of the machine when the threads are chosen (cores minus the 1-minute load
+  average, rounded up), at least 1. `CULTUREKB_THREADS=N` overrides it. Measured on 2 cores at load 3: ONNX
+  Runtime on 1 thread encoded 1.27x faster than on 2 (benchmarks/results/embed_floor.json).
 - Threads never spin while they wait: ONNX Runtime's intra-op threads run with spinning off, and the numpy runtime
   keeps one BLAS thread (OpenBLAS's workers spin-wait). So when the machine is free a batch uses every core, and
   when other processes hold the cores the waiting threads sleep instead of taking the cores from them.
@@ -17,6 +19,7 @@ The rule (docs/scaling.md, "Thread policy"):
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,7 +63,13 @@ def compute_threads() -> int:
     if override is not None:
         return override
     processes = _positive_env(PROCESSES_ENV) or 1
-    return max(1, available_cores() // processes)
+    cores = available_cores()
+    share = max(1, cores // processes)
+    try:
+        busy = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - Windows has no load average
+        return share
+    return max(1, min(share, math.ceil(cores - busy)))
 
 
 @contextmanager

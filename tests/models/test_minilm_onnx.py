@@ -78,7 +78,11 @@ def test_thread_policy(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(thread_policy.THREADS_ENV, raising=False)
     monkeypatch.delenv(thread_policy.PROCESSES_ENV, raising=False)
     cores = thread_policy.available_cores()
-    assert thread_policy.compute_threads() == cores
+    monkeypatch.setattr(thread_policy.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert thread_policy.compute_threads() == cores  # a free machine: every core
+    monkeypatch.setattr(thread_policy.os, "getloadavg", lambda: (cores + 3.0, 0.0, 0.0))
+    assert thread_policy.compute_threads() == 1  # a busy one: no oversubscription
+    monkeypatch.setattr(thread_policy.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     monkeypatch.setenv(thread_policy.PROCESSES_ENV, str(cores * 2))
     assert thread_policy.compute_threads() == 1  # never below one
     monkeypatch.setenv(thread_policy.THREADS_ENV, "3")
