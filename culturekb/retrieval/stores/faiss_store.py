@@ -37,7 +37,6 @@ from typing import Any
 import numpy as np
 
 from culturekb.errors import ConfigError, require
-from culturekb.models.threads import faiss_threads
 from culturekb.retrieval.stores._partitioned import Part, PartitionedStore
 
 __all__ = ["FaissStore", "FLAT_MAX", "KINDS", "TUNED", "approx_params"]
@@ -251,6 +250,8 @@ class FaissStore(PartitionedStore):
         elif kind == "ivf":
             self._params.setdefault(part.culture, {}).setdefault("nlist", int(idx.nlist))
             idx.nprobe = self._nprobe(part.culture)
+        from culturekb.models.threads import faiss_threads  # lazy: culturekb.models imports the chat clients
+
         with faiss_threads(self._faiss, len(queries)):  # one OpenMP thread for a few queries (thread policy)
             scores, rows = idx.search(queries, k)
         return scores, rows
