@@ -21,7 +21,7 @@ from culturekb.evals.cedar.runner import cedar_plots  # noqa: E402
 from culturekb.evals.commet.report import commet_plots  # noqa: E402
 from culturekb.evals.culturaltom.scoring import culturaltom_plots  # noqa: E402
 from culturekb.evals.knowledge.report import knowledge_plots  # noqa: E402
-from culturekb.evals.reports import (  # noqa: E402
+from culturekb.evals.plots import (  # noqa: E402
     FONT_DIR,
     FONT_FAMILIES,
     BarPlot,
@@ -29,10 +29,10 @@ from culturekb.evals.reports import (  # noqa: E402
     IntervalPlot,
     MissingGlyphWarning,
     Plot,
-    _render_png,
     plot_fonts,
-    write_report,
+    render_png,
 )
+from culturekb.evals.reports import write_report  # noqa: E402
 from culturekb.evals.ricevl.grounding import grounding_plots  # noqa: E402
 from culturekb.evals.ricevl.vqa import vqa_plots  # noqa: E402
 
@@ -50,7 +50,7 @@ RUNNERS: dict[str, Callable[[Any], list[Plot]]] = {
 def _render_strict(plot: Plot) -> bytes:
     with warnings.catch_warnings():
         warnings.simplefilter("error", MissingGlyphWarning)
-        png = _render_png(plot)
+        png = render_png(plot)
     assert png.startswith(PNG) and len(png) > 5000, f"plot {plot.name!r} drew no image"
     return png
 
