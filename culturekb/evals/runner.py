@@ -60,7 +60,9 @@ many answers the parser could not read per setting and prompt language, with the
 (`culturekb.evals.unread`; the Markdown report and ``culturekb eval`` show them as two tables).
 
 (Why one module over 500 lines: the base class, its checkpoint and resume machinery and the runner registry are one
-contract that every benchmark implements; a benchmark's author reads it in one place.)
+contract that every benchmark implements; a benchmark's author reads it in one place. The records it passes around,
+`Setting`, `RunResult` and `RunnerCommand`, are in `culturekb.evals.run_types`; the failed-share check in
+`culturekb.evals.failures`.)
 """
 
 from __future__ import annotations
@@ -68,12 +70,9 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import time
 from abc import ABC, abstractmethod
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 
@@ -83,11 +82,12 @@ from tqdm.auto import tqdm
 from culturekb import registry
 from culturekb._io import atomic_write_json, atomic_write_text, file_mode
 from culturekb._runlog import run_log
-from culturekb.errors import ConfigError, DataError, ProviderError, RunFailedError
+from culturekb.errors import ConfigError, DataError, ProviderError
 from culturekb.evals._calls import client_counts, run_accounting, run_client
 from culturekb.evals.context import RunContext
 from culturekb.evals.data_report import data_tables
 from culturekb.evals.reports import Plot, ReportFiles, Table, base_run_header, to_jsonable, write_report
+from culturekb.evals.run_types import RunnerCommand, RunResult, Setting
 from culturekb.evals.unread import unread_summary, unread_tables
 from culturekb.inference.base import Prediction, Predictor
 from culturekb.kb.schema import Sample
@@ -95,9 +95,6 @@ from culturekb.kb.schema import Sample
 __all__ = [
     "PREDICTIONS_FILE",
     "CHECKPOINT_FILE",
-    "MAX_FAILED_SHARE",
-    "check_failed_share",
-    "failure_causes",
     "RunResult",
     "Runner",
     "RunnerCommand",
@@ -112,94 +109,6 @@ logger = logging.getLogger(__name__)
 PREDICTIONS_FILE = "predictions.jsonl"
 CHECKPOINT_FILE = "checkpoint.json"
 _RUN_FILE = "run.json"
-
-
-@dataclass(frozen=True)
-class Setting:
-    """One configuration the whole sample list runs under: a mode (or benchmark setting) and a prompt language.
-
-    `key` names it in checkpoints and reports: ``"know"``, ``"know@zh"``, or `name` when given.
-    """
-
-    mode: str
-    prompt_language: str | None = None
-    name: str = ""
-
-    def __post_init__(self) -> None:
-        if not self.mode or "\n" in self.mode:
-            raise ConfigError(f"setting mode {self.mode!r} is empty or has a line break; give a mode name")
-
-    @property
-    def key(self) -> str:
-        """The setting's name in checkpoints and reports."""
-        if self.name:
-            return self.name
-        return self.mode if self.prompt_language is None else f"{self.mode}@{self.prompt_language}"
-
-    @classmethod
-    def grid(cls, modes: Sequence[str], prompt_languages: Sequence[str | None]) -> list[Setting]:
-        """Every mode with every prompt language (mode-major order)."""
-        return [cls(m, lang) for m in modes for lang in prompt_languages]
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON form: key, mode and prompt language."""
-        return {"key": self.key, "mode": self.mode, "prompt_language": self.prompt_language}
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What `Runner.run` did: the metrics, where the files are, and how long each step took."""
-
-    runner: str
-    out_dir: Path
-    settings: tuple[Setting, ...]
-    n_samples: int
-    metrics: Mapping[str, Any]
-    predictions: Mapping[str, tuple[Prediction, ...]]
-    """Per setting key, one prediction per sample in load order."""
-    timings: Mapping[str, float]
-    """Seconds: load, predict (all settings), predict:<key> per setting, score, report, total."""
-    n_predicted: Mapping[str, int]
-    """Per setting key: predictions made in this run (the rest came from the checkpoint)."""
-    n_resumed: Mapping[str, int]
-    files: tuple[Path, ...] = field(default_factory=tuple)
-    tables: Mapping[str, Table] = field(default_factory=dict)
-    """The report's tables (`Runner.tables` of the metrics, then the unread answers'), for a caller that shows
-    them."""
-    unread_answers: Mapping[str, Any] = field(default_factory=dict)
-    """How many answers the parser could not read, per setting and prompt language, and their most frequent words
-    (`culturekb.evals.unread.unread_summary`)."""
-
-    def summary(self) -> dict[str, Any]:
-        """A JSON-safe summary (no predictions), as written to ``run.json``."""
-        return {
-            "runner": self.runner,
-            "out_dir": str(self.out_dir),
-            "settings": [s.to_dict() for s in self.settings],
-            "n_samples": self.n_samples,
-            "timings": dict(self.timings),
-            "n_predicted": dict(self.n_predicted),
-            "n_resumed": dict(self.n_resumed),
-            "files": [str(p) for p in self.files],
-            "unread_answers": dict(self.unread_answers),
-        }
-
-
-@dataclass(frozen=True)
-class RunnerCommand:
-    """How ``culturekb eval NAME`` runs a benchmark: the command's parameters and the job they feed.
-
-    `options` is a typer-compatible function: its parameters (annotated with ``typer.Argument`` /
-    ``typer.Option`` and their help) are the command's arguments and options, its docstring is the command's
-    help, and it returns the benchmark's run spec (`culturekb.evals.specs.RunSpec`): the one eval job builds a
-    `RunContext` from it and calls the runner's `Runner.from_context`. A plug-in may instead return keyword
-    arguments (the runner is constructed with them less ``out`` and run into ``out``) or give a `job` of its
-    own, which takes the mapping as keywords or the one value whole. Either may be a lazy ``"module:attr"``
-    string, imported when the command is built.
-    """
-
-    options: Callable[..., Any] | str
-    job: Callable[..., RunResult] | str | None = None
 
 
 class Runner(ABC):
@@ -551,56 +460,6 @@ class Runner(ABC):
 
 
 T = TypeVar("T")
-
-
-# -- a run whose calls mostly failed -----------------------------------------------------------------------------
-MAX_FAILED_SHARE = 0.2
-"""The default share of a run's predictions that may be failed calls (``parse_status == "error"``: no answer came,
-or the item's image could not be read) before the run counts as failed (`check_failed_share`; ``culturekb eval
-... --max-failed-share``, exit status 3)."""
-
-_VARYING = re.compile(r"(https?://[^\s;,'\"()\[\]]+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b)"
-                      r"|'[^']*'|\"[^\"]*\"|(?<![\w.])/[^\s;,:'\"]+|\d+(?:\.\d+)?")
-"""What varies per item in a failure's text (blanked out to group failures by cause); URLs and IP addresses, the
-same for every item of a run, are kept."""
-_CAUSE_CHARS = 240
-
-
-def failure_causes(result: RunResult, top: int = 3) -> tuple[int, int, list[tuple[str, int, str]]]:
-    """(failed predictions, all predictions, the `top` most frequent causes as (cause, count, first item id)): a
-    cause is the failure's text with what varies per item (quoted names, paths, numbers) blanked out."""
-    failed: Counter[str] = Counter()
-    first: dict[str, str] = {}
-    total = 0
-    for preds in result.predictions.values():
-        for p in preds:
-            total += 1
-            if getattr(p, "parse_status", None) != "error":
-                continue
-            text = " ".join(str(getattr(p, "error", None) or "no answer").split())
-            cause = _VARYING.sub(lambda m: m.group(1) or "…", text)
-            if len(cause) > _CAUSE_CHARS:
-                cause = cause[:_CAUSE_CHARS].rsplit(" ", 1)[0] + " …"
-            failed[cause] += 1
-            first.setdefault(cause, str(getattr(p, "sample_id", "?")))
-    return sum(failed.values()), total, [(c, n, first[c]) for c, n in failed.most_common(top)]
-
-
-def check_failed_share(result: RunResult, max_share: float = MAX_FAILED_SHARE) -> None:
-    """Raise RunFailedError when more than `max_share` of the run's predictions are failed calls, naming how many
-    failed, the most frequent causes and the fix; the run's reports are written before this is called."""
-    if not 0.0 <= max_share <= 1.0:
-        raise ConfigError(f"--max-failed-share must be between 0 and 1, got {max_share}")
-    failed, total, causes = failure_causes(result)
-    if total == 0 or failed / total <= max_share:
-        return
-    listed = "; ".join(f"{n} x {cause} (first: {sid})" for cause, n, sid in causes)
-    raise RunFailedError(
-        f"eval {result.runner}: {failed} of {total} predictions failed ({failed / total:.0%}, more than "
-        f"--max-failed-share {max_share:g}): {listed}. The reports in {result.out_dir} score them wrong (run.json "
-        "lists them); fix the cause (the server, --base-url, --data-root) and run the same command again: it retries "
-        "only the failed items"
-    )
 
 
 def _previous_model_section(path: Path) -> dict[str, Any] | None:

@@ -255,7 +255,8 @@ def eval_command(name: str) -> Callable[..., RunResult]:
     """The function behind ``culturekb eval NAME``: its parameters are the options the runner declares (typer
     reads them, with their help); called, it builds the run spec and runs the benchmark (`run_benchmark`), or the
     job the runner declares (plug-ins that keep their own)."""
-    from culturekb.evals.runner import MAX_FAILED_SHARE, check_failed_share, get_runner
+    from culturekb.evals.failures import MAX_FAILED_SHARE, check_failed_share
+    from culturekb.evals.runner import get_runner
     from culturekb.evals.specs import RunSpec
     from culturekb.registry import load_target
 
@@ -309,7 +310,7 @@ def _add_share_option(command: Callable[..., Any], options: Callable[..., Any]) 
 
     import typer
 
-    from culturekb.evals.runner import MAX_FAILED_SHARE
+    from culturekb.evals.failures import MAX_FAILED_SHARE
 
     signature = inspect.signature(options, eval_str=True)
     if _SHARE_OPTION in signature.parameters:
