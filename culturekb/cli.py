@@ -18,47 +18,16 @@ if TYPE_CHECKING:  # typer ships its own copy of click; its group methods take a
 
 from culturekb._cli_errors import fail as _fail
 from culturekb._cli_errors import guard as _guard
+from culturekb._cli_help import help_types_in_words
+from culturekb.cli_kb import kb_app  # kb info, kb card (culturekb/cli_kb.py)
 from culturekb.cli_review import review_app  # review: page, queues, ledger (culturekb/cli_review.py)
 from culturekb.errors import ConfigError, CultureKBError
 
-_HELP_TYPES = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "path": "PATH", "file": "FILE",
-               "directory": "FOLDER", "bool": "", "list[str]": "TEXT", "list[path]": "PATH", "int range": "INTEGER",
-               "float range": "NUMBER"}
-
-
-def _help_types_in_words() -> None:
-    """Help shows an option's kind in words (TEXT, INTEGER, PATH; nothing for an on/off flag), not the Python
-    types (``<str>``, ``<bool>``) that typer 0.16 and later print. Older typers print words already."""
-    try:
-        from typer.core import _TyperParameter
-    except ImportError:  # pragma: no cover - another typer layout: its own words
-        return
-    original = getattr(_TyperParameter, "display_type", None)
-    if original is None or getattr(original, "_culturekb_words", False):
-        return
-
-    def display_type(self: Any, ctx: Any) -> str | None:
-        if getattr(self, "is_flag", False) or getattr(self, "count", False):
-            return None
-        text = original(self, ctx)
-        if not isinstance(text, str) or not (text.startswith("<") and text.endswith(">")):
-            return text  # type: ignore[no-any-return]
-        label = text[1:-1]
-        word = _HELP_TYPES.get(label.lower())
-        if word is None:
-            return label.upper() if label.isidentifier() else label
-        return word or None
-
-    display_type._culturekb_words = True  # type: ignore[attr-defined]
-    _TyperParameter.display_type = display_type  # type: ignore[method-assign,assignment]
-
-
-_help_types_in_words()
+help_types_in_words()
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Build, inspect and serve cultural knowledge bases.")
 
 app.add_typer(review_app, name="review")
-kb_app = typer.Typer(no_args_is_help=True, help="Describe a KB: its card, version, counts and harness arguments.")
 app.add_typer(kb_app, name="kb")
 
 out = Console(soft_wrap=True)
@@ -232,51 +201,6 @@ def inspect(
         out.print_json(json.dumps(res["json"], ensure_ascii=False))
     else:
         out.print(res["markdown"], markup=False)
-
-
-@kb_app.command("info")
-def kb_info(
-    kb: Annotated[Path, typer.Argument(help="KB directory")],
-    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
-) -> None:
-    """Print a KB's version, label scheme, cultures, counts by review status, judges' kappa, card path and the
-    ready-to-paste lmms-eval model_args, inspect_ai solver args and VLMEvalKit kwargs."""
-    from culturekb.workflows import kb_info as info_job
-
-    info = _guard(lambda: info_job(kb))
-    if as_json:
-        out.print_json(json.dumps(info, ensure_ascii=False))
-        return
-    r, j, args = info["review"], info["judges"], info["harness_args"]
-    lines = [f"KB {info['kb_dir']}", f"  version: {info['kb_version']}",
-             f"  label scheme: {info['label_scheme']} ({', '.join(info['labels'])})",
-             f"  tuples: {info['tuples']} over {info['concepts']} concepts; accepted {r['accepted']}, approved "
-             f"{r['approved']}, relabelled {r['relabelled']}, pending {r['pending']}, rejected {r['rejected']} "
-             f"(flagged {r['flagged']}); to re-check {r['to_recheck']}", f"  review ledger: {info['ledger']}: "
-             f"{r['decisions']} decisions by {', '.join(r['reviewers']) or 'nobody'}; reviewers' Cohen's kappa "
-             + (f"{r['agreement']['overall']['kappa']} over {r['agreement']['overall']['tuples']} tuples"
-                if r["agreement"] else "not known"), "  cultures:"]
-    lines += [f"    {c['id']} ({c['name']}): {c['tuples']} tuples (accepted {c['accepted']}, approved {c['approved']}, "
-              f"relabelled {c['relabelled']}, pending {c['pending']}, rejected {c['rejected']}, to re-check "
-              f"{c['to_recheck']}; reviewers' kappa {c['reviewer_kappa'] if c['reviewer_kappa'] is not None else '-'})"
-              for c in info["cultures"]]
-    kappa = "unknown" if j["kappa"] is None else f"{j['kappa']} ({j['kappa_band']})"
-    lines += [f"  judges: {', '.join(map(str, j['judges'])) or 'none recorded'}; Cohen's kappa {kappa}",
-              f"  card: {info['card'] or 'none (write one with `culturekb kb card KB`)'}", "",
-              "lmms-eval --model culturekb --model_args:", f"  {args['lmms_eval']}",
-              "inspect eval ... --solver culturekb/culturekb_knowledge:", f"  {args['inspect_ai']}",
-              "VLMEvalKit (run_vlmevalkit / CultureKBVLM keyword arguments):", f"  {args['vlmevalkit']}"]
-    out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
-
-
-@kb_app.command("card")
-def kb_card(kb: Annotated[Path, typer.Argument(help="KB directory")]) -> None:
-    """(Re)write the KB card, KB_CARD.md, from the KB and its build report; your text outside the generated
-    markers is kept."""
-    from culturekb.workflows import kb_card as card_job
-
-    path = _guard(lambda: card_job(kb))
-    out.print(f"KB card written to {path}", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command()
