@@ -38,13 +38,14 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from typing import Literal
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_text import option_letters
 from culturekb.inference._json_objects import json_objects
 from culturekb.inference._lexicon import normalise_text
+from culturekb.inference._noise import degenerate_start
 
 __all__ = ["ChoiceAnswer", "ChoicePath", "option_letters", "parse_choice"]
 
@@ -379,7 +380,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         return ChoiceAnswer(letters[reading.index], reading.index, reading.path)
 
     nfkc = unicodedata.normalize("NFKC", text)
-    broken = _degenerate_start(nfkc)
+    broken = degenerate_start(nfkc)
     if broken is not None:
         return _parse_degenerate(nfkc, broken, item, explicit_only=explicit_only)
     explicit = _explicit(nfkc, item)
@@ -447,47 +448,6 @@ def _tentative(text: str, at: int, item: _Item) -> bool:
     """Whether the sentence around position `at` is a guess under way ("perhaps the answer is C", "wait")."""
     start = max(text.rfind(ch, 0, at) for ch in ".!?。！？\n") + 1
     return item.phrases.tentative.search(text[start:at + 40]) is not None
-
-
-# scripts whose letters are rare in an answer; four of them in one stretch, or one token repeated over and over,
-# is a model writing noise (degenerate decoding, quantisation damage), not an answer
-_SCRIPT_NAMES = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "CYRILLIC", "ARABIC", "THAI", "DEVANAGARI", "GREEK",
-                 "HEBREW", "BENGALI", "TAMIL", "ARMENIAN", "GEORGIAN", "ETHIOPIC", "LAO", "KHMER", "MYANMAR",
-                 "GUJARATI", "TELUGU", "KANNADA", "MALAYALAM", "SINHALA", "TIBETAN", "LATIN")
-_REPEATED = re.compile(r"(?<!\S)(\S{1,12})(?:\s+\1(?!\S)){11,}")
-_WINDOW = 160
-
-
-@lru_cache(maxsize=65536)
-def _script(ch: str) -> str | None:
-    if not ch.isalpha():
-        return None
-    if ch.isascii():
-        return "LATIN"
-    name = unicodedata.name(ch, "")
-    for script in _SCRIPT_NAMES:
-        if name.startswith(script):
-            return "KANA" if script in ("HIRAGANA", "KATAKANA") else script
-    return "OTHER"
-
-
-def _degenerate_start(text: str) -> int | None:
-    """Where an answer turns into noise: a stretch of about 160 characters with letters of four or more scripts, or
-    of three with one besides Latin, CJK, kana and Greek (the noise starts at the first letter outside Latin and CJK
-    there), or one token repeated a dozen times. None for an answer without noise."""
-    starts: list[int] = []
-    m = _REPEATED.search(text)
-    if m is not None and re.search(r"\w", m.group(1)):
-        starts.append(m.start())
-    scripts = [_script(ch) for ch in text]
-    for w in range(0, max(1, len(text) - _WINDOW // 2), _WINDOW // 2):
-        seen = {sc for sc in scripts[w:w + _WINDOW] if sc}
-        if len(seen) >= 4 or (len(seen) >= 3 and seen - {"LATIN", "CJK", "KANA", "GREEK"}):
-            first = next(i for i in range(w, min(len(text), w + _WINDOW))
-                         if scripts[i] and scripts[i] not in ("LATIN", "CJK"))
-            starts.append(first)
-            break
-    return min(starts) if starts else None
 
 
 def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: bool) -> ChoiceAnswer | None:
@@ -576,7 +536,7 @@ def _own_turn(text: str, item: _Item, thinking: bool) -> ChoiceAnswer:
         if not before.strip(" \t\n#*:"):
             continue
         if (_ROLE.match(text, m.start()) is not None
-                and _degenerate_start(unicodedata.normalize("NFKC", before)) is None):
+                and degenerate_start(unicodedata.normalize("NFKC", before)) is None):
             return _read(before.rstrip(), item, thinking)  # (inside noise a role token is noise too)
         if not _names_option(text[checked:m.start()], item):
             continue  # nothing new since the last end token: the reading cannot have changed

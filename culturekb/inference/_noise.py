@@ -1,0 +1,51 @@
+"""Where a model's answer turns into noise (degenerate decoding, quantisation damage): letters of many scripts in
+one stretch, or one token repeated over and over. Used by `culturekb.inference.choices` to read an answer only up
+to its noise."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+__all__ = ["degenerate_start"]
+
+# scripts whose letters are rare in an answer; four of them in one stretch, or one token repeated over and over,
+# is a model writing noise (degenerate decoding, quantisation damage), not an answer
+_SCRIPT_NAMES = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "CYRILLIC", "ARABIC", "THAI", "DEVANAGARI", "GREEK",
+                 "HEBREW", "BENGALI", "TAMIL", "ARMENIAN", "GEORGIAN", "ETHIOPIC", "LAO", "KHMER", "MYANMAR",
+                 "GUJARATI", "TELUGU", "KANNADA", "MALAYALAM", "SINHALA", "TIBETAN", "LATIN")
+_REPEATED = re.compile(r"(?<!\S)(\S{1,12})(?:\s+\1(?!\S)){11,}")
+_WINDOW = 160
+
+
+@lru_cache(maxsize=65536)
+def _script(ch: str) -> str | None:
+    if not ch.isalpha():
+        return None
+    if ch.isascii():
+        return "LATIN"
+    name = unicodedata.name(ch, "")
+    for script in _SCRIPT_NAMES:
+        if name.startswith(script):
+            return "KANA" if script in ("HIRAGANA", "KATAKANA") else script
+    return "OTHER"
+
+
+def degenerate_start(text: str) -> int | None:
+    """Where an answer turns into noise: a stretch of about 160 characters with letters of four or more scripts, or
+    of three with one besides Latin, CJK, kana and Greek (the noise starts at the first letter outside Latin and CJK
+    there), or one token repeated a dozen times. None for an answer without noise."""
+    starts: list[int] = []
+    m = _REPEATED.search(text)
+    if m is not None and re.search(r"\w", m.group(1)):
+        starts.append(m.start())
+    scripts = [_script(ch) for ch in text]
+    for w in range(0, max(1, len(text) - _WINDOW // 2), _WINDOW // 2):
+        seen = {sc for sc in scripts[w:w + _WINDOW] if sc}
+        if len(seen) >= 4 or (len(seen) >= 3 and seen - {"LATIN", "CJK", "KANA", "GREEK"}):
+            first = next(i for i in range(w, min(len(text), w + _WINDOW))
+                         if scripts[i] and scripts[i] not in ("LATIN", "CJK"))
+            starts.append(first)
+            break
+    return min(starts) if starts else None
