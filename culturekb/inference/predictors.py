@@ -15,6 +15,7 @@ from culturekb.inference.base import Prediction, Predictor, check_mode
 from culturekb.inference.calibration import MAX_TUPLES
 from culturekb.kb.calibration import Calibration
 from culturekb.kb.schema import Sample
+from culturekb.kb.stimulus import kb_stimulus_kind
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import ModelClient
 from culturekb.text.prompts import PromptTemplate, joint_language_status
@@ -157,14 +158,16 @@ class ModelPredictor:
     def _prompt(self, sample: Sample, aug: AugmentedPrompt, mode: str, language: str) -> tuple[str, PromptTemplate]:
         """The prompt text and its template, in `language` or, where the template lacks it, in English (the
         template's `language` and `language_status` say which). An item without an image gets the text variant
-        of the template (`culturekb.inference.prompts.TEXT_PREDICTION_TEMPLATES`: its text, no artwork)."""
+        of the template (`culturekb.inference.prompts.TEXT_PREDICTION_TEMPLATES`: its text, no artwork), an image
+        of a KB whose samples are no artworks the image variant (`IMAGE_PREDICTION_TEMPLATES`)."""
         from culturekb.inference.prompts import prediction_template, prediction_values
 
         text = not sample.image
-        template = prediction_template(mode, language, self.template_dir, text=text)
+        kind = kb_stimulus_kind(self.augmenter.retriever.kb)  # a photo is no artwork
+        template = prediction_template(mode, language, self.template_dir, text=text, kind=kind)
         if mode in ("know", "random-know", "cross-culture-know") and not aug.block:
             # the paper: with no tuple retrieved, the model predicts without a block
-            template = prediction_template("orig", language, self.template_dir, text=text)
+            template = prediction_template("orig", language, self.template_dir, text=text, kind=kind)
         culture = self.augmenter.retriever.kb.culture(aug.culture)
         values = prediction_values(culture, self.scheme, template.language, knowledge=aug.block, title=sample.title,
                                    text=sample.text)

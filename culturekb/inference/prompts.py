@@ -28,6 +28,7 @@ from culturekb.text.prompts import PromptTemplate, available_prompt_languages, n
 __all__ = [
     "TemplateFields",
     "TEMPLATE_FIELDS",
+    "IMAGE_PREDICTION_TEMPLATES",
     "PREDICTION_TEMPLATES",
     "TEXT_PREDICTION_TEMPLATES",
     "prediction_template_name",
@@ -55,6 +56,9 @@ TEMPLATE_FIELDS: dict[str, TemplateFields] = {
     "predict_orig": TemplateFields(frozenset({"culture", "labels"}), _OPTIONAL_PREDICTION_FIELDS),
     "predict_know": TemplateFields(frozenset({"culture", "labels", "knowledge"}), _OPTIONAL_PREDICTION_FIELDS),
     "predict_internal_know": TemplateFields(frozenset({"culture", "labels"}), _OPTIONAL_PREDICTION_FIELDS),
+    "predict_image_orig": TemplateFields(frozenset({"culture", "labels"}), _OPTIONAL_PREDICTION_FIELDS),
+    "predict_image_know": TemplateFields(frozenset({"culture", "labels", "knowledge"}), _OPTIONAL_PREDICTION_FIELDS),
+    "predict_image_internal_know": TemplateFields(frozenset({"culture", "labels"}), _OPTIONAL_PREDICTION_FIELDS),
     "predict_text_orig": TemplateFields(frozenset({"culture", "labels", "text"}), _OPTIONAL_PREDICTION_FIELDS),
     "predict_text_know": TemplateFields(frozenset({"culture", "labels", "knowledge", "text"}),
                                         _OPTIONAL_PREDICTION_FIELDS),
@@ -90,16 +94,31 @@ image templates; any other language reads the English file (``language_status="f
 prediction)."""
 
 
-def prediction_template_name(mode: str, *, text: bool = False) -> str:
+IMAGE_PREDICTION_TEMPLATES: dict[str, str] = {mode: name.replace("predict_", "predict_image_")
+                                               for mode, name in PREDICTION_TEMPLATES.items()}
+"""Mode -> template name for an image that is not an artwork (a KB whose `stimulus_kind` is ``images`` or
+``scenarios``, `culturekb.kb.stimulus`): the artwork templates with the artwork named as an image, in the seven
+prompt languages."""
+
+
+def _templates(text: bool, kind: str | None) -> dict[str, str]:
+    if text:
+        return TEXT_PREDICTION_TEMPLATES
+    return PREDICTION_TEMPLATES if kind in (None, "artworks") else IMAGE_PREDICTION_TEMPLATES
+
+
+def prediction_template_name(mode: str, *, text: bool = False, kind: str | None = None) -> str:
     """The template name used by `mode` (unknown modes raise ConfigError listing the modes); `text`: the variant
-    for an item without an image."""
+    for an item without an image; `kind`: the KB's stimulus kind (an image that is no artwork: the image
+    variant)."""
     check_mode(mode)
-    return (TEXT_PREDICTION_TEMPLATES if text else PREDICTION_TEMPLATES)[mode]
+    return _templates(text, kind)[mode]
 
 
-def prediction_languages(mode: str, override_dir: str | Path | None = None, *, text: bool = False) -> list[str]:
+def prediction_languages(mode: str, override_dir: str | Path | None = None, *, text: bool = False,
+                         kind: str | None = None) -> list[str]:
     """Prompt languages with a template for `mode`: packaged ones plus those in `override_dir`."""
-    return available_prompt_languages(prediction_template_name(mode, text=text), override_dir=override_dir)
+    return available_prompt_languages(prediction_template_name(mode, text=text, kind=kind), override_dir=override_dir)
 
 
 def _load(name: str, language: str, override_dir: str | Path | None) -> PromptTemplate:
@@ -108,11 +127,12 @@ def _load(name: str, language: str, override_dir: str | Path | None) -> PromptTe
                           template_dir=override_dir)
 
 
-def prediction_template(mode: str, language: str, override_dir: str | Path | None = None, *, text: bool = False
-                        ) -> PromptTemplate:
+def prediction_template(mode: str, language: str, override_dir: str | Path | None = None, *, text: bool = False,
+                        kind: str | None = None) -> PromptTemplate:
     """The prediction template for `mode` in prompt `language`, validated for its placeholders; `text`: the
     variant for an item sent without an image (`TEXT_PREDICTION_TEMPLATES`: it shows the item's text and never
-    speaks of an artwork).
+    speaks of an artwork); `kind`: the KB's stimulus kind, whose images that are no artworks get
+    `IMAGE_PREDICTION_TEMPLATES`.
 
     A file `<name>.<language>.txt` in `override_dir` replaces the packaged one; a language with neither gets the
     English template (``language_status="fallback:en"``). Raises ConfigError for an unknown mode (listing the
@@ -120,7 +140,7 @@ def prediction_template(mode: str, language: str, override_dir: str | Path | Non
     """
     if mode not in MODES:
         raise ConfigError(f"unknown prediction mode {mode!r}; use one of {list(MODES)}")
-    return _load((TEXT_PREDICTION_TEMPLATES if text else PREDICTION_TEMPLATES)[mode], language, override_dir)
+    return _load(_templates(text, kind)[mode], language, override_dir)
 
 
 def concept_template(language: str, override_dir: str | Path | None = None) -> PromptTemplate:
