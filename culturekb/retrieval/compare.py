@@ -249,7 +249,8 @@ def _cultures(kb: KnowledgeBase, tuples_of: Any, cultures: Sequence[str] | None)
         chosen = list(dict.fromkeys(chosen))
     if len(chosen) < 2:
         raise ConfigError(
-            f"comparing cultures needs at least two; got {', '.join(chosen) or 'none'} (KB cultures: {', '.join(present)})"
+            f"comparing cultures needs at least two; got {', '.join(chosen) or 'none'} "
+            f"(KB cultures: {', '.join(present)})"
         )
     return chosen
 

@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,8 +28,8 @@ CEDAR = FIXTURES / "cedar_ricevl" / "cedar_sample.jsonl"  # 18 text items
 runner = CliRunner()
 
 
-def _run(args: list[str]) -> Any:
-    res = runner.invoke(app, [str(a) for a in args])
+def _run(args: Sequence[object]) -> Any:
+    res: Any = runner.invoke(app, [str(a) for a in args])
     res.text = " ".join(res.output.split())  # rich wraps long lines
     return res
 
@@ -41,7 +41,7 @@ def _fast_and_private(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CULTUREKB_MODEL_TIMEOUT_S", "0.5")
 
 
-def _build(tmp: Path, out: Path, *extra: str) -> Any:
+def _build(tmp: Path, out: Path, *extra: object) -> Any:
     data = tmp / "train.jsonl"
     if not data.exists():
         rows = [{"id": f"img{i}::en", "culture": "en", "label": "awe" if i % 2 else "fear",

@@ -33,4 +33,5 @@ def test_index_and_serve_with_an_embeddings_server(openai_server, tmp_path, monk
     vector = retriever.embedder.encode(["a paper lantern"])
     np.testing.assert_allclose(vector[0], hash_embedding("a paper lantern", 16), atol=1e-6)
     assert server.embedding_calls > built_calls  # the query (and the client's dimension probe) went over HTTP
-    assert retriever.lookup(["Full Moon"], "en")[0].concept == "full moon"  # exact hits need no server
+    hit = retriever.lookup(["Full Moon"], "en")[0]
+    assert hit is not None and hit.concept == "full moon"  # exact hits need no server
