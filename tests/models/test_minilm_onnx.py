@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from importlib import resources
-
 import numpy as np
 import pytest
 
@@ -12,18 +9,9 @@ from culturekb.errors import ConfigError
 from culturekb.models import MiniLMEmbedder, SentenceTransformerEmbedder, make_embedder
 from culturekb.models import threads as thread_policy
 from culturekb.models.minilm_onnx import _varint
+from tests.models.test_minilm_numpy import _real_concepts
 
 pytest.importorskip("onnxruntime")
-
-
-def _real_concepts() -> list[str]:
-    texts: list[str] = []
-    for name in ("tau_pairs.jsonl", "cross_language_pairs.jsonl"):
-        for line in resources.files("culturekb.data").joinpath(name).read_text("utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                texts += [row["query"], row["concept"]]
-    return list(dict.fromkeys(texts))
 
 
 @pytest.fixture(scope="module")
