@@ -1,8 +1,25 @@
 import pytest
+from PIL import Image, ImageFile
 
 from culturekb.inference.augmenter import Augmenter
 from culturekb.kb import KnowledgeBase, KnowledgeTuple
 from culturekb.retrieval.retriever import open_retriever
+
+# importing a harness changes PIL's process-wide settings (lmms-eval: LOAD_TRUNCATED_IMAGES; VLMEvalKit:
+# MAX_IMAGE_PIXELS). pytest imports this conftest before any test module of this folder, so these are PIL's
+# settings before any harness: the adapter tests call `restore_pil_globals` right after importing theirs, and the
+# fixture below puts them back after each module, so the rest of the suite sees PIL's defaults.
+_PIL_GLOBALS = (Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES)
+
+
+def restore_pil_globals() -> None:
+    Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES = _PIL_GLOBALS
+
+
+@pytest.fixture(scope="module", autouse=True)
+def pil_globals_restored():
+    yield
+    restore_pil_globals()
 
 
 def _t(concept, culture, dist, support=4, rationales=("a reason",)):

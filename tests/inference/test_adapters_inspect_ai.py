@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from PIL import Image, ImageFile
 
-# importing the harness changes PIL's process-wide settings (lmms-eval: LOAD_TRUNCATED_IMAGES; VLMEvalKit:
-# MAX_IMAGE_PIXELS); put them back so the rest of the suite sees PIL's defaults
-_PIL_GLOBALS = (Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES)
+from tests.inference.conftest import restore_pil_globals
 
 pytest.importorskip("inspect_ai", reason="needs the harness extra: pip install 'culturekb[harness]'")
 
@@ -24,17 +21,7 @@ from culturekb.kb import KnowledgeBase  # noqa: E402
 pytestmark = pytest.mark.slow
 
 
-def _restore_pil_globals():
-    Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES = _PIL_GLOBALS
-
-
-@pytest.fixture(scope="module", autouse=True)
-def pil_globals_restored():
-    yield
-    _restore_pil_globals()
-
-
-_restore_pil_globals()
+restore_pil_globals()  # the harness import above changed them
 
 PIXEL = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQ"
          "AAAABJRU5ErkJggg==")

@@ -9,11 +9,8 @@ import types
 from pathlib import Path
 
 import pytest
-from PIL import Image, ImageFile
 
-# importing the harness changes PIL's process-wide settings (lmms-eval: LOAD_TRUNCATED_IMAGES; VLMEvalKit:
-# MAX_IMAGE_PIXELS); put them back so the rest of the suite sees PIL's defaults
-_PIL_GLOBALS = (Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES)
+from tests.inference.conftest import restore_pil_globals
 
 pytest.importorskip("lmms_eval", reason="needs the harness extra: pip install 'culturekb[harness]'")
 
@@ -35,17 +32,7 @@ from culturekb.kb import KnowledgeBase  # noqa: E402
 pytestmark = pytest.mark.slow
 
 
-def _restore_pil_globals():
-    Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES = _PIL_GLOBALS
-
-
-@pytest.fixture(scope="module", autouse=True)
-def pil_globals_restored():
-    yield
-    _restore_pil_globals()
-
-
-_restore_pil_globals()
+restore_pil_globals()  # the harness import above changed them
 
 RECORD: dict[str, list] = {"init": [], "simple": [], "chat": [], "loglikelihood": []}
 _SCRIPTED = "ckb_scripted_lmms_models"

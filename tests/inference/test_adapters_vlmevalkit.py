@@ -6,11 +6,8 @@ import importlib.util
 import ssl
 
 import pytest
-from PIL import Image, ImageFile
 
-# importing the harness changes PIL's process-wide settings (lmms-eval: LOAD_TRUNCATED_IMAGES; VLMEvalKit:
-# MAX_IMAGE_PIXELS); put them back so the rest of the suite sees PIL's defaults
-_PIL_GLOBALS = (Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES)
+from tests.inference.conftest import restore_pil_globals
 
 if importlib.util.find_spec("vlmeval") is None:
     pytest.skip("needs the harness extra: pip install 'culturekb[harness]'", allow_module_level=True)
@@ -30,17 +27,7 @@ from culturekb.kb import KnowledgeBase  # noqa: E402
 pytestmark = pytest.mark.slow
 
 
-def _restore_pil_globals():
-    Image.MAX_IMAGE_PIXELS, ImageFile.LOAD_TRUNCATED_IMAGES = _PIL_GLOBALS
-
-
-@pytest.fixture(scope="module", autouse=True)
-def pil_globals_restored():
-    yield
-    _restore_pil_globals()
-
-
-_restore_pil_globals()
+restore_pil_globals()  # the harness import above changed them
 
 
 class ScriptedVLM(BaseModel):
