@@ -215,7 +215,7 @@ _MODEL_PREDICTOR_OPTIONS = ("template_dir", "max_tokens", "temperature", "seed",
 _KB_PRIOR_OPTIONS = ("model", "calibration", "seed")
 
 
-def kb_prior_predictor(argument: str, augmenter: Augmenter, base_url: str | None = None, **kw: Any
+def kb_prior_predictor(argument: str, *, augmenter: Augmenter, base_url: str | None = None, **kw: Any
                        ) -> KBPriorPredictor:
     """Factory of ``kb-prior`` (registered in `culturekb.registry.PREDICTORS`).
 
