@@ -362,7 +362,7 @@ def faiss_threads_main(n: int = 100_000, queries: int = 200, rounds: int = 3) ->
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     qs = vecs[rng.choice(n, queries, replace=False)] + rng.standard_normal((queries, DIM), dtype=np.float32) * 0.05
     qs = np.ascontiguousarray(qs / np.linalg.norm(qs, axis=1, keepdims=True), dtype=np.float32)
-    store = FaissStore(DIM)
+    store = FaissStore(dim=DIM)
     store.add([f"v{i}" for i in range(n)], vecs, [{"culture": "en"} for _ in range(n)])
     raw = faiss.IndexFlatIP(DIM)
     raw.add(vecs)

@@ -7,12 +7,11 @@ imported until it is used; third-party packages add entries through the entry-po
 ``name`` or ``name:argument`` (``openai:gpt-4o-mini``, ``st:/models/e5``, ``faiss:hnsw``); what the argument
 means is up to the kind's factory.
 
-One factory signature: ``factory(argument, **options)``, `argument` being what follows the first ':' of the spec
-('' when there is none) and `options` keywords only (`Registry.create`). A model-client factory returns a provider
-(an ``async complete``, which `culturekb.models.make_client` wraps in the one `Model`) or a full client; a
-predictor factory gets the augmenter as an option (``augmenter=``). Three kinds still take their own first
-argument, as their registries say: `STORES` (the dimension), `JUDGES` (the label scheme) and
-`CONCEPT_EXTRACTORS` (none).
+One factory signature, for every kind: ``factory(argument, **options)``, `argument` being what follows the first
+':' of the spec ('' when there is none) and `options` keywords only (`Registry.create`). What a kind passes as
+options: a store gets ``dim=``, a judge ``scheme=``, a predictor ``augmenter=``; a model-client factory returns a
+provider (an ``async complete``, which `culturekb.models.make_client` wraps in the one `Model`) or a full client.
+A part whose spec takes no value after ':' wraps its class in `without_argument`.
 
 Rules, the same for every kind:
 
@@ -31,6 +30,7 @@ This module sits on the ground floor: the built-in entries below are strings, so
 from __future__ import annotations
 
 import importlib
+import inspect
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,6 +42,7 @@ from culturekb.errors import ConfigError
 
 __all__ = [
     "Registry",
+    "without_argument",
     "RegistryEntry",
     "load_target",
     "split_spec",
@@ -278,6 +279,26 @@ def _unknown_error(kind: str, spec: str, registries: list[Registry[Any]]) -> Con
     )
 
 
+def without_argument(target: Callable[..., T], kind: str, name: str) -> Callable[..., T]:
+    """`target(**options)` in the one factory signature, for a part whose spec takes no value after ':' (a judge,
+    a concept extractor): a value after ':', or an option `target` does not take, is a `ConfigError` naming the
+    spec, raised before `target` runs."""
+
+    def factory(argument: str = "", **options: Any) -> T:
+        if argument:
+            raise ConfigError(f"{kind} '{name}:{argument}': {name!r} takes no value after ':'; use {name!r} and "
+                              "pass options as keywords")
+        try:
+            inspect.signature(target).bind(**options)
+        except TypeError as exc:
+            raise ConfigError(f"{kind} {name!r}: bad arguments {sorted(options)} ({exc})") from exc
+        return target(**options)
+
+    factory.__name__ = factory.__qualname__ = f"{name}_factory"
+    factory.__doc__ = f"The {kind} {name!r}: ``factory('', **options)`` makes ``{_describe(target)}(**options)``."
+    return factory
+
+
 def which(spec: str, *registries: Registry[Any], kind: str) -> Registry[Any]:
     """The first of `registries` that knows `spec`; otherwise a `ConfigError` naming `kind` with every form."""
     if not isinstance(spec, str) or not spec.strip():
@@ -293,8 +314,9 @@ def which(spec: str, *registries: Registry[Any], kind: str) -> Registry[Any]:
 # Targets are strings so this module imports nothing above the ground floor, and nothing is imported before use.
 
 STORES: Registry[Any] = Registry("vector store backend", "culturekb.stores", case_sensitive=False)
-"""Called as ``factory(dim, **options)``; the spec argument is the index kind (``faiss:hnsw``). The class also
-needs a ``load(directory, meta=..., mmap=..., verify=...)`` classmethod."""
+"""Called as ``factory(argument, dim=..., **options)``: the argument is FAISS's index kind (``faiss:hnsw``) or
+where a Qdrant collection lives (``qdrant:http://host:6333``, ``qdrant:/data/q``). The class also needs a
+``load(directory, meta=..., mmap=..., verify=...)`` classmethod."""
 STORES.register("numpy", "culturekb.retrieval.stores.numpy_store:NumpyStore")
 STORES.register("faiss", "culturekb.retrieval.stores.faiss_store:FaissStore", "faiss[:flat|hnsw|ivf]")
 STORES.register("qdrant", "culturekb.retrieval.stores.qdrant_store:QdrantStore")
@@ -319,16 +341,16 @@ PREDICTORS: Registry[Any] = Registry("predictor", "culturekb.predictors")
 PREDICTORS.register("kb-prior", "culturekb.inference.predictors:kb_prior_predictor")
 
 JUDGES: Registry[Any] = Registry("judge", "culturekb.judges")
-"""Offline judges, called as ``factory(scheme, **kw)``; any `CLIENTS` spec makes an LLM judge."""
-JUDGES.register("lexicon", "culturekb.builders.judges:LexiconJudge")
-JUDGES.register("prototype", "culturekb.builders.judges:prototype_judge")
+"""Offline judges, called as ``factory(argument, scheme=..., **options)``; any `CLIENTS` spec makes an LLM judge."""
+JUDGES.register("lexicon", "culturekb.builders.judges:lexicon_factory")
+JUDGES.register("prototype", "culturekb.builders.judges:prototype_factory")
 
 CONCEPT_EXTRACTORS: Registry[Any] = Registry("concept extractor", "culturekb.concept_extractors")
-"""Called as ``factory(**kw)``."""
-CONCEPT_EXTRACTORS.register("precomputed", "culturekb.text.concepts:PrecomputedConcepts")
-CONCEPT_EXTRACTORS.register("text", "culturekb.text.concepts:TextConceptExtractor")
-CONCEPT_EXTRACTORS.register("vlm", "culturekb.builders.concepts:VLMConceptExtractor")
-CONCEPT_EXTRACTORS.register("clip", "culturekb.builders.concepts:ClipConceptExtractor")
+"""Called as ``factory(argument, **options)``; the built-in extractors take no argument."""
+CONCEPT_EXTRACTORS.register("precomputed", "culturekb.text.concepts:precomputed_factory")
+CONCEPT_EXTRACTORS.register("text", "culturekb.text.concepts:text_factory")
+CONCEPT_EXTRACTORS.register("vlm", "culturekb.builders.concepts:vlm_factory")
+CONCEPT_EXTRACTORS.register("clip", "culturekb.builders.concepts:clip_factory")
 
 RUNNERS: Registry[Any] = Registry("benchmark runner", "culturekb.runners", case_sensitive=False,
                                   discover="culturekb._discovery:discover_benchmarks")

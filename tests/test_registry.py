@@ -245,7 +245,7 @@ def test_every_factory_resolves_through_the_registry() -> None:
     recorder: Any = _Recorder  # stands in for a store, an embedder and a client alike
     register_store("probe", recorder)
     store = make_store("probe:hnsw", 8, ef=3)
-    assert isinstance(store, _Recorder) and store.args == (8,) and store.kw == {"kind": "hnsw", "ef": 3}
+    assert isinstance(store, _Recorder) and store.args == ("hnsw",) and store.kw == {"dim": 8, "ef": 3}
     assert "probe" in list_stores()
 
     register_embedder("probe", recorder, "probe:NAME")
@@ -263,11 +263,11 @@ def test_every_factory_resolves_through_the_registry() -> None:
 
     registry.JUDGES.register("probe", _Recorder)
     judge = make_judge("probe", scheme="cedar14", k=2)
-    assert isinstance(judge, _Recorder) and judge.args == ("cedar14",) and judge.kw == {"k": 2}
+    assert isinstance(judge, _Recorder) and judge.args == ("",) and judge.kw == {"scheme": "cedar14", "k": 2}
 
     registry.CONCEPT_EXTRACTORS.register("probe", _Recorder)
     ex = make_concept_extractor("probe", fields=("title",))
-    assert isinstance(ex, _Recorder) and ex.kw == {"fields": ("title",)}
+    assert isinstance(ex, _Recorder) and ex.args == ("",) and ex.kw == {"fields": ("title",)}
 
     register_runner("probe-runner", "culturekb.evals.cedar:CedarRunner")
     assert get_runner("probe-runner").__name__ == "CedarRunner"
@@ -320,3 +320,41 @@ def test_a_registered_client_works_as_predictor_and_as_judge(openai_server: Any,
     assert [r["model"] for r in server.requests] == ["fake-vlm", "judge-model"]
     assert "myfake" not in registry.CLIENTS  # the test's registration is gone
     assert isinstance(make_predictor("kb-prior", tiny_augmenter, cache=None), KBPriorPredictor)
+
+
+# -- one factory signature --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", [registry.STORES, registry.EMBEDDERS, registry.CLIENTS, registry.PREDICTORS,
+                                  registry.JUDGES, registry.CONCEPT_EXTRACTORS], ids=lambda r: r.group)
+def test_every_built_in_factory_takes_the_argument_then_keywords(kind: Registry[Any]) -> None:
+    import inspect
+
+    for entry in kind.entries():
+        if entry.origin != "built-in":
+            continue
+        params = list(inspect.signature(entry.load(kind.kind)).parameters.values())
+        assert params, entry.name
+        first, rest = params[0], params[1:]
+        assert first.kind in (first.POSITIONAL_ONLY, first.POSITIONAL_OR_KEYWORD), (entry.name, first)
+        assert first.default is inspect.Parameter.empty or isinstance(first.default, str), (entry.name, first)
+        assert all(p.kind in (p.KEYWORD_ONLY, p.VAR_KEYWORD) for p in rest), (entry.name, rest)
+
+
+def test_a_store_spec_argument_is_its_kind_or_its_place(tmp_path: Path) -> None:
+    assert make_store("faiss:HNSW", 4).kind == "hnsw"  # type: ignore[attr-defined]
+    assert make_store("qdrant::memory:", 4).location == ":memory:"  # type: ignore[attr-defined]
+    on_disk = make_store(f"qdrant:{tmp_path / 'q'}", 4)
+    assert on_disk.path == tmp_path / "q"  # type: ignore[attr-defined]
+    on_disk.close()
+    with pytest.raises(ConfigError, match=r"names where the collection lives, and so does path="):
+        make_store("qdrant:/data/q", 4, path=tmp_path / "other")
+    with pytest.raises(ConfigError, match=r"store 'numpy:flat': the numpy store takes no value after ':'"):
+        make_store("numpy:flat", 4)
+
+
+def test_options_a_part_does_not_take_are_named_before_it_runs() -> None:
+    with pytest.raises(ConfigError, match=r"concept extractor 'text': bad arguments \['colour'\]"):
+        make_concept_extractor("text", colour="red")
+    with pytest.raises(ConfigError, match=r"concept extractor 'clip:ViT': 'clip' takes no value after ':'"):
+        make_concept_extractor("clip:ViT")

@@ -12,7 +12,6 @@ Every extractor has a stable `id` that includes its parameters; the build uses i
 
 from __future__ import annotations
 
-import inspect
 import logging
 import pickle
 from collections.abc import Callable, Sequence
@@ -296,16 +295,12 @@ class ClipConceptExtractor:
 # ----------------------------------------------------------------------------------------------------------
 # factory: the extractors are registered in culturekb.registry.CONCEPT_EXTRACTORS
 # ----------------------------------------------------------------------------------------------------------
+vlm_factory = registry.without_argument(VLMConceptExtractor, "concept extractor", "vlm")
+clip_factory = registry.without_argument(ClipConceptExtractor, "concept extractor", "clip")
+
+
 def make_concept_extractor(spec: str, **kw: Any) -> ConceptExtractor:
     """A concept extractor by name: "precomputed", "text", "vlm" (needs client=), "clip" (needs vocabulary=), or
-    a plug-in's (entry-point group ``culturekb.concept_extractors``); `kw` goes to its constructor."""
-    factory, argument = registry.CONCEPT_EXTRACTORS.resolve(spec)
-    if argument:
-        raise ConfigError(f"concept extractor {spec!r}: the name takes no value after ':'; pass options as keywords "
-                          "(the model of 'vlm' as client=)")
-    try:
-        inspect.signature(factory).bind(**kw)
-    except TypeError as exc:
-        raise ConfigError(f"concept extractor {spec!r}: bad arguments {sorted(kw)} ({exc})") from exc
-    extractor: ConceptExtractor = factory(**kw)
+    a plug-in's (entry-point group ``culturekb.concept_extractors``), made as ``factory(argument, **kw)``."""
+    extractor: ConceptExtractor = registry.CONCEPT_EXTRACTORS.create(spec, **kw)
     return extractor

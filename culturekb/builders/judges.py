@@ -467,6 +467,10 @@ def prototype_judge(scheme: EmotionScheme | str = "artemis9", embedder: Embedder
     return PrototypeJudge(embedder, scheme, **kw)
 
 
+lexicon_factory = registry.without_argument(LexiconJudge, "judge", "lexicon")
+prototype_factory = registry.without_argument(prototype_judge, "judge", "prototype")
+
+
 def make_judge(spec: str, scheme: EmotionScheme | str = "artemis9", **kw: Any) -> Judge:
     """A judge by spec: a `culturekb.registry.JUDGES` name ("lexicon", "prototype" with embedder= or the default
     MiniLM), else any model-client spec ("openai:MODEL", "hf:PATH" or a plug-in client), which makes an `LLMJudge`.
@@ -476,11 +480,7 @@ def make_judge(spec: str, scheme: EmotionScheme | str = "artemis9", **kw: Any) -
     """
     source = registry.which(spec, registry.JUDGES, registry.CLIENTS, kind="judge")
     if source is registry.JUDGES:
-        factory, argument = registry.JUDGES.resolve(spec)
-        if argument:
-            name = registry.split_spec(spec)[0]
-            raise ConfigError(f"judge {spec!r}: the offline judge {name!r} takes no value after ':'; use {name!r}")
-        judge: Judge = factory(scheme, **kw)
+        judge: Judge = registry.JUDGES.create(spec, scheme=scheme, **kw)
         return judge
     from culturekb.models.factory import make_client
 

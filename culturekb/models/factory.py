@@ -124,7 +124,7 @@ def _no_argument(argument: str, name: str, base_url: str | None) -> None:
         raise ConfigError(f"embedder {name!r} runs locally and takes no base_url")
 
 
-def _openai_client(argument: str, base_url: str | None = None, *, api_key_env: str = "OPENAI_API_KEY",
+def _openai_client(argument: str, *, base_url: str | None = None, api_key_env: str = "OPENAI_API_KEY",
                    timeout_s: float | None = None, http_backend: str = "auto", max_concurrency: int = 8) -> Any:
     """The provider of ``openai:MODEL`` (`make_client` wraps it); `max_concurrency` sizes its connection pool."""
     from culturekb.models.chat import OpenAICompatProvider
@@ -142,7 +142,7 @@ MINILM_RUNTIMES = {"": "auto", "onnx": "onnx", "numpy": "numpy", "st": "sentence
 index built with another."""
 
 
-def _minilm(argument: str, base_url: str | None = None, **kw: Any) -> Embedder:
+def _minilm(argument: str, *, base_url: str | None = None, **kw: Any) -> Embedder:
     from culturekb.models.embedders import MiniLMEmbedder, SentenceTransformerEmbedder
 
     runtime = MINILM_RUNTIMES.get(argument)
@@ -155,21 +155,21 @@ def _minilm(argument: str, base_url: str | None = None, **kw: Any) -> Embedder:
     return SentenceTransformerEmbedder(**kw)
 
 
-def _sentence_transformer(argument: str, base_url: str | None = None, **kw: Any) -> Embedder:
+def _sentence_transformer(argument: str, *, base_url: str | None = None, **kw: Any) -> Embedder:
     from culturekb.models.embedders import SentenceTransformerEmbedder
 
     _no_argument("", "st", base_url)
     return SentenceTransformerEmbedder(_need_argument(argument, "st:PATH"), **kw)
 
 
-def _use(argument: str, base_url: str | None = None, **kw: Any) -> Embedder:
+def _use(argument: str, *, base_url: str | None = None, **kw: Any) -> Embedder:
     from culturekb.models.embedders import USEEmbedder
 
     _no_argument(argument, "use", base_url)
     return USEEmbedder(**kw)
 
 
-def _openai_embedder(argument: str, base_url: str | None = None, **kw: Any) -> Embedder:
+def _openai_embedder(argument: str, *, base_url: str | None = None, **kw: Any) -> Embedder:
     from culturekb.models.embedders import OpenAIEmbedder
 
     return OpenAIEmbedder(_need_argument(argument, "openai-embed:MODEL"), base_url=base_url, **kw)

@@ -436,8 +436,8 @@ class HFVLMClient(Model):
 
 def hf_client_factory(
     argument: str,
-    base_url: str | None = None,
     *,
+    base_url: str | None = None,
     device: str = "cpu",
     max_new_tokens: int = 128,
     dtype: Any = None,

@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
+from culturekb import registry
 from culturekb._io import sha256_text, stable_hash
 from culturekb.errors import ConfigError, DataError
 from culturekb.kb.schema import Sample
@@ -502,3 +503,8 @@ def mentions(text: str, concept: str, language: str = "auto") -> bool:
     words = [normalise_concept(t, lang) or t for t in word_tokens(plain)]
     n = len(wanted)
     return any(words[i : i + n] == wanted for i in range(len(words) - n + 1))
+
+
+# -- the registered factories (culturekb.registry.CONCEPT_EXTRACTORS) ------------------------------------------
+precomputed_factory = registry.without_argument(PrecomputedConcepts, "concept extractor", "precomputed")
+text_factory = registry.without_argument(TextConceptExtractor, "concept extractor", "text")

@@ -217,18 +217,18 @@ def test_qdrant_alias_switches_between_versions(data: dict[str, Any], tmp_path: 
     from culturekb.retrieval.stores.qdrant_store import QdrantStore
 
     path = tmp_path / "q"
-    first = QdrantStore(DIM, path=path, collection="kb-v1", alias="kb")
+    first = QdrantStore(dim=DIM, path=path, collection="kb-v1", alias="kb")
     first.add(data["ids"][:30], data["vecs"][:30], data["payloads"][:30])
     first.publish()
     first.close()
-    second = QdrantStore(DIM, path=path, collection="kb-v2", alias="kb")
+    second = QdrantStore(dim=DIM, path=path, collection="kb-v2", alias="kb")
     second.add(data["ids"][30:60], data["vecs"][30:60], data["payloads"][30:60])
     second.publish()
     aliases = {a.alias_name: a.collection_name for a in second.client.get_aliases().aliases}
     assert aliases == {"kb": "kb-v2"}
     assert second.client.collection_exists("kb-v1")  # kept for rollback
     second.close()
-    third = QdrantStore(DIM, path=path, collection="kb-v3", alias="kb", drop_previous=True)
+    third = QdrantStore(dim=DIM, path=path, collection="kb-v3", alias="kb", drop_previous=True)
     third.add(data["ids"][60:90], data["vecs"][60:90], data["payloads"][60:90])
     third.publish()
     assert not third.client.collection_exists("kb-v2")

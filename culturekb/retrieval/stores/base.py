@@ -84,7 +84,9 @@ class VectorStore(Protocol):
 
 # -- registry: culturekb.registry.STORES ----------------------------------------------------------------------
 def register_store(name: str, factory: str | Callable[..., VectorStore], *, replace: bool = False) -> None:
-    """Register a backend by name: a class/callable, or a lazy "module:attr" string. The class needs `load`.
+    """Register a backend by name: a class, or a lazy "module:attr" string naming one. It is called as
+    ``factory(argument, dim=..., **options)`` (the one factory signature; `argument` is what follows ':' in the
+    spec, '' when nothing does) and needs a ``load(directory, meta=..., mmap=..., verify=...)`` classmethod.
 
     Registering a taken name with another target raises unless `replace`; plug-in packages may instead declare
     an entry point in the group ``culturekb.stores``.
@@ -110,9 +112,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
 def make_store(spec: str, dim: int, **kw: Any) -> VectorStore:
     """A new, empty store: `make_store("faiss", 384)`, `make_store("faiss:hnsw", 384, ef_search=256)`,
     `make_store("qdrant", 384, path="/tmp/q")`, `make_store("numpy", 384)`."""
-    name, opts = parse_spec(spec)
-    factory = _resolve(name)
-    store: VectorStore = factory(dim, **{**opts, **kw})
+    store: VectorStore = registry.STORES.create(spec, dim=dim, **kw)
     return store
 
 

@@ -96,9 +96,9 @@ class FaissStore(PartitionedStore):
 
     def __init__(
         self,
-        dim: int,
         kind: str = "auto",
         *,
+        dim: int,
         approx: str = "ivf",
         flat_max: int = FLAT_MAX,
         hnsw_m: int | None = None,
@@ -109,6 +109,7 @@ class FaissStore(PartitionedStore):
         seed: int = 0,
     ) -> None:
         super().__init__(dim)
+        kind = kind.strip().lower() or "auto"  # the spec's argument: "faiss:hnsw"
         if kind not in KINDS:
             raise ConfigError(f"unknown FAISS index kind {kind!r}; choose one of: {', '.join(KINDS)}")
         if approx not in ("hnsw", "ivf"):
@@ -146,7 +147,7 @@ class FaissStore(PartitionedStore):
         cfg = dict(meta.get("config", {}))
         kinds = cfg.pop("part_kinds", {})
         params = cfg.pop("part_params", {})
-        store = cls(int(meta["dim"]), **cfg)
+        store = cls(dim=int(meta["dim"]), **cfg)
         store._kinds = dict(kinds)
         store._params = {c: {k: int(v) for k, v in p.items()} for c, p in params.items()}
         return store

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from culturekb.errors import ConfigError
 from culturekb.retrieval.stores._partitioned import Part, PartitionedStore
 
 __all__ = ["NumpyStore"]
@@ -21,12 +22,15 @@ class NumpyStore(PartitionedStore):
     backend = "numpy"
     data_suffix = ".npy"
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, argument: str = "", *, dim: int) -> None:
+        """`argument` is what follows ':' in the spec; the numpy store takes none."""
+        if argument:
+            raise ConfigError(f"store 'numpy:{argument}': the numpy store takes no value after ':'; use 'numpy'")
         super().__init__(dim)
 
     @classmethod
     def _from_meta(cls, meta: dict[str, Any]) -> NumpyStore:
-        return cls(int(meta["dim"]))
+        return cls(dim=int(meta["dim"]))
 
     @staticmethod
     def _matrix(part: Part) -> np.ndarray:

@@ -72,8 +72,9 @@ class QdrantStore:
 
     def __init__(
         self,
-        dim: int,
+        argument: str = "",
         *,
+        dim: int,
         location: str | None = None,
         path: str | Path | None = None,
         url: str | None = None,
@@ -90,6 +91,17 @@ class QdrantStore:
     ) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ConfigError(f"store dimension must be a positive integer; got {dim!r}")
+        if argument:  # the spec's value after ':': "qdrant:http://host:6333", "qdrant::memory:", "qdrant:/data/q"
+            given_by_spec = [n for n, v in (("location", location), ("path", path), ("url", url)) if v is not None]
+            if given_by_spec:
+                raise ConfigError(f"store 'qdrant:{argument}' names where the collection lives, and so does "
+                                  f"{given_by_spec[0]}=; give one of them")
+            if argument.startswith(("http://", "https://")):
+                url = argument
+            elif argument == ":memory:":
+                location = argument
+            else:
+                path = argument
         given = [n for n, v in (("location", location), ("path", path), ("url", url)) if v is not None]
         if len(given) > 1:
             raise ConfigError(f"QdrantStore takes one of location=, path=, url=; got {', '.join(given)}")
@@ -395,7 +407,7 @@ class QdrantStore:
         cfg = dict(meta.get("config", {}))
         if mode == "url":
             store = cls(
-                dim,
+                dim=dim,
                 url=url or meta.get("url"),
                 api_key=api_key,
                 collection=collection,
@@ -406,7 +418,7 @@ class QdrantStore:
         else:
             local = directory / LOCAL_DIR
             verify_files(local, meta.get("files", {}), verify_hash=verify)
-            store = cls(dim, path=local, collection=collection, alias=meta.get("alias", "culturekb"), **cfg)
+            store = cls(dim=dim, path=local, collection=collection, alias=meta.get("alias", "culturekb"), **cfg)
         with store._calls("load"), _quiet_local():
             if not store.client.collection_exists(collection):
                 raise IndexError_(
