@@ -14,14 +14,14 @@ import json
 import logging
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from culturekb._images import check_image_file
 from culturekb._io import is_uri, resolve_image_ref
-from culturekb._records import FieldMap, LoadReport, is_absent, line_id, read_records
+from culturekb._records import FieldMap, LoadReport, Problems, is_absent, line_id, read_records
 from culturekb.errors import DataError
 from culturekb.inference.choices import option_letters
 from culturekb.kb.cultures import Culture, CultureRegistry, packaged_registry
@@ -136,6 +136,24 @@ def read_rows(path: str | Path, field_map: FieldMap | None = None, report: LoadR
     if empty:
         raise DataError(f"{p}: the file holds no items (it is empty or blank); give a JSONL file with one object "
                         "per line")
+
+
+def load_rows(path: str | Path, what: str, sample: Callable[[Row], Sample | None], *,
+              field_map: FieldMap | None = None, on_bad_row: str = "fail", report: LoadReport | None = None
+              ) -> list[Sample]:
+    """`sample` of each row of `path` (`read_rows`); None leaves the row out. A row that raises `DataError` is a bad
+    row (`Problems`: fail, or skip and list it in `report`); `what` names the data in the message ("Cedar data").
+    Repeated ids are refused (`check_unique`), with skip too."""
+    out: list[Sample] = []
+    problems = Problems(f"{what} {path}", on_bad_row)
+    for row in read_rows(path, field_map, report):
+        with problems.row(row.where):
+            item = sample(row)
+            if item is not None:
+                out.append(item)
+    problems.finish(report)
+    check_unique(out, path)
+    return out
 
 
 def check_unique(samples: Sequence[Sample], path: str | Path) -> None:

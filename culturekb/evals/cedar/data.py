@@ -31,9 +31,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from culturekb._records import FieldMap, LoadReport, Problems
+from culturekb._records import FieldMap, LoadReport
 from culturekb.errors import DataError
-from culturekb.evals.loaders import Row, check_unique, load_context, read_rows, resolve_image, row_culture
+from culturekb.evals.loaders import Row, load_context, load_rows, resolve_image, row_culture
 from culturekb.kb.cultures import CultureRegistry
 from culturekb.kb.loaders import canonical_label
 from culturekb.kb.schema import Sample
@@ -68,47 +68,44 @@ def load_cedar(
     sch, reg, root = load_context(scheme, registry, data_root)
     keep_langs = {reg.resolve(lang).id for lang in languages} if languages else None
     keep_mods = {_modality(m, None) for m in modalities} if modalities else None
-    out: list[Sample] = []
-    problems = Problems(f"Cedar data {path}", on_bad_row)
-    for row in read_rows(path, field_map, report):
-        with problems.row(row.where):
-            sid = row.item_id()
-            lang_value = row.text("language", required=True)
-            if _LANG_SEPARATORS.search(lang_value.lower()):
-                raise DataError(
-                    f"{row.where}: language {lang_value!r} names more than one language; give each language's "
-                    "version of an item as its own row with one language"
-                )
-            culture = row_culture(reg, lang_value, row, "language")
-            image_value = row.text("image")
-            modality = _modality(row.get("modality"), row) if row.get("modality") is not None else (
-                "multimodal" if image_value else "text")
-            if modality == "multimodal" and not image_value:
-                raise DataError(f"{row.where}: a multimodal item needs an image; give 'image' or set modality 'text'")
-            if modality == "text" and image_value:
-                raise DataError(f"{row.where}: modality 'text' but an image is given; set modality 'multimodal' or "
-                                "drop "
-                                "the image")
-            narrative = row.text("narrative")
-            question = row.text("question", required=True, what=" (Cedar asks a question about each narrative)")
-            if not narrative and modality == "text":
-                raise DataError(f"{row.where}: a text-only item needs a narrative")
-            label = canonical_label(sch, row.get("label"), f"{row.where}, field 'label'", "label")
-            if keep_langs is not None and culture.id not in keep_langs:
-                continue
-            if keep_mods is not None and modality not in keep_mods:
-                continue
-            image = resolve_image(row, image_value, root, check_images) if image_value else None
-            used = ("id", "language", "modality", "image", "narrative", "question", "label")
-            meta = {**row.extra(used), "language": culture.id, "modality": modality, "source": row.source,
-                    "source_line": row.line}
-            out.append(Sample(id=sid, culture=culture.id, image=image, text=narrative or None, question=question,
-                              label=label, split="test", metadata=meta))
-    problems.finish(report)
+
+    def sample(row: Row) -> Sample | None:
+        sid = row.item_id()
+        lang_value = row.text("language", required=True)
+        if _LANG_SEPARATORS.search(lang_value.lower()):
+            raise DataError(
+                f"{row.where}: language {lang_value!r} names more than one language; give each language's "
+                "version of an item as its own row with one language"
+            )
+        culture = row_culture(reg, lang_value, row, "language")
+        image_value = row.text("image")
+        modality = _modality(row.get("modality"), row) if row.get("modality") is not None else (
+            "multimodal" if image_value else "text")
+        if modality == "multimodal" and not image_value:
+            raise DataError(f"{row.where}: a multimodal item needs an image; give 'image' or set modality 'text'")
+        if modality == "text" and image_value:
+            raise DataError(f"{row.where}: modality 'text' but an image is given; set modality 'multimodal' or "
+                            "drop the image")
+        narrative = row.text("narrative")
+        question = row.text("question", required=True, what=" (Cedar asks a question about each narrative)")
+        if not narrative and modality == "text":
+            raise DataError(f"{row.where}: a text-only item needs a narrative")
+        label = canonical_label(sch, row.get("label"), f"{row.where}, field 'label'", "label")
+        if keep_langs is not None and culture.id not in keep_langs:
+            return None
+        if keep_mods is not None and modality not in keep_mods:
+            return None
+        image = resolve_image(row, image_value, root, check_images) if image_value else None
+        used = ("id", "language", "modality", "image", "narrative", "question", "label")
+        meta = {**row.extra(used), "language": culture.id, "modality": modality, "source": row.source,
+                "source_line": row.line}
+        return Sample(id=sid, culture=culture.id, image=image, text=narrative or None, question=question,
+                      label=label, split="test", metadata=meta)
+
+    out = load_rows(path, "Cedar data", sample, field_map=field_map, on_bad_row=on_bad_row, report=report)
     if not out:
         raise DataError(f"{path}: no item is left after keeping languages {sorted(keep_langs or [])} and modalities "
                         f"{sorted(keep_mods or [])}; check --languages and --modality against the file")
-    check_unique(out, path)
     return out
 
 

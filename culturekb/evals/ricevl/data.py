@@ -69,15 +69,14 @@ from pathlib import Path
 from typing import Any
 
 from culturekb._io import is_uri
-from culturekb._records import FieldMap, LoadReport, Problems
+from culturekb._records import FieldMap, LoadReport
 from culturekb.errors import ConfigError, DataError
 from culturekb.evals.loaders import (
     Row,
-    check_unique,
     culture_registry,
     load_context,
+    load_rows,
     normalise_truth,
-    read_rows,
     resolve_image,
     row_culture,
 )
@@ -168,54 +167,51 @@ def load_ricevl_vqa(
 ) -> list[Sample]:
     """RICE-VL VQA items (see the module docstring) as samples."""
     sch, reg, root = load_context(scheme, registry, data_root)
-    out: list[Sample] = []
-    problems = Problems(f"RICE-VL VQA data {path}", on_bad_row)
-    for row in read_rows(path, field_map, report):
-        with problems.row(row.where):
-            if isinstance(row.get("answer"), list) and not reference_answers(row.get("answer")):
-                if report is not None:
-                    report.notes.append(f"{row.where}: no reference answer in the release (left out)")
-                continue
-            sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries, report)
-            fmt = normalise_format(row.get("format"), row.where) if row.get("format") is not None else None
-            if fmt is None:
-                raise DataError(f"{row.where}: field 'format' is missing; give qa, tf or fill")
-            question = row.text("question", required=True)
-            raw_answer = row.get("answer")
-            alternatives: list[str] = []
-            if fmt == "tf":
-                answer = normalise_truth(raw_answer)
-                if answer is None:
-                    raise DataError(f"{row.where}: a tf question needs a truth value as answer, got {raw_answer!r} "
-                                    "(use true/false, yes/no or a JSON bool)")
-            else:
-                if isinstance(raw_answer, float) and not math.isfinite(raw_answer):
-                    raise DataError(f"{row.where}: field 'answer' is {raw_answer!r}, not an answer; give the reference "
-                                    "answer as text")
-                if isinstance(raw_answer, int | float) and not isinstance(raw_answer, bool):
-                    raw_answer = str(raw_answer)
-                alternatives = reference_answers(raw_answer) if isinstance(raw_answer, list) else []
-                if alternatives:
-                    raw_answer = alternatives[0]
-                if not isinstance(raw_answer, str) or not raw_answer.strip():
-                    raise DataError(f"{row.where}: field 'answer' is missing or empty; every item needs a "
-                                    "reference answer")
-                answer = raw_answer.strip()
-            if fmt == "fill" and not _BLANK.search(question):
-                raise DataError(f"{row.where}: a fill question must contain a blank (___, [blank], <blank> or [MASK]): "
-                                f"{question!r}")
-            image_value = row.text("image")
-            image = resolve_image(row, image_value, root, check_images) if image_value else None
-            used = ("id", "country", "category", "sub_culture", "image", "question", "format", "answer")
-            meta = {**row.extra(used), "country": country.id, "country_name": country.name, "category": category,
-                    "sub_culture": row.text("sub_culture") or None, "format": fmt, "source": row.source,
-                    **({"reference_answers": alternatives} if fmt != "tf" and len(alternatives) > 1 else {}),
-                    "source_line": row.line}
-            out.append(Sample(id=sid, culture=country.id, image=image, question=question, label=answer, split="test",
-                              metadata=meta))
-    problems.finish(report)
-    check_unique(out, path)
-    return out
+
+    def sample(row: Row) -> Sample | None:
+        if isinstance(row.get("answer"), list) and not reference_answers(row.get("answer")):
+            if report is not None:
+                report.notes.append(f"{row.where}: no reference answer in the release (left out)")
+            return None
+        sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries, report)
+        fmt = normalise_format(row.get("format"), row.where) if row.get("format") is not None else None
+        if fmt is None:
+            raise DataError(f"{row.where}: field 'format' is missing; give qa, tf or fill")
+        question = row.text("question", required=True)
+        raw_answer = row.get("answer")
+        alternatives: list[str] = []
+        if fmt == "tf":
+            answer = normalise_truth(raw_answer)
+            if answer is None:
+                raise DataError(f"{row.where}: a tf question needs a truth value as answer, got {raw_answer!r} "
+                                "(use true/false, yes/no or a JSON bool)")
+        else:
+            if isinstance(raw_answer, float) and not math.isfinite(raw_answer):
+                raise DataError(f"{row.where}: field 'answer' is {raw_answer!r}, not an answer; give the reference "
+                                "answer as text")
+            if isinstance(raw_answer, int | float) and not isinstance(raw_answer, bool):
+                raw_answer = str(raw_answer)
+            alternatives = reference_answers(raw_answer) if isinstance(raw_answer, list) else []
+            if alternatives:
+                raw_answer = alternatives[0]
+            if not isinstance(raw_answer, str) or not raw_answer.strip():
+                raise DataError(f"{row.where}: field 'answer' is missing or empty; every item needs a "
+                                "reference answer")
+            answer = raw_answer.strip()
+        if fmt == "fill" and not _BLANK.search(question):
+            raise DataError(f"{row.where}: a fill question must contain a blank (___, [blank], <blank> or [MASK]): "
+                            f"{question!r}")
+        image_value = row.text("image")
+        image = resolve_image(row, image_value, root, check_images) if image_value else None
+        used = ("id", "country", "category", "sub_culture", "image", "question", "format", "answer")
+        meta = {**row.extra(used), "country": country.id, "country_name": country.name, "category": category,
+                "sub_culture": row.text("sub_culture") or None, "format": fmt, "source": row.source,
+                **({"reference_answers": alternatives} if fmt != "tf" and len(alternatives) > 1 else {}),
+                "source_line": row.line}
+        return Sample(id=sid, culture=country.id, image=image, question=question, label=answer, split="test",
+                      metadata=meta)
+
+    return load_rows(path, "RICE-VL VQA data", sample, field_map=field_map, on_bad_row=on_bad_row, report=report)
 
 
 def _number(value: Any, what: str, row: Row) -> float:
@@ -275,56 +271,52 @@ def load_ricevl_grounding(
     if bbox_format not in BOX_FORMATS:
         raise ConfigError(f"unknown bbox_format {bbox_format!r}; use one of {list(BOX_FORMATS)}")
     sch, reg, root = load_context(scheme, registry, data_root)
-    out: list[Sample] = []
-    problems = Problems(f"RICE-VL grounding data {path}", on_bad_row)
-    for row in read_rows(path, field_map, report):
-        with problems.row(row.where):
-            sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries, report)
-            phrase = row.text("phrase", required=True)
-            image = resolve_image(row, row.text("image", required=True, what=" (grounding needs the image)"), root,
-                                   check_images)
-            raw_box = row.get("bbox")
-            if raw_box is None:
-                raise DataError(f"{row.where}: field 'bbox' is missing; give the gold box")
-            values, layout = _box_values(raw_box, row)
-            fmt = str(row.get("bbox_format") or bbox_format).strip().lower()
-            if fmt not in BOX_FORMATS:
-                raise DataError(f"{row.where}: unknown bbox_format {fmt!r}; use one of {list(BOX_FORMATS)}")
-            if layout is not None and not fmt.startswith(layout):
-                fmt = layout + fmt[4:]
-            width = row.get("width")
-            height = row.get("height")
-            if width is not None or height is not None:
-                if width is None or height is None:
-                    raise DataError(f"{row.where}: give both width and height, or neither")
-                size: tuple[float, float] | None = (_number(width, "width", row), _number(height, "height", row))
-            else:
-                size = _image_size(image)
-            if size is not None and (size[0] <= 0 or size[1] <= 0):
-                raise DataError(f"{row.where}: image size {size} must be positive")
-            try:
-                x1, y1, x2, y2 = convert_box(values, fmt, *(size or (None, None)))
-            except ConfigError as exc:
-                raise DataError(f"{row.where}: {exc}") from exc
-            if x2 <= x1 or y2 <= y1:
-                raise DataError(f"{row.where}: gold box {values} ({fmt}) has x2 <= x1 or y2 <= y1; fix the box or its "
-                                "bbox_format (xywh boxes give width and height, not the far corner)")
-            if size is not None:
-                w, h = size
-                if x1 < -1 or y1 < -1 or x2 > w + 1 or y2 > h + 1:
-                    raise DataError(f"{row.where}: gold box {values} ({fmt}) reaches outside the {w:g}x{h:g} image; "
-                                    "fix "
-                                    "the box or its bbox_format")
-                x1, y1, x2, y2 = max(x1, 0.0), max(y1, 0.0), min(x2, w), min(y2, h)
-            used = ("id", "country", "category", "image", "phrase", "bbox", "bbox_format", "width", "height")
-            meta = {**row.extra(used), "country": country.id, "country_name": country.name, "category": category,
-                    "bbox": [x1, y1, x2, y2], "bbox_source_format": fmt,
-                    "width": size[0] if size else None, "height": size[1] if size else None,
-                    "source": row.source, "source_line": row.line}
-            out.append(Sample(id=sid, culture=country.id, image=image, text=phrase, split="test", metadata=meta))
-    problems.finish(report)
-    check_unique(out, path)
-    return out
+
+    def sample(row: Row) -> Sample | None:
+        sid, country, category = _country_fields(row, sch, reg, allow_unknown_countries, report)
+        phrase = row.text("phrase", required=True)
+        image = resolve_image(row, row.text("image", required=True, what=" (grounding needs the image)"), root,
+                           check_images)
+        raw_box = row.get("bbox")
+        if raw_box is None:
+            raise DataError(f"{row.where}: field 'bbox' is missing; give the gold box")
+        values, layout = _box_values(raw_box, row)
+        fmt = str(row.get("bbox_format") or bbox_format).strip().lower()
+        if fmt not in BOX_FORMATS:
+            raise DataError(f"{row.where}: unknown bbox_format {fmt!r}; use one of {list(BOX_FORMATS)}")
+        if layout is not None and not fmt.startswith(layout):
+            fmt = layout + fmt[4:]
+        width = row.get("width")
+        height = row.get("height")
+        if width is not None or height is not None:
+            if width is None or height is None:
+                raise DataError(f"{row.where}: give both width and height, or neither")
+            size: tuple[float, float] | None = (_number(width, "width", row), _number(height, "height", row))
+        else:
+            size = _image_size(image)
+        if size is not None and (size[0] <= 0 or size[1] <= 0):
+            raise DataError(f"{row.where}: image size {size} must be positive")
+        try:
+            x1, y1, x2, y2 = convert_box(values, fmt, *(size or (None, None)))
+        except ConfigError as exc:
+            raise DataError(f"{row.where}: {exc}") from exc
+        if x2 <= x1 or y2 <= y1:
+            raise DataError(f"{row.where}: gold box {values} ({fmt}) has x2 <= x1 or y2 <= y1; fix the box or its "
+                            "bbox_format (xywh boxes give width and height, not the far corner)")
+        if size is not None:
+            w, h = size
+            if x1 < -1 or y1 < -1 or x2 > w + 1 or y2 > h + 1:
+                raise DataError(f"{row.where}: gold box {values} ({fmt}) reaches outside the {w:g}x{h:g} image; "
+                                "fix the box or its bbox_format")
+            x1, y1, x2, y2 = max(x1, 0.0), max(y1, 0.0), min(x2, w), min(y2, h)
+        used = ("id", "country", "category", "image", "phrase", "bbox", "bbox_format", "width", "height")
+        meta = {**row.extra(used), "country": country.id, "country_name": country.name, "category": category,
+                "bbox": [x1, y1, x2, y2], "bbox_source_format": fmt,
+                "width": size[0] if size else None, "height": size[1] if size else None,
+                "source": row.source, "source_line": row.line}
+        return Sample(id=sid, culture=country.id, image=image, text=phrase, split="test", metadata=meta)
+
+    return load_rows(path, "RICE-VL grounding data", sample, field_map=field_map, on_bad_row=on_bad_row, report=report)
 
 
 def load_cue_metadata(
@@ -340,31 +332,28 @@ def load_cue_metadata(
     """RICE-VL-style training metadata as build samples: concept = sub-culture, culture = country,
     label = category, explanations = facts (split ``train`` unless the row says otherwise)."""
     sch, reg, _ = load_context(scheme, registry)
-    out: list[Sample] = []
-    problems = Problems(f"RICE-VL cue metadata {path}", on_bad_row)
-    for row in read_rows(path, field_map, report):
-        with problems.row(row.where):
-            country = row_culture(reg, row.text("country", required=True), row, "country", allow_unknown_countries)
-            category = canonical_label(sch, row.get("category"), f"{row.where}, field 'category'", "category")
-            sub = row.text("sub_culture", required=True, what=" (it is the concept of the cue KB)")
-            facts = row.get("facts", [])
-            if isinstance(facts, str):
-                facts = [facts]
-            if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
-                raise DataError(f"{row.where}: 'facts' must be a string or a list of strings")
-            extra = row.get("concepts", [])
-            if isinstance(extra, str):
-                extra = [extra]
-            if not isinstance(extra, list) or not all(isinstance(c, str) for c in extra):
-                raise DataError(f"{row.where}: 'concepts' must be a string or a list of strings")
-            sid = row.text("id") or f"{country.id}::{category}::{sub}::{row.line}"
-            split = row.text("split") or "train"
-            used = ("id", "country", "category", "sub_culture", "facts", "split", "concepts")
-            concepts = list(dict.fromkeys([sub, *(c.strip() for c in extra if c.strip())]))
-            out.append(Sample(id=sid, culture=country.id, label=category, concepts=concepts,
-                              explanations=[f.strip() for f in facts if f.strip()], split=split,
-                              metadata={**row.extra(used), "image_id": sid, "country_name": country.name,
-                                        "source": row.source, "source_line": row.line}))
-    problems.finish(report)
-    check_unique(out, path)
-    return out
+
+    def sample(row: Row) -> Sample | None:
+        country = row_culture(reg, row.text("country", required=True), row, "country", allow_unknown_countries)
+        category = canonical_label(sch, row.get("category"), f"{row.where}, field 'category'", "category")
+        sub = row.text("sub_culture", required=True, what=" (it is the concept of the cue KB)")
+        facts = row.get("facts", [])
+        if isinstance(facts, str):
+            facts = [facts]
+        if not isinstance(facts, list) or not all(isinstance(f, str) for f in facts):
+            raise DataError(f"{row.where}: 'facts' must be a string or a list of strings")
+        extra = row.get("concepts", [])
+        if isinstance(extra, str):
+            extra = [extra]
+        if not isinstance(extra, list) or not all(isinstance(c, str) for c in extra):
+            raise DataError(f"{row.where}: 'concepts' must be a string or a list of strings")
+        sid = row.text("id") or f"{country.id}::{category}::{sub}::{row.line}"
+        split = row.text("split") or "train"
+        used = ("id", "country", "category", "sub_culture", "facts", "split", "concepts")
+        concepts = list(dict.fromkeys([sub, *(c.strip() for c in extra if c.strip())]))
+        return Sample(id=sid, culture=country.id, label=category, concepts=concepts,
+                      explanations=[f.strip() for f in facts if f.strip()], split=split,
+                      metadata={**row.extra(used), "image_id": sid, "country_name": country.name,
+                                "source": row.source, "source_line": row.line})
+
+    return load_rows(path, "RICE-VL cue metadata", sample, field_map=field_map, on_bad_row=on_bad_row, report=report)
