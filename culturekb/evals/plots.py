@@ -210,10 +210,13 @@ def check_plot_name(name: str) -> None:
         raise ConfigError(f"plot name {name!r} is not a safe file stem; use letters, digits, '-', '_' or '.'")
 
 
-def _grouped(n_categories: int, n_series: int) -> tuple[float, list[list[float]]]:
-    """Bar width and, per series, the x position of each category's bar in a grouped bar chart."""
+def _grouped_axes(fig: Any, plot: BarPlot | IntervalPlot) -> tuple[Any, float, list[list[float]]]:
+    """The axes of a grouped chart (one group per category, one bar or point per series in it), the bar width and,
+    per series, the x position of each category's bar."""
+    n_categories, n_series = len(plot.categories), len(plot.series)
     width = 0.8 / n_series
-    return width, [[x - 0.4 + width * (k + 0.5) for x in range(n_categories)] for k in range(n_series)]
+    positions = [[x - 0.4 + width * (k + 0.5) for x in range(n_categories)] for k in range(n_series)]
+    return fig.add_subplot(1, 1, 1), width, positions
 
 
 _BASELINE_STYLES = ((0, (4, 2)), (0, (1, 1.5)), (0, (6, 2, 1, 2)))
@@ -282,16 +285,14 @@ def _fit_ylim(ax: Any, values: Sequence[float], ylim: tuple[float, float] | None
 def _draw_bars(fig: Any, plot: BarPlot) -> None:
     from matplotlib.patches import Patch
 
-    ax = fig.add_subplot(1, 1, 1)
-    n_series = len(plot.series)
-    width, positions = _grouped(len(plot.categories), n_series)
+    ax, width, positions = _grouped_axes(fig, plot)
     handles: list[Any] = []
-    n_bars = n_series * len(plot.categories)
+    n_bars = len(plot.series) * len(plot.categories)
     for k, (label, vals) in enumerate(plot.series.items()):
         offsets = positions[k]
         heights = [0.0 if math.isnan(v) else v for v in vals]
         colour = f"C{k % 10}"
-        if plot.diverging and n_series == 1:
+        if plot.diverging and len(plot.series) == 1:
             colours: Any = ["#c0392b" if v < 0 else "#2e86c1" for v in heights]
         else:
             colours = colour
@@ -303,26 +304,28 @@ def _draw_bars(fig: Any, plot: BarPlot) -> None:
         ax.axhline(0.0, color="black", linewidth=0.8)
     all_values = [v for vals in plot.series.values() for v in vals] + list(plot.baselines.values())
     _fit_ylim(ax, all_values, plot.ylim, plot.diverging)
-    lines = _draw_baselines(ax, plot.baselines, plot.value_format)
-    legend = (handles if n_series > 1 or lines else []) + lines
-    _finish_category_axes(ax, plot.categories, _crowded(plot.categories), plot.ylabel, plot.title, legend)
+    _finish_grouped(ax, plot, handles)
 
 
 def _crowded(categories: Sequence[str]) -> bool:
     return len(categories) > 6 or (len(categories) > 1 and sum(len(c) for c in categories) > 12 * len(categories))
 
 
-def _finish_category_axes(ax: Any, categories: Sequence[str], crowded: bool, ylabel: str, title: str,
-                          legend: Sequence[Any]) -> None:
-    """Category ticks (slanted when `crowded`), labels, a legend outside the data (right of the axes), a light
-    grid behind the bars."""
+def _finish_grouped(ax: Any, plot: BarPlot | IntervalPlot, handles: list[Any]) -> None:
+    """The baselines, category ticks (slanted when crowded), labels, a legend outside the data (right of the axes:
+    the series' `handles` when there is more than one series or any baseline, then the baselines), a light grid
+    behind the bars."""
+    lines = _draw_baselines(ax, plot.baselines, plot.value_format)
+    legend = (handles if len(plot.series) > 1 or lines else []) + lines
+    categories = plot.categories
+    crowded = _crowded(categories)
     ax.set_xticks(list(range(len(categories))))
     ax.set_xticklabels(categories, rotation=30 if crowded else 0, ha="right" if crowded else "center")
     ax.set_xlim(-0.6, len(categories) - 0.4)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
+    ax.set_ylabel(plot.ylabel)
+    ax.set_title(plot.title)
     if legend:
-        ax.legend(handles=list(legend), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+        ax.legend(handles=legend, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     ax.grid(axis="y", alpha=0.3, zorder=0)
     ax.set_axisbelow(True)
     for side in ("top", "right"):
@@ -372,11 +375,9 @@ def _draw_intervals(fig: Any, plot: IntervalPlot) -> None:
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    ax = fig.add_subplot(1, 1, 1)
-    n_series = len(plot.series)
-    width, positions = _grouped(len(plot.categories), n_series)
+    ax, width, positions = _grouped_axes(fig, plot)
     handles: list[Any] = []
-    n_bars = n_series * len(plot.categories)
+    n_bars = len(plot.series) * len(plot.categories)
     for k, (label, vals) in enumerate(plot.series.items()):
         offsets = positions[k]
         lows, highs = plot.low[label], plot.high[label]
@@ -402,9 +403,7 @@ def _draw_intervals(fig: Any, plot: IntervalPlot) -> None:
         ax.axhline(plot.reference, color="black", linewidth=0.8)
     bounds = [v for d in (plot.series, plot.low, plot.high) for vals in d.values() for v in vals]
     _fit_ylim(ax, [*bounds, *plot.baselines.values()], plot.ylim, plot.style == "point" and plot.reference == 0.0)
-    lines = _draw_baselines(ax, plot.baselines, plot.value_format)
-    legend = (handles if n_series > 1 or lines else []) + lines
-    _finish_category_axes(ax, plot.categories, _crowded(plot.categories), plot.ylabel, plot.title, legend)
+    _finish_grouped(ax, plot, handles)
 
 
 def _draw_reliability(fig: Any, plot: ReliabilityPlot) -> None:
