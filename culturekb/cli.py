@@ -14,6 +14,8 @@ from rich.console import Console
 from typer.core import TyperGroup
 
 if TYPE_CHECKING:  # typer ships its own copy of click; its group methods take and return these types
+    from collections.abc import Mapping
+
     from typer._click.core import Command, Context
 
 from culturekb._cli_errors import fail as _fail
@@ -45,6 +47,14 @@ def _csv(value: str | None, option: str = "a comma list") -> list[str] | None:
     from culturekb._records import comma_list
 
     return _guard(lambda: comma_list(value, option))
+
+
+def _print_report(res: Mapping[str, Any], as_json: bool) -> None:
+    """A workflow's report (``{"json": ..., "markdown": ...}``): the JSON with --json, else the Markdown."""
+    if as_json:
+        out.print_json(json.dumps(res["json"], ensure_ascii=False))
+    else:
+        out.print(res["markdown"], markup=False)
 
 
 def _print_version(value: bool) -> None:
@@ -197,10 +207,7 @@ def inspect(
             out.print(f"{cid}: " + ", ".join(f"{lab} {p:.1%}" for lab, p in ranked if p > 0), markup=False)
         return
     res = _guard(lambda: inspect_kb(kb, top=top))
-    if as_json:
-        out.print_json(json.dumps(res["json"], ensure_ascii=False))
-    else:
-        out.print(res["markdown"], markup=False)
+    _print_report(res, as_json)
 
 
 @app.command()
@@ -483,10 +490,7 @@ def compare(
     res = _guard(lambda: compare_kb(kb, _csv(cultures, "--cultures"), min_support=min_support, tau=tau,
                                     min_margin=None if min_margin < 0 else min_margin, top=top, status=status,
                                     settings=load_settings(config)))
-    if as_json:
-        out.print_json(json.dumps(res["json"], ensure_ascii=False))
-    else:
-        out.print(res["markdown"], markup=False)
+    _print_report(res, as_json)
 
 
 @app.command()

@@ -22,7 +22,7 @@ from typing import Any
 from culturekb._images import check_image_file
 from culturekb._io import is_uri, resolve_image_ref
 from culturekb._records import FieldMap, LoadReport, Problems, is_absent, line_id, read_records
-from culturekb.errors import DataError
+from culturekb.errors import ConfigError, DataError
 from culturekb.inference.choices import option_letters
 from culturekb.kb.cultures import Culture, CultureRegistry, packaged_registry
 from culturekb.kb.loaders import known_culture
@@ -154,6 +154,15 @@ def load_rows(path: str | Path, what: str, sample: Callable[[Row], Sample | None
     problems.finish(report)
     check_unique(out, path)
     return out
+
+
+def require_labelled_split(samples: Sequence[Sample], split: str) -> None:
+    """Refuse a ``--split`` in which the data has no labelled sample, naming the splits it has (checked before the
+    run folder exists)."""
+    if not any(s.split == split and s.label is not None for s in samples):
+        splits = sorted({str(s.split) for s in samples if s.label is not None})
+        raise ConfigError(f"--split {split!r}: the data has no labelled samples in that split (its splits: "
+                          f"{', '.join(splits) or 'none'}); give one of those")
 
 
 def check_unique(samples: Sequence[Sample], path: str | Path) -> None:

@@ -19,6 +19,7 @@ from culturekb.evals.artemculture.command import artemculture_options
 from culturekb.evals.artemculture.spec import ArtECultureSpec
 from culturekb.evals.context import RunContext
 from culturekb.evals.images import ImageCheck, check_images, describe_images
+from culturekb.evals.loaders import require_labelled_split
 from culturekb.evals.metrics import (
     accuracy,
     accuracy_by_group,
@@ -133,10 +134,7 @@ class ArtECultureRunner(Runner):
         spec = ctx.spec
         assert isinstance(spec, ArtECultureSpec)
         read = ctx.kb_samples(spec.data)
-        if not any(s.split == spec.split and s.label is not None for s in read):  # before the run folder exists
-            splits = sorted({str(s.split) for s in read if s.label is not None})
-            raise ConfigError(f"--split {spec.split!r}: the data has no labelled samples in that split (its splits: "
-                              f"{', '.join(splits) or 'none'}); give one of those")
+        require_labelled_split(read, spec.split)
         samples, check = prepare_images(read, spec)
         predictor, calibration = ctx.predictor(samples)
         kb = ctx.augmenter().retriever.kb

@@ -38,6 +38,7 @@ from culturekb.errors import ConfigError
 from culturekb.evals.context import RunContext
 from culturekb.evals.knowledge.command import knowledge_options
 from culturekb.evals.knowledge.spec import KnowledgeSpec, check_report_numbers
+from culturekb.evals.loaders import require_labelled_split
 from culturekb.evals.metrics import align_predictions, majority_labels
 from culturekb.evals.reports import Plot, Table
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
@@ -332,10 +333,7 @@ class KnowledgeRunner(Runner):
         spec = ctx.spec
         assert isinstance(spec, KnowledgeSpec)
         samples = ctx.kb_samples(spec.data)
-        if not any(s.split == spec.split and s.label is not None for s in samples):  # before the run folder exists
-            splits = sorted({str(s.split) for s in samples if s.label is not None})
-            raise ConfigError(f"--split {spec.split!r}: the data has no labelled samples in that split (its splits: "
-                              f"{', '.join(splits) or 'none'}); give one of those")
+        require_labelled_split(samples, spec.split)
         predictor, calibration = ctx.predictor(samples)
         return cls(samples, predictor, ctx.augmenter(), split=spec.split, n_resamples=spec.n_resamples,
                    confidence=spec.confidence, seed=spec.seed, n_bins=spec.n_bins, top_concepts=spec.top_concepts,
