@@ -8,37 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
-from culturekb.cli import app
-
-
-def _run(*args: Any) -> Any:
-    return CliRunner().invoke(app, [str(a) for a in args])
+from tests.cli_build import build_kb as _build
+from tests.cli_build import run_cli as _run
+from tests.cli_build import storm_garden_rows, write_jsonl
 
 
 def _data(root: Path, with_valid: bool) -> Path:
     """40 images: stormy ones are fear, garden ones contentment, with a 'sea' in both; fear is the majority of the
     training split (so the culture prior alone answers fear)."""
-    rows = []
-    for i in range(40):
-        split = "train" if i < 24 else ("valid" if with_valid and i < 32 else "test")
-        stormy = i % 3 != 0
-        rows.append({"id": f"img{i}::en", "culture": "en", "label": "fear" if stormy else "contentment",
-                     "concepts": ["storm", "sea"] if stormy else ["garden", "sea"],
-                     "explanations": ["a frightening storm" if stormy else "a calm garden"], "split": split,
-                     "metadata": {"image_id": f"img{i}"}})
-    path = root / "data.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
-def _build(root: Path, data: Path, *extra: str) -> tuple[Path, Any]:
-    kb = root / "kb"
-    res = _run("build", data, "--out", kb, "--concepts", "precomputed", "--judges", "lexicon,lexicon",
-               "--cache-dir", root / "cache", *extra)
-    assert res.exit_code == 0, res.output
-    return kb, res
+    rows = storm_garden_rows(40, lambda i: i % 3 != 0,
+                             lambda i: "train" if i < 24 else ("valid" if with_valid and i < 32 else "test"))
+    return write_jsonl(root / "data.jsonl", rows)
 
 
 @pytest.fixture(autouse=True)

@@ -3,15 +3,9 @@
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from culturekb.cli import app
-
-runner = CliRunner()
-
-
-def _run(*args):
-    return runner.invoke(app, [str(a) for a in args])
+from tests.cli_build import build_kb, write_jsonl
+from tests.cli_build import run_cli as _run
 
 
 @pytest.fixture(scope="module")
@@ -25,11 +19,8 @@ def kb_dir(tmp_path_factory):
             rows.append({"id": f"img{i}::{culture}", "culture": culture, "label": label, "concepts": concepts,
                          "explanations": ["the storm at sea is frightening and vast"],
                          "split": "train" if i < 8 else "test", "metadata": {"image_id": f"img{i}"}})
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    kb = root / "kb"
-    res = _run("build", data, "--out", kb, "--concepts", "precomputed", "--judges", "lexicon,lexicon",
-               "--cache-dir", root / "cache")
-    assert res.exit_code == 0, res.output
+    write_jsonl(data, rows)
+    kb, _ = build_kb(root, data)
     return kb, data
 
 

@@ -5,9 +5,7 @@ import json
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
 
-from culturekb.cli import app
 from culturekb.errors import ConfigError
 from culturekb.inference.augmenter import Augmenter
 from culturekb.inference.calibration import PriorModel, dropped_summary, fit_calibration
@@ -16,6 +14,8 @@ from culturekb.kb import KnowledgeBase, KnowledgeTuple, Sample
 from culturekb.kb.calibration import Calibration
 from culturekb.retrieval.filters import TupleFilter
 from culturekb.retrieval.retriever import open_retriever
+from tests.cli_build import build_kb, storm_garden_rows, write_jsonl
+from tests.cli_build import run_cli as _run
 
 
 def _t(concept, dist, support, status="accepted"):
@@ -103,27 +103,12 @@ def test_a_calibration_for_another_kb_is_refused(retriever):
 
 
 # -- the command ----------------------------------------------------------------------------------------------
-def _run(*args):
-    return CliRunner().invoke(app, [str(a) for a in args])
-
-
 @pytest.fixture(scope="module")
 def kb_dir(tmp_path_factory):
     root = tmp_path_factory.mktemp("cal")
-    rows = []
-    for i in range(40):
-        split = "train" if i < 24 else "valid" if i < 32 else "test"
-        stormy = i % 2 == 0
-        rows.append({"id": f"img{i}::en", "culture": "en", "label": "fear" if stormy else "contentment",
-                     "concepts": ["storm", "sea"] if stormy else ["garden", "sea"],
-                     "explanations": ["a frightening storm" if stormy else "a calm garden"], "split": split,
-                     "metadata": {"image_id": f"img{i}"}})
-    data = root / "data.jsonl"
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    kb = root / "kb"
-    res = _run("build", data, "--out", kb, "--concepts", "precomputed", "--judges", "lexicon,lexicon",
-               "--cache-dir", root / "cache")
-    assert res.exit_code == 0, res.output
+    rows = storm_garden_rows(40, lambda i: i % 2 == 0, lambda i: "train" if i < 24 else "valid" if i < 32 else "test")
+    data = write_jsonl(root / "data.jsonl", rows)
+    kb, _ = build_kb(root, data)
     return kb, data
 
 
