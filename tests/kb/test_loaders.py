@@ -108,20 +108,19 @@ def test_multiline_quoted_rows_keep_file_line_numbers(tmp_path: Path) -> None:
 
 
 # -- bad input -------------------------------------------------------------------------------------------------
-def test_missing_column_lists_expected(tmp_path: Path) -> None:
-    p = write(tmp_path, "m.csv", "painting,art_style,utterance\na_b,Realism,hi\n")
+@pytest.mark.parametrize(("name", "text", "said"), [
+    # a missing column: the file, the column, the columns expected
+    ("m.csv", "painting,art_style,utterance\na_b,Realism,hi\n", ("m.csv", "'emotion'", "expected columns",
+                                                                  "utterance")),
+    # an unknown label: the file and line, the label, the scheme's labels
+    ("l.csv", HEADER + "a_b,Realism,awe,english,x\na_b,Realism,bliss,english,y\n",
+     ("l.csv, line 3", "'bliss'", "contentment", "something else")),
+])
+def test_bad_csv_says_where_and_what_is_expected(tmp_path: Path, name: str, text: str, said: tuple[str, ...]) -> None:
     with pytest.raises(DataError) as e:
-        load_artemis_csv(p)
+        load_artemis_csv(write(tmp_path, name, text))
     msg = str(e.value)
-    assert "m.csv" in msg and "'emotion'" in msg and "expected columns" in msg and "utterance" in msg
-
-
-def test_unknown_label_lists_scheme_labels(tmp_path: Path) -> None:
-    p = write(tmp_path, "l.csv", HEADER + "a_b,Realism,awe,english,x\na_b,Realism,bliss,english,y\n")
-    with pytest.raises(DataError) as e:
-        load_artemis_csv(p)
-    msg = str(e.value)
-    assert "l.csv, line 3" in msg and "'bliss'" in msg and "contentment" in msg and "something else" in msg
+    assert all(part in msg for part in said), (said, msg)
 
 
 def test_unknown_culture(tmp_path: Path) -> None:
