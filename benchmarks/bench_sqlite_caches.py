@@ -36,6 +36,16 @@ def _time(fn: Callable[[], object]) -> float:
     return time.perf_counter() - t
 
 
+def _side_by_side(rows: list[dict[str, object]], cache: str, ops: tuple[str, str],
+                  culturekb: tuple[Callable[[], object], Callable[[], object]],
+                  diskcache: tuple[Callable[[], object], Callable[[], object]]) -> None:
+    """Time the put then the get of culturekb's cache, then diskcache's; one row per operation."""
+    put, get = _time(culturekb[0]), _time(culturekb[1])
+    dput, dget = _time(diskcache[0]), _time(diskcache[1])
+    rows.append({"cache": cache, "op": ops[0], "culturekb_s": put, "diskcache_s": dput})
+    rows.append({"cache": cache, "op": ops[1], "culturekb_s": get, "diskcache_s": dget})
+
+
 def main() -> int:  # noqa: D103
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=2000)
@@ -54,64 +64,57 @@ def main() -> int:  # noqa: D103
         root = Path(tmp)
         # response cache: commit per put
         rc = ResponseCache(root / "responses.sqlite")
-        put = _time(lambda: [rc.put(k, answer, {"model": "m"}) or 0 for k in keys])  # type: ignore[func-returns-value]
-        get = _time(lambda: [rc.get(k) for k in keys])
-        rc.close()
         dc = diskcache.Cache(str(root / "dc_responses"))
-        dput = _time(lambda: [dc.set(k, (answer, {"model": "m"})) for k in keys])
-        dget = _time(lambda: [dc.get(k) for k in keys])
+        _side_by_side(rows, "response cache", (f"{n} puts (each committed)", f"{n} gets"),
+                      (lambda: [rc.put(k, answer, {"model": "m"}) or 0 for k in keys],  # type: ignore[func-returns-value]
+                       lambda: [rc.get(k) for k in keys]),
+                      (lambda: [dc.set(k, (answer, {"model": "m"})) for k in keys], lambda: [dc.get(k) for k in keys]))
+        rc.close()
         dc.close()
-        rows.append({"cache": "response cache", "op": f"{n} puts (each committed)", "culturekb_s": put,
-                     "diskcache_s": dput})
-        rows.append({"cache": "response cache", "op": f"{n} gets", "culturekb_s": get, "diskcache_s": dget})
         # step cache vectors: one transaction, batched read
         sc = StepCache(root / "steps.sqlite")
-        put = _time(lambda: sc.put_vectors("emb", zip(keys, vecs, strict=True)))
-        get = _time(lambda: sc.get_vectors("emb", keys, 384))
-        dc = diskcache.Cache(str(root / "dc_steps"))
+        ds = diskcache.Cache(str(root / "dc_steps"))
 
-        def dc_put() -> None:
-            with dc.transact():
+        def ds_put() -> None:
+            with ds.transact():
                 for k, v in zip(keys, vecs, strict=True):
-                    dc.set(("emb", k), v.tobytes())
+                    ds.set(("emb", k), v.tobytes())
 
-        def dc_get() -> None:
-            with dc.transact():
+        def ds_get() -> None:
+            with ds.transact():
                 for k in keys:
-                    np.frombuffer(dc.get(("emb", k)), dtype=np.float32)
+                    np.frombuffer(ds.get(("emb", k)), dtype=np.float32)
 
-        dput, dget = _time(dc_put), _time(dc_get)
-        dc.close()
-        rows.append({"cache": "step cache (vectors)", "op": f"{n} vectors put in one transaction",
-                     "culturekb_s": put, "diskcache_s": dput})
-        rows.append({"cache": "step cache (vectors)", "op": f"{n} vectors read in one batch", "culturekb_s": get,
-                     "diskcache_s": dget})
+        _side_by_side(rows, "step cache (vectors)", (f"{n} vectors put in one transaction",
+                                                     f"{n} vectors read in one batch"),
+                      (lambda: sc.put_vectors("emb", zip(keys, vecs, strict=True)),
+                       lambda: sc.get_vectors("emb", keys, 384)),
+                      (ds_put, ds_get))
+        ds.close()
         # embedding cache: bounded (keeps the newest rows)
         ec = EmbeddingCache(root / "query.sqlite", max_entries=n // 2)
         texts = [f"text {i}" for i in range(n)]
-        put = _time(lambda: ec.put("emb", dict(zip(texts, vecs, strict=True))))
-        get = _time(lambda: ec.get("emb", texts, 384))
-        ec.close()
-        dc = diskcache.Cache(str(root / "dc_query"), size_limit=(n // 2) * (384 * 4 + 200),
+        dq = diskcache.Cache(str(root / "dc_query"), size_limit=(n // 2) * (384 * 4 + 200),
                              eviction_policy="least-recently-stored")
 
         def dq_put() -> None:
-            with dc.transact():
+            with dq.transact():
                 for t, v in zip(texts, vecs, strict=True):
-                    dc.set(("emb", t), v.tobytes())
-            dc.cull()
+                    dq.set(("emb", t), v.tobytes())
+            dq.cull()
 
         def dq_get() -> None:
-            with dc.transact():
+            with dq.transact():
                 for t in texts:
-                    dc.get(("emb", t))
+                    dq.get(("emb", t))
 
-        dput, dget = _time(dq_put), _time(dq_get)
-        dc.close()
-        rows.append({"cache": "query-embedding cache", "op": f"{n} vectors put, newest {n // 2} kept",
-                     "culturekb_s": put, "diskcache_s": dput})
-        rows.append({"cache": "query-embedding cache", "op": f"{n} texts looked up", "culturekb_s": get,
-                     "diskcache_s": dget})
+        _side_by_side(rows, "query-embedding cache", (f"{n} vectors put, newest {n // 2} kept",
+                                                      f"{n} texts looked up"),
+                      (lambda: ec.put("emb", dict(zip(texts, vecs, strict=True))),
+                       lambda: ec.get("emb", texts, 384)),
+                      (dq_put, dq_get))
+        ec.close()
+        dq.close()
     for r in rows:
         r["diskcache_over_culturekb"] = round(float(r["diskcache_s"]) / max(float(r["culturekb_s"]), 1e-9), 2)  # type: ignore[arg-type]
         r["culturekb_s"] = round(float(r["culturekb_s"]), 4)  # type: ignore[arg-type]
