@@ -165,6 +165,11 @@ class BatchingEmbedder:
         self._alive = 0  # encoder threads running (guarded by _lock)
 
 
+    def reset(self) -> None:
+        """Forget what was encoded so far: statistics and the LRU (after the server's own warm-up request)."""
+        self.stats = BatchStats()
+        self.cache = EmbeddingLRU(self.cache.size)
+
     def __getattr__(self, name: str) -> Any:
         # anything else an embedder offers (device, batch_size ...) is the wrapped one's
         if name == "inner":

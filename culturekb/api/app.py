@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +95,8 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if settings.warm_request:
+            await warm_request(app)
         task = asyncio.create_task(_follow_reloads(holder, settings.sync_interval_s)) if sync else None
         try:
             yield
@@ -192,6 +195,71 @@ async def _follow_reloads(holder: KBHolder, interval: float) -> None:
             await run_in_threadpool(holder.follow)
         except Exception:  # noqa: BLE001 - a failed follow must never stop the poller
             log.exception("following a reload failed; still serving the current KB")
+
+
+WARM_UP_PHRASE = "a culturekb warm-up phrase"
+"""The semantic concept of the warm-up request (not in any KB, so it takes the embedding path)."""
+
+
+async def warm_request(app: FastAPI) -> int:
+    """Answer one real ``POST /v1/lookup`` inside this worker before it accepts connections; the HTTP status.
+
+    Loading the model (`culturekb.models.embedding_cache.warm_up`) is not all a first request pays: building
+    FastAPI's validators and serialisers, starting the thread pool and the micro-batcher's encoder thread,
+    imports done on first use, the exact-match table, the first FAISS search. Measured over loopback with 2
+    workers (issue 25): the first lookup of each worker took 140-280 ms, later ones 15-30 ms. This request runs
+    all of that through the same ASGI stack as a client's (middlewares, key check, route, encoder, store): one
+    concept of the served KB and one phrase that is not in it. It is not counted anywhere a client could see:
+    /metrics is muted while it runs, and the micro-batcher's statistics and LRU are reset after it. A failure
+    is logged and never stops the server.
+    """
+    holder: KBHolder = app.state.holder
+    state = holder.current
+    if state is None or len(state.kb) == 0:
+        return 0
+    first = state.kb.tuples[0]
+    body = json.dumps({"concepts": [first.concept, WARM_UP_PHRASE], "culture": first.culture}).encode()
+    headers = [(b"host", b"localhost"), (b"content-type", b"application/json"),
+               (b"content-length", str(len(body)).encode())]
+    keys: ApiKeys = app.state.api_keys
+    key = next(iter(sorted(keys.read or keys.admin)), None)
+    if key is not None:
+        headers.append((b"x-api-key", key.encode()))
+    scope: dict[str, Any] = {
+        "type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1", "method": "POST",
+        "scheme": "http", "path": "/v1/lookup", "raw_path": b"/v1/lookup", "root_path": "", "query_string": b"",
+        "headers": headers, "client": ("127.0.0.1", 0), "server": ("127.0.0.1", 0), "state": {},
+    }
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    status = 0
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        nonlocal status
+        if message["type"] == "http.response.start":
+            status = int(message["status"])
+
+    metrics: ApiMetrics = app.state.metrics
+    metrics.muted = True
+    try:
+        await app(scope, receive, send)
+    except Exception as exc:  # noqa: BLE001 - warming must never stop the server
+        log.warning("the warm-up request failed (%s); the first client request pays the first-use costs", exc)
+    finally:
+        metrics.muted = False
+        batcher = holder.current.retriever.embedder if holder.current is not None else None
+        if isinstance(batcher, BatchingEmbedder):
+            batcher.reset()
+    if status != 200:
+        log.warning("the warm-up request answered %d; the first client request pays the first-use costs", status)
+    return status
 
 
 def app_from_env() -> FastAPI:

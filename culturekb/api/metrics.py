@@ -56,9 +56,18 @@ class ApiMetrics:
                             registry=self.registry)
         self.in_flight_full = Counter("culturekb_http_rejected", "requests refused with 503: too many in flight "
                                       "(max_in_flight)", registry=self.registry)
+        self.muted = False
+        """True while the server answers its own warm-up request (`culturekb.api.app`): nothing is counted."""
+
+    def count_concepts(self, endpoint: str, n: int) -> None:
+        """`n` concepts looked up by `endpoint` (lookup, augment)."""
+        if not self.muted:
+            self.concepts.labels(endpoint=endpoint).inc(n)
 
     def count_hits(self, culture: str, kinds: Iterable[str | None]) -> None:
         """Count one lookup's outcomes in `culture`: each kind is 'exact', 'semantic' or None (no match)."""
+        if self.muted:
+            return
         counts: dict[str, int] = {}
         for kind in kinds:
             key = kind or "none"
@@ -68,10 +77,14 @@ class ApiMetrics:
 
     def batch(self, texts: int) -> None:
         """One encode call of the micro-batcher (`culturekb.api._batching.BatchObserver`)."""
+        if self.muted:
+            return
         self.encode_batch.observe(texts)
 
     def cache(self, hits: int, misses: int) -> None:
         """Query embeddings of one request: `hits` from the LRU, `misses` from the encoder."""
+        if self.muted:
+            return
         if hits:
             self.embed_cache.labels(source="lru").inc(hits)
         if misses:
@@ -101,7 +114,7 @@ class MetricsMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass the request on, then count and time it under its route template and status."""
-        if scope["type"] != "http":
+        if scope["type"] != "http" or self.metrics.muted:
             await self.app(scope, receive, send)
             return
         start = time.perf_counter()

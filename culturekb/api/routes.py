@@ -207,7 +207,7 @@ def lookup(body: Annotated[LookupRequest, Body()], request: Request) -> LookupOu
         for q, n, m in zip(body.concepts, norms, matches, strict=True)
     ]
     metrics = request.app.state.metrics
-    metrics.concepts.labels(endpoint="lookup").inc(len(body.concepts))
+    metrics.count_concepts("lookup", len(body.concepts))
     metrics.count_hits(culture, [m.kind if m else None for m in matches])
     return LookupOut(kb_version=state.kb_version, culture=culture, tau=r.tau if body.tau is None else body.tau,
                      status_filter=r.tuple_filter.status, results=results)
@@ -236,7 +236,7 @@ def augment(body: Annotated[AugmentRequest, Body()], request: Request) -> Augmen
     k = ap.knowledge  # the knowledge service's block and its provenance
     scheme = state.kb.scheme
     metrics = request.app.state.metrics
-    metrics.concepts.labels(endpoint="augment").inc(len(k.concepts))
+    metrics.count_concepts("augment", len(k.concepts))
     metrics.count_hits(culture, [m.kind for m in k.matches])
     return AugmentOut(
         kb_version=k.kb_version, culture=k.culture, mode=k.mode, concepts=list(k.concepts), block=k.text,

@@ -88,9 +88,18 @@ def tcp_socket(sock: socket.socket) -> socket.socket:
     return sock
 
 
-def _run_workers(uvicorn: Any, **options: Any) -> None:
-    """`uvicorn.run(APP_FACTORY, factory=True, **options)` with N workers, on a listening socket whose accepted
+def _run_workers(uvicorn: Any, reuse_port: bool = True, **options: Any) -> None:
+    """`uvicorn.run(APP_FACTORY, factory=True, **options)` with N workers.
+
+    On Linux (with `reuse_port`) each worker listens on its own SO_REUSEPORT socket, so the kernel spreads
+    connections over the workers (`culturekb.api._workers`: with one shared socket, the first worker to wake
+    accepted every connection a client opened at once). Otherwise they share one listening socket whose accepted
     connections get TCP_NODELAY: uvicorn's `Config.bind_socket` is wrapped by `tcp_socket` while it runs."""
+    from culturekb.api._workers import reuse_port_supported, run_reuse_port
+
+    if reuse_port and reuse_port_supported():
+        run_reuse_port(uvicorn, APP_FACTORY, **options)
+        return
     from uvicorn.config import Config
 
     original = Config.bind_socket
@@ -170,10 +179,14 @@ def serve(
     threads = settings.torch_threads or 1
     # each worker's micro-batcher encodes on its share of the cores: one encoder thread per core
     encoders = settings.batch_encoders or max(1, (os.cpu_count() or 1) // workers)
+    # each worker answers one real lookup before it accepts connections (`culturekb.api.app.warm_request`), unless
+    # CULTUREKB_API_WARM_REQUEST=false says otherwise
+    warm = settings.warm_request if "warm_request" in settings.model_fields_set else True
     if workers == 1:
         from culturekb.api.app import create_app
 
-        app = create_app(settings=settings.model_copy(update={"torch_threads": threads, "batch_encoders": encoders}),
+        app = create_app(settings=settings.model_copy(update={"torch_threads": threads, "batch_encoders": encoders,
+                                                           "warm_request": warm}),
                          library_settings=library_settings)
         state = app.state.holder.current
         log.info("serving KB %s (%d tuples, %s index) on http://%s:%d with 1 worker", state.kb_version,
@@ -188,7 +201,8 @@ def serve(
     saved = dict(os.environ)
     try:
         worker_settings = settings.model_copy(update={"build_index": False, "sync_file": runtime / "reload.json",
-                                                      "torch_threads": threads, "batch_encoders": encoders})
+                                                      "torch_threads": threads, "batch_encoders": encoders,
+                                                      "warm_request": warm})
         env = settings_to_env(worker_settings)
         config_path = config_file(config)
         if config_path is not None:  # the workers read the same settings file as this process
@@ -200,7 +214,7 @@ def serve(
 
         env[PROCESSES_ENV] = str(workers)  # each worker computes on its share of the cores (models/threads.py)
         os.environ.update(env)
-        _run_workers(uvicorn, host=host, port=port, workers=workers, log_level=log_level)
+        _run_workers(uvicorn, settings.reuse_port, host=host, port=port, workers=workers, log_level=log_level)
     finally:
         os.environ.clear()
         os.environ.update(saved)

@@ -75,6 +75,16 @@ class ApiSettings(BaseSettings):
         None, ge=1, description="threads encoding batches at the same time, one torch thread each (None: the CPU "
         "cores, divided among the workers by `serve`)"
     )
+    reuse_port: bool = Field(
+        True, description="with several workers on Linux, each listens on its own SO_REUSEPORT socket so that the "
+        "kernel spreads connections over them; false: they share one socket and the first to wake takes every "
+        "waiting connection"
+    )
+    warm_request: bool = Field(
+        False, description="before the worker accepts connections, answer one real POST /v1/lookup inside it (an "
+        "exact and a semantic concept, not counted in /metrics), so that the first client request pays no first-use "
+        "cost; `culturekb serve` turns it on"
+    )
     embed_cache_size: int = Field(
         10_000, ge=0, description="query embeddings kept in memory per worker (LRU by embedder id and text; 0: none)"
     )
