@@ -254,9 +254,11 @@ def phrase_patterns(language: str | None = None) -> PhrasePatterns:
                       + r")[\s*_]*[:：][\s*_]*(?P<value>.+?)\s*$", re.MULTILINE | re.IGNORECASE)
     header = re.compile(r"^[ \t*#>_\[【(（]*(?:" + phrase_alternation(answer_words())
                         + r")[ \t*_\]】)）]*[:：]?[ \t*_]*\n\s*(?P<value>[^\n]+)", re.MULTILINE | re.IGNORECASE)
-    answer_is = re.compile(r"(?:" + phrase_alternation(words("answer_is")) + r")[\s*_:：]*(?P<value>[^\n]+)",
+    # the value is a lookahead: a later phrase on the same line ("The answer is not listed, but the closest option
+    # is (J)", "a combination of (B, D, and F), but ... the most accurate answer would be (B)") is found too
+    answer_is = re.compile(r"(?:" + phrase_alternation(words("answer_is")) + r")[\s*_:：]*(?=(?P<value>[^\n]+))",
                            re.IGNORECASE)
-    lead = re.compile(r"(?:" + phrase_alternation(cw.answer_lead) + r")[\s*_:：,，\"“]*(?P<value>[^\n]+)",
+    lead = re.compile(r"(?:" + phrase_alternation(cw.answer_lead) + r")[\s*_:：,，\"“]*(?=(?P<value>[^\n]+))",
                       re.IGNORECASE)
     return PhrasePatterns(
         line, header, answer_is, lead,

@@ -207,6 +207,8 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
         found.append(_Reading(item.forms[normalise_text(ct.group_token(m))], "answer-line", m.start()))
     for pattern in (item.phrases.line, item.phrases.answer_is):
         for m in pattern.finditer(text):
+            if item.phrases.negation.match(m.group("value").lstrip(" *_\"“(")):
+                continue  # "The answer is not listed, but the closest option is (J)": the value names no answer
             index, ambiguous = _from_value(m.group("value"), item)
             if index is not None or ambiguous:
                 found.append(_Reading(index, "answer-line", m.start(), ambiguous))
@@ -265,7 +267,7 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
     for m in phrases.lead.finditer(text):
         value = m.group("value")
         sentence = re.split(r"(?<=[.!?。！？])\s", value, maxsplit=1)[0]
-        if phrases.negation.search(text[m.start():m.start() + len(m.group()) - len(value)]):
+        if phrases.negation.search(text[m.start():m.start("value")]) or _asks(text, m.start("value")):
             continue
         index, ambiguous = _from_value(sentence, item, text_ok=False)
         if index is None and not ambiguous:
@@ -276,6 +278,8 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
             found.append(_Reading(index, "conclusion", m.start(), ambiguous))
     for start, sentence in _sentences(text):
         if not (phrases.cue.search(sentence) or phrases.tail.search(sentence)):
+            continue
+        if sentence.rstrip().endswith(("?", "？")):  # "So is the answer B?" asks, it does not conclude
             continue
         labels = _strong_labels(sentence, item)
         # a negation rejects an option ("(a) is not correct"), unless it is only inside the option's own words
@@ -431,7 +435,7 @@ def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
         phrase = text[m.start():m.start("value")].lower()
         if not (any(w in phrase for w in words) or ct.NOSPACE.search(phrase)):
             continue
-        if item.phrases.negation.search(phrase):
+        if item.phrases.negation.search(phrase) or _asks(text, m.start("value")):
             continue
         index, ambiguous = _from_value(m.group("value"), item, text_ok=False)
         if index is None and not ambiguous:
@@ -442,6 +446,19 @@ def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
         if index is not None or ambiguous:
             found.append(_Reading(index, "conclusion", m.start(), ambiguous))
     return found
+
+
+def _asks(text: str, at: int) -> bool:
+    """Whether the sentence going on at `at` is a question ("So the answer would be A. Boxes? Or B. A vest?"): its
+    first end is a question mark (a full stop right after a lone capital, "A. Boxes", does not end it)."""
+    for m in _QUESTION_OR_END.finditer(text, at, min(len(text), at + 300)):
+        if m.group() == "." and re.search(r"(?:^|[^A-Za-z])[A-Za-z]$", text[max(0, m.start() - 2):m.start()]):
+            continue
+        return m.group() in "?？"
+    return False
+
+
+_QUESTION_OR_END = re.compile(r"[?？!！。\n]|\.(?=\s|$)")
 
 
 def _tentative(text: str, at: int, item: _Item) -> bool:
@@ -506,8 +523,54 @@ def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = F
     return _own_turn(raw, item, thinking)
 
 
+def _answer_loop(text: str, item: _Item) -> tuple[str, tuple[int, ...]]:
+    """An answer that ends in a loop of three or more answer-only lines naming different options ("The answer is
+    (J).\nThe answer is (A).\nThe answer is (C).\n..."; a few-shot prompt's answer lines written on after the
+    model's own answer, MMLU-Pro's Yi-6B and Phi-3): (the text before the loop, the options the loop names); else
+    (text, ()). The loop is not an answer; the model's answer is what it said before it."""
+    lines = text.rstrip().split("\n")
+    if len(lines) < 3:
+        return text, ()
+    end = len(lines)
+    last = lines[-1].strip()
+    if last and _answer_only_line(last, item) is None and any(ln.strip().startswith(last) for ln in lines[-3:-1]):
+        end -= 1  # the loop cut off mid-line ("The answer is")
+    named: list[int] = []
+    start = end
+    while start > 0:
+        line = lines[start - 1].strip()
+        if line:
+            index = _answer_only_line(line, item)
+            if index is None:
+                break
+            named.append(index)
+        start -= 1
+    if len(named) < 3 or len(set(named)) < 2:
+        return text, ()
+    return "\n".join(lines[:start]), tuple(dict.fromkeys(reversed(named)))
+
+
+def _answer_only_line(line: str, item: _Item) -> int | None:
+    """The option a short line that is only an answer line ("The answer is (J).", "Answer: C") names (a marker
+    alone is not one: "[[B]]" lines are read as markers, a run of them as a hedge)."""
+    if len(line) > 40:
+        return None
+    readings = [r for r in _explicit(line, item) if r.path == "answer-line"]
+    found = {r.index for r in readings}
+    if len(found) != 1 or min(r.at for r in readings) > 2:  # words before the answer: not only an answer
+        return None
+    return found.pop()
+
+
 def _read(raw: str, item: _Item, thinking: bool) -> ChoiceAnswer:
     """The option an answer (cut at the end of the model's turn) chose."""
+    before, loop = _answer_loop(raw, item)
+    if loop:
+        found = _read(before, item, thinking) if before.strip() else None
+        if found is not None and (found.valid or found.ambiguous):
+            return found
+        letters = option_letters(len(item.options))
+        return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in loop))
     parts = _THINK_END.split(raw)
     # (text, explicit answers only): after </think> every rule; the thinking itself only for an explicit answer
     candidates = [(parts[-1].strip(), False)] if len(parts) > 1 and parts[-1].strip() else []

@@ -110,6 +110,27 @@ def test_final_answer_wins(answer, letter, path):
     assert got.parse_path == path
 
 
+TEN = [f"option {i}" for i in range(10)]
+
+
+@pytest.mark.parametrize(("answer", "letter", "ambiguous"), [
+    # a later phrase on the same line is read too, and the last one wins
+    ("The answer is not listed, but the closest option is (J).", "J", ()),
+    ("The answer is a combination of (B, D, and F), but the most accurate answer would be (B).", "B", ()),
+    ("Mass balance again. This is option (G).", "G", ()),
+    # a loop of answer lines after the answer (a few-shot pattern written on) is no answer; what came before stands
+    ("The rate doubles. The answer is (J).\nThe answer is (A).\nThe answer is (C).\nThe answer is (E).\n"
+     "The answer is (J).\nThe answer is", "J", ()),
+    ("The answer is (B)\nThe answer is (H)\nThe answer is (E)\n", None, ("B", "H", "E")),
+    ("Reasoning.\nThe answer is (A).\nThe answer is (A).\nThe answer is (A).", "A", ()),  # one option: no loop
+    # a question is no conclusion
+    ("So the answer would be A. Boxes? Or B. A vest?", None, ()),
+])
+def test_phrases_later_on_a_line_loops_and_questions(answer, letter, ambiguous):
+    got = parse_choice(answer, TEN)
+    assert (got.letter, got.ambiguous) == (letter, ambiguous)
+
+
 def test_a_model_writing_the_next_turn_is_cut_off():
     answer = "So she leaves.\n[[B]]<|user|>\nNext question ...\n<|assistant|>\n[[D]]"
     assert parse_choice(answer, SARAH).letter == "B"
