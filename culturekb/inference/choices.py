@@ -269,6 +269,8 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
         sentence = re.split(r"(?<=[.!?。！？])\s", value, maxsplit=1)[0]
         if phrases.negation.search(text[m.start():m.start("value")]) or _asks(text, m.start("value")):
             continue
+        if _disowned(sentence, item):
+            continue
         index, ambiguous = _from_value(sentence, item, text_ok=False)
         if index is None and not ambiguous:
             labels = _strong_labels(sentence[:40], item)
@@ -437,6 +439,8 @@ def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
             continue
         if item.phrases.negation.search(phrase) or _asks(text, m.start("value")):
             continue
+        if _disowned(re.split(r"(?<=[.!?。！？])\s", m.group("value"), maxsplit=1)[0], item):
+            continue
         index, ambiguous = _from_value(m.group("value"), item, text_ok=False)
         if index is None and not ambiguous:
             value = m.group("value")
@@ -446,6 +450,16 @@ def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
         if index is not None or ambiguous:
             found.append(_Reading(index, "conclusion", m.start(), ambiguous))
     return found
+
+
+def _disowned(sentence: str, item: _Item) -> bool:
+    """Whether the sentence after a conclusion phrase takes the option back: a negation followed closely by a
+    conclusion word ("the closest answer is (E) 266 ohms, but this is not correct", "... but it is not the right
+    answer"); "(D), as she does not know where it is" keeps it."""
+    for m in item.phrases.negation.finditer(sentence):
+        if item.phrases.cue.search(sentence[m.end():m.end() + 30]):
+            return True
+    return False
 
 
 def _asks(text: str, at: int) -> bool:

@@ -123,8 +123,10 @@ TEN = [f"option {i}" for i in range(10)]
      "The answer is (J).\nThe answer is", "J", ()),
     ("The answer is (B)\nThe answer is (H)\nThe answer is (E)\n", None, ("B", "H", "E")),
     ("Reasoning.\nThe answer is (A).\nThe answer is (A).\nThe answer is (A).", "A", ()),  # one option: no loop
-    # a question is no conclusion
+    # a question is no conclusion; an option taken back in the same sentence is none either
     ("So the answer would be A. Boxes? Or B. A vest?", None, ()),
+    ("So the closest answer is (E) 266 ohms, but this is not correct. No option fits.", None, ()),
+    ("So the best answer is (D), as she does not know where it is.", "D", ()),
 ])
 def test_phrases_later_on_a_line_loops_and_questions(answer, letter, ambiguous):
     got = parse_choice(answer, TEN)
