@@ -7,7 +7,6 @@ import contextlib
 import functools
 import json
 import logging
-import os
 from collections.abc import AsyncIterator, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,7 @@ from culturekb.config import Settings
 from culturekb.errors import ConfigError, CultureKBError, DataError, IndexError_, ProviderError
 from culturekb.kb.store import KnowledgeBase
 from culturekb.models.base import Embedder
+from culturekb.models.threads import available_cores
 
 __all__ = ["create_app", "app_from_env"]
 
@@ -168,7 +168,7 @@ def _batching_embedder(settings: ApiSettings, metrics: ApiMetrics, embedder: Emb
     return BatchingEmbedder(embedder, batching=settings.batching, max_batch=settings.batch_max_size,
                             max_wait_ms=settings.batch_max_wait_ms, max_queue=settings.batch_queue,
                             cache_size=settings.embed_cache_size, observer=metrics,
-                            encoders=settings.batch_encoders or max(1, os.cpu_count() or 1))
+                            encoders=settings.batch_encoders or available_cores())
 
 
 async def _busy_error(request: Request, exc: Exception) -> JSONResponse:

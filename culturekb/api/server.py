@@ -177,8 +177,11 @@ def serve(
     # machine); with it, 2 intra-op threads for the one batcher thread were 4x slower than 1 on a busy 2-core
     # machine (benchmarks/bench_api.py, minilm:st).
     threads = settings.torch_threads or 1
-    # each worker's micro-batcher encodes on its share of the cores: one encoder thread per core
-    encoders = settings.batch_encoders or max(1, (os.cpu_count() or 1) // workers)
+    # each worker's micro-batcher encodes on its share of the cores this process may use (taskset, container CPU
+    # sets; not os.cpu_count(), the machine's): one encoder thread per core
+    from culturekb.models.threads import available_cores
+
+    encoders = settings.batch_encoders or max(1, available_cores() // workers)
     # each worker answers one real lookup before it accepts connections (`culturekb.api.app.warm_request`), unless
     # CULTUREKB_API_WARM_REQUEST=false says otherwise
     warm = settings.warm_request if "warm_request" in settings.model_fields_set else True

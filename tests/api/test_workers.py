@@ -215,3 +215,16 @@ def test_serve_workers_bind_one_reuse_port_socket_and_restore_uvicorn(kb_dirs, m
     assert seen[1][0] == 0 and seen[1][1] is original[1]
     assert (Config.bind_socket, multiprocess.Process) == original
 
+
+
+def test_serve_gives_each_worker_encoders_for_the_cores_it_may_use(kb_dirs, uvicorn_runs, monkeypatch) -> None:
+    """One encoder thread per core this process may run on (taskset, CPU sets), shared among the workers: not
+    os.cpu_count(), which counts the whole machine."""
+    from culturekb.api.server import serve
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    serve(kb_dirs["main"], workers=1, port=0)
+    assert uvicorn_runs[-1]["app"].state.settings.batch_encoders == 4
+    serve(kb_dirs["main"], workers=2, port=0)
+    assert uvicorn_runs[-1]["env"]["CULTUREKB_API_BATCH_ENCODERS"] == "2"
