@@ -24,6 +24,14 @@ Retry-After beyond it) and once unbounded (the server before the limit). Each cl
 503 it waits the Retry-After delay. Reported: successful req/s, p50 and p99 latency of the successful requests,
 503 answers and other errors. `python benchmarks/bench_api.py --crowd` runs only this part and merges it into
 the recorded results.
+
+1 vs 2 workers (issue 25, `python benchmarks/bench_api.py --workers`, results/api_workers.json and .md): three
+servers run at once (1 worker, 2 workers, and 2 workers as before issue 25's fixes: one shared listening socket
+and no warm-up request), and each round measures every scenario on each in turn. The client is light (raw
+keep-alive HTTP/1.1 on asyncio streams, requests prepared before, in its own process), and its CPU share, each
+server process's CPU share and the machine's busy cores over the same seconds are reported beside the figures,
+so that a reader can tell a server limit from a machine that has no core left. Then the first lookups of each
+worker after /readyz, on fresh servers.
 """
 
 from __future__ import annotations
@@ -436,48 +444,299 @@ def main(duration_s: float = 8.0, configs: tuple[str, ...] = tuple(CONFIGS)) -> 
     return result
 
 
-def first_lookups(kb_dir: Path, workers: int, n: int = 6) -> dict[str, Any]:
-    """Seconds of the first `n` one-concept semantic lookups after `/readyz` says ready, each on a new connection
-    (so that they reach every worker), phrases never sent before."""
-    proc, base, _, startup_s = _start(kb_dir, workers, True, None)
+# -- 1 vs 2 workers (issue 25) -------------------------------------------------------------------------------
+WORKER_CONFIGS: dict[str, tuple[int, dict[str, str]]] = {
+    "1 worker": (1, {}),
+    "2 workers": (2, {}),
+    "2 workers, before": (2, {"CULTUREKB_API_REUSE_PORT": "false", "CULTUREKB_API_WARM_REQUEST": "false"}),
+}
+"""name -> (workers, environment). `2 workers, before`: the server before issue 25's worker fixes, side by side:
+one listening socket shared by the workers and no warm-up request."""
+WORKER_SCENARIOS = ("livez", "lookup_1_exact", "lookup_1", "lookup_32")
+_HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _process_tree(pid: int) -> list[int]:
+    """`pid` and its descendants (Linux /proc): the server's supervisor and its workers."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+                children.setdefault(int(fields[1]), []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        todo += children.get(current, [])
+    return out
+
+
+def _cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds of each process so far."""
+    out = {}
+    for pid in pids:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            out[pid] = (int(fields[11]) + int(fields[12])) / _HZ
+    return out
+
+
+def _machine_busy() -> tuple[float, float]:
+    """(busy CPU seconds of the whole machine, all CPU seconds) so far, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return (sum(values[:8]) - idle) / _HZ, sum(values[:8]) / _HZ
+
+
+def _wait_workers(port: int, workers: int, timeout_s: float = 300) -> list[int]:
+    """Wait until `workers` distinct worker pids have answered /readyz on new connections (each worker joins
+    only once it serves); their pids."""
+    seen: set[int] = set()
+    t0 = time.perf_counter()
+    while len(seen) < workers and time.perf_counter() - t0 < timeout_s:
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+                status, body = _raw_request(conn, "GET", "/readyz")
+                if status == 200:
+                    seen.add(int(json.loads(body)["pid"]))
+                    continue
+        time.sleep(0.1)
+    return sorted(seen)
+
+
+def _raw_request(conn: socket.socket, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
+    """One HTTP/1.1 request on a blocking keep-alive socket: (status, body)."""
+    data = b"" if body is None else json.dumps(body).encode()
+    conn.sendall(f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+                 f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise ConnectionError("the server closed the connection")
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:"))
+    while len(rest) < length:
+        rest += conn.recv(65536)
+    return int(head.split()[1]), rest
+
+
+async def _light_load(port: int, requests: list[bytes], duration_s: float, concurrency: int,
+                      warmup_s: float) -> dict[str, Any]:
+    """`concurrency` keep-alive connections sending the prepared `requests` (in order, each once; cycled when
+    they run out) for `duration_s` after `warmup_s`. Parses only the status line and Content-Length."""
+    latencies: list[float] = []
+    errors = 0
+    position = 0
+    cycled = False
+
+    async def connection(stop_at: float, record: bool) -> None:
+        nonlocal errors, position, cycled
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        try:
+            while time.perf_counter() < stop_at:
+                request = requests[position % len(requests)]
+                position += 1
+                cycled = cycled or position > len(requests)
+                t0 = time.perf_counter()
+                writer.write(request)
+                head = await reader.readuntil(b"\r\n\r\n")
+                at = head.lower().find(b"content-length:")
+                await reader.readexactly(int(head[at + 15:head.index(b"\r\n", at)]) if at >= 0 else 0)
+                if record:
+                    latencies.append(time.perf_counter() - t0)
+                    errors += not head.startswith(b"HTTP/1.1 200")
+        finally:
+            writer.close()
+
+    await asyncio.gather(*(connection(time.perf_counter() + warmup_s, False) for _ in range(concurrency)))
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    await asyncio.gather(*(connection(t0 + duration_s, True) for _ in range(concurrency)))
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    latencies.sort()
+    return {"requests": len(latencies), "errors": errors, "rps": round(len(latencies) / elapsed, 1),
+            "p50_ms": round(1000 * statistics.median(latencies), 2) if latencies else None,
+            "p99_ms": round(1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 2)
+            if latencies else None,
+            "client_cpu_share": round(cpu / elapsed, 3), "requests_reused": cycled}
+
+
+def client_main(argv: list[str]) -> None:
+    """The load client's own process (`bench_api.py --client PORT FILE DURATION CONCURRENCY WARMUP`): reads the
+    prepared requests (a JSON list of [method, path, body or null]) and prints one JSON line of results."""
+    port, path, duration_s, concurrency, warmup_s = int(argv[0]), argv[1], float(argv[2]), int(argv[3]), \
+        float(argv[4])
+    requests = []
+    for method, target, body in json.loads(Path(path).read_text(encoding="utf-8")):
+        data = b"" if body is None else json.dumps(body).encode()
+        requests.append(f"{method} {target} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
+    print(json.dumps(asyncio.run(_light_load(port, requests, duration_s, concurrency, warmup_s))))
+
+
+def _measure(port: int, pids: list[int], requests: list[tuple[str, str, Any]], duration_s: float,
+             warmup_s: float = 1.0) -> dict[str, Any]:
+    """One scenario against one server: the light client in its own process; the client's CPU share (of one
+    core), each server process's share, and the whole machine's busy cores over the same seconds."""
+    import tempfile
+
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as f:
+        json.dump(requests, f)
     try:
-        times = []
-        for i in range(n):
-            t0 = time.perf_counter()
-            r = httpx.post(f"{base}/v1/lookup", json={"concepts": [f"a quiet harbour at dawn number {i}"],
-                                                       "culture": "en"}, timeout=120)
-            times.append(round(time.perf_counter() - t0, 3))
-            r.raise_for_status()
+        argv = [sys.executable, str(Path(__file__).resolve()), "--client", str(port), f.name, str(duration_s),
+                str(CONCURRENCY), str(warmup_s)]
+        client = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(warmup_s + 0.3)  # server CPU is counted over the timed part only (the client's import ~0.3 s)
+        cpu0, busy0, t0 = _cpu_seconds(pids), _machine_busy(), time.perf_counter()
+        out, err = client.communicate(timeout=duration_s + warmup_s + 120)
+        elapsed, cpu1, busy1 = time.perf_counter() - t0, _cpu_seconds(pids), _machine_busy()
+    finally:
+        os.unlink(f.name)
+    if client.returncode != 0:
+        raise RuntimeError(f"the load client failed: {err[-500:]}")
+    res: dict[str, Any] = json.loads(out)
+    shares = sorted((round((cpu1.get(p, 0) - cpu0.get(p, 0)) / elapsed, 2) for p in pids), reverse=True)
+    res["server_cpu_share"] = [s for s in shares if s > 0.01] or [0.0]
+    res["server_cpu_ms_per_request"] = round(1000 * sum(shares) / res["rps"], 2) if res["rps"] else None
+    cores = os.cpu_count() or 1
+    res["machine_busy_cores"] = round(cores * (busy1[0] - busy0[0]) / max(busy1[1] - busy0[1], 1e-9), 2)
+    res["loadavg"] = round(os.getloadavg()[0], 2)
+    return res
+
+
+def _requests(name: str, kb_concepts: list[str], culture: str, phrases: Phrases, rng: random.Random,
+              seconds: float) -> list[tuple[str, str, Any]]:
+    """Enough distinct requests of scenario `name` for `seconds` at the fastest rate seen on this machine."""
+    if name == "livez":
+        return [("GET", "/livez", None)]
+    if name == "lookup_1_exact":
+        return [("POST", "/v1/lookup", {"concepts": [rng.choice(kb_concepts)], "culture": culture})
+                for _ in range(2000)]
+    if name == "lookup_1":
+        return [("POST", "/v1/lookup", {"concepts": [phrases.next()], "culture": culture})
+                for _ in range(int(1500 * seconds))]
+    return [("POST", "/v1/lookup", {"concepts": rng.sample(kb_concepts, 8) + [phrases.next() for _ in range(24)],
+                                    "culture": culture}) for _ in range(int(150 * seconds))]
+
+
+def first_lookups(kb_dir: Path, workers: int, env: dict[str, str], per_worker: int = 5) -> dict[str, Any]:
+    """A fresh server: once every worker has answered /readyz, one-concept semantic lookups (phrases never sent
+    before), each on a new connection after a /readyz on it that names the worker, until each worker has
+    served `per_worker`; milliseconds per worker, and the worst first-over-later ratio."""
+    proc, base, _ready, startup_s = _start(kb_dir, workers, True, None, env)
+    port = int(base.rsplit(":", 1)[1])
+    try:
+        pids = _wait_workers(port, workers)
+        seen: dict[int, list[float]] = {}
+        for i in range(40 * workers * per_worker):
+            with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                _, body = _raw_request(conn, "GET", "/readyz")
+                pid = int(json.loads(body)["pid"])
+                if len(seen.get(pid, [])) >= per_worker:
+                    continue
+                t0 = time.perf_counter()
+                status, _ = _raw_request(conn, "POST", "/v1/lookup",
+                                         {"concepts": [f"a quiet harbour at dawn number {i}"], "culture": "en"})
+                if status != 200:
+                    raise RuntimeError(f"lookup answered {status}")
+                seen.setdefault(pid, []).append(round(1000 * (time.perf_counter() - t0), 1))
+            if len(seen) == workers and all(len(v) >= per_worker for v in seen.values()):
+                break
     finally:
         _stop(proc)
-    later = statistics.median(times[workers:]) if len(times) > workers else times[-1]
-    return {"workers": workers, "startup_s": round(startup_s, 1), "seconds": times,
-            "first_over_later": round(max(times[:workers]) / later, 2) if later else None}
+    ratios = [v[0] / statistics.median(v[1:]) for v in seen.values() if len(v) > 1]
+    return {"workers": workers, "workers_ready": len(pids), "startup_s": round(startup_s, 1),
+            "ms_by_worker": [seen[p] for p in sorted(seen)],
+            "first_over_later": round(max(ratios), 2) if ratios else None,
+            "loadavg": round(os.getloadavg()[0], 2)}
 
 
-def workers_main(duration_s: float = 5.0) -> dict[str, Any]:
-    """1 worker vs 2 workers (batching on, default embedder), side by side in one run: /livez and one-concept
-    semantic lookups (requests/s, p50), their ratio, and the first lookups after /readyz. Writes
-    results/api_workers.json."""
+def workers_main(duration_s: float = 4.0, rounds: int = 3) -> dict[str, Any]:
+    """1 worker vs 2 workers (and 2 workers as before issue 25's fixes), side by side in one run: the three
+    servers run at once and each round measures every scenario on each of them in turn (the order reversed every
+    other round), with a light client in its own process whose CPU share is reported beside the figures; then
+    the first lookups after /readyz on fresh servers. Writes results/api_workers.json and api_workers.md."""
     rng = random.Random(SEED)
     kb_dir = demo_kb()
-    out: dict[str, Any] = {"duration_s": duration_s, "concurrency": CONCURRENCY,
-                           "loadavg_start": [round(x, 2) for x in os.getloadavg()]}
-    for workers in (1, 2):
-        res = run_server(kb_dir, workers, duration_s, rng, True, None)
-        out[f"{workers}_workers"] = {k: res[k] for k in ("startup_s", "livez", "lookup_1_exact", "lookup_1",
-                                                           "lookup_32")}
-    one, two = out["1_workers"], out["2_workers"]
-    out["lookup_1_two_over_one"] = round(two["lookup_1"]["rps"] / max(one["lookup_1"]["rps"], 1e-9), 2)
-    out["lookup_32_two_over_one"] = round(two["lookup_32"]["rps"] / max(one["lookup_32"]["rps"], 1e-9), 2)
-    out["livez_p50_ms"] = {"1": one["livez"]["p50_ms"], "2": two["livez"]["p50_ms"]}
-    out["first_lookups_2_workers"] = first_lookups(kb_dir, 2)
+    out: dict[str, Any] = {
+        "duration_s": duration_s, "rounds": rounds, "concurrency": CONCURRENCY, "cpus": os.cpu_count(),
+        "client": "raw keep-alive HTTP/1.1 on asyncio streams in its own process (requests prepared before)",
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()], "configs": {}}
+    servers: dict[str, tuple[subprocess.Popen[str], int, list[int]]] = {}
+    try:
+        for name, (workers, env) in WORKER_CONFIGS.items():
+            proc, base, _ready, startup_s = _start(kb_dir, workers, True, None, env)
+            port = int(base.rsplit(":", 1)[1])
+            ready = _wait_workers(port, workers)
+            servers[name] = (proc, port, _process_tree(proc.pid))
+            out["configs"][name] = {"workers": workers, "env": env, "startup_s": round(startup_s, 1),
+                                    "workers_ready": len(ready), "scenarios": {s: [] for s in WORKER_SCENARIOS}}
+        tuples = _kb_tuples(kb_dir)
+        culture = max({t["culture"] for t in tuples}, key=lambda c: sum(t["culture"] == c for t in tuples))
+        concepts = [t["concept"] for t in tuples if t["culture"] == culture]
+        phrases = Phrases(concepts, rng)
+        names = list(WORKER_CONFIGS)
+        for r in range(rounds):
+            for scenario in WORKER_SCENARIOS:
+                for name in names if r % 2 == 0 else names[::-1]:
+                    _proc, port, pids = servers[name]
+                    requests = _requests(scenario, concepts, culture, phrases, rng, duration_s + 1)
+                    out["configs"][name]["scenarios"][scenario].append(_measure(port, pids, requests, duration_s))
+    finally:
+        for proc, _port, _pids in servers.values():
+            _stop(proc)
+    for res in out["configs"].values():
+        res["median_rps"] = {s: statistics.median(x["rps"] for x in rows) for s, rows in res["scenarios"].items()}
+    one = out["configs"]["1 worker"]["scenarios"]
+    out["ratios"] = {}
+    for name in names[1:]:
+        two = out["configs"][name]["scenarios"]
+        for scenario in WORKER_SCENARIOS:
+            per_round = [round(b["rps"] / a["rps"], 2) for a, b in zip(one[scenario], two[scenario], strict=True)]
+            cpu = [round(sum(b["server_cpu_share"]) / max(sum(a["server_cpu_share"]), 1e-9), 2)
+                   for a, b in zip(one[scenario], two[scenario], strict=True)]
+            out["ratios"][f"{scenario}: {name} / 1 worker"] = {"median": statistics.median(per_round),
+                                                              "rounds": per_round, "server_cpu_rounds": cpu}
+    out["first_lookups"] = {name: first_lookups(kb_dir, workers, env)
+                            for name, (workers, env) in WORKER_CONFIGS.items() if workers > 1}
     out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "api_workers.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps({k: out[k] for k in ("lookup_1_two_over_one", "lookup_32_two_over_one", "livez_p50_ms",
-                                           "loadavg_end")}))
+    (RESULTS / "api_workers.md").write_text(render_workers(out), encoding="utf-8")
+    print(json.dumps({"ratios": {k: v["median"] for k, v in out["ratios"].items()},
+                      "first_over_later": {k: v["first_over_later"] for k, v in out["first_lookups"].items()},
+                      "loadavg": [out["loadavg_start"], out["loadavg_end"]]}))
     return out
+
+
+def render_workers(out: dict[str, Any]) -> str:
+    """api_workers.md: every round of every scenario, the ratios and the first lookups."""
+    lines = [f"# 1 vs 2 API workers ({out['cpus']} CPUs, load average {out['loadavg_start']} at start, "
+             f"{out['loadavg_end']} at end; {out['rounds']} rounds of {out['duration_s']} s per scenario, "
+             f"{out['concurrency']} keep-alive connections)", "",
+             f"Written by `python benchmarks/bench_api.py --workers`. Client: {out['client']}. CPU shares are CPU "
+             "seconds per second (1.0 = one core): the client's, each server process's (largest first: the "
+             "workers, then the supervisor), and the whole machine's busy cores (other jobs included).", "",
+             "| server | scenario | round | req/s | p50 ms | client CPU | server CPU by process | server CPU ms per "
+             "request | machine busy cores | load |", "|---|---|---:|---:|---:|---:|---|---:|---:|---:|"]
+    for name, res in out["configs"].items():
+        for scenario, rows in res["scenarios"].items():
+            for i, x in enumerate(rows):
+                lines.append(f"| {name} | {scenario} | {i + 1} | {x['rps']} | {x['p50_ms']} | "
+                             f"{x['client_cpu_share']} | {' + '.join(map(str, x['server_cpu_share']))} | "
+                             f"{x['server_cpu_ms_per_request']} | {x['machine_busy_cores']} | {x['loadavg']} |")
+    lines += ["", "| req/s ratio (per round: the two servers measured one after the other) | median | rounds | "
+              "server CPU ratio, rounds |", "|---|---:|---|---|"]
+    lines += [f"| {k} | {v['median']} | {v['rounds']} | {v['server_cpu_rounds']} |" for k, v in out["ratios"].items()]
+    lines += ["", "First one-concept semantic lookups of each worker after /readyz (fresh server, ms, in order):", "",
+              "| server | ms by worker | first / median of later (worst worker) | load |", "|---|---|---:|---:|"]
+    for name, res in out["first_lookups"].items():
+        lines.append(f"| {name} | {res['ms_by_worker']} | {res['first_over_later']} | {res['loadavg']} |")
+    return "\n".join(lines) + "\n"
 
 
 def main_crowd(duration_s: float = 8.0) -> dict[str, Any]:
@@ -495,7 +754,9 @@ def main_crowd(duration_s: float = 8.0) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    if "--workers" in sys.argv[1:]:
+    if sys.argv[1:2] == ["--client"]:
+        client_main(sys.argv[2:])
+    elif "--workers" in sys.argv[1:]:
         workers_main()
     else:
         print(json.dumps(main_crowd() if "--crowd" in sys.argv[1:] else main()))
