@@ -255,13 +255,15 @@ class Registry(Generic[T]):
     @contextmanager
     def isolated(self) -> Iterator[Registry[T]]:
         """Within the block, registrations are undone on exit and entry points are read afresh (for tests)."""
-        saved, plugins_loaded = dict(self._entries), self._plugins_loaded
+        saved, plugins_loaded, discovered = dict(self._entries), self._plugins_loaded, self._discovered
         self._entries = {k: e for k, e in saved.items() if not e.origin.startswith(_PLUGIN_ORIGIN)}
         self._plugins_loaded = False
         try:
             yield self
         finally:
-            self._entries, self._plugins_loaded = saved, plugins_loaded
+            # what the block discovered goes with it: a registry not yet discovered before the block discovers
+            # on its next listing, as it would have without the block
+            self._entries, self._plugins_loaded, self._discovered = saved, plugins_loaded, discovered
 
 
 def _describe(target: Callable[..., Any] | str) -> str:

@@ -358,3 +358,17 @@ def test_options_a_part_does_not_take_are_named_before_it_runs() -> None:
         make_concept_extractor("text", colour="red")
     with pytest.raises(ConfigError, match=r"concept extractor 'clip:ViT': 'clip' takes no value after ':'"):
         make_concept_extractor("clip:ViT")
+
+
+def test_what_an_isolated_block_discovers_is_found_again_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    reg: Registry[Any] = Registry("thing", "culturekb.test_things", discover="_probe_discovery:discover")
+    found: list[str] = []
+    module = types.ModuleType("_probe_discovery")
+    module.discover = lambda: (found.append("run"), reg.register("found", _one))  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "_probe_discovery", module)
+    with reg.isolated():
+        assert reg.names() == ["found"]  # discovered inside the block ...
+    assert reg.names() == ["found"]  # ... and again after it, not lost with the block's entries
+    assert found == ["run", "run"]
