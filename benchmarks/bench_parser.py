@@ -399,6 +399,9 @@ def _real_paths(args: list[str]) -> tuple[list[Path], bool]:
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if "-h" in argv or "--help" in argv:  # (without this, --help ran the whole benchmark and overwrote results)
+        print(__doc__)
+        return {}
     logging.disable(logging.WARNING)  # the custom scheme's vocabulary table
     sys.path.insert(0, str(HERE))
     disagreements = 0

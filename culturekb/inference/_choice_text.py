@@ -280,6 +280,12 @@ def clean(text: str) -> str:
     return _SPACES.sub(" ", norm).strip()
 
 
+@lru_cache(maxsize=1024)
+def clean_options(options: tuple[str, ...]) -> tuple[str, ...]:
+    """`clean` of each option, once per item (an answer's reading asks for them dozens of times)."""
+    return tuple(clean(o) for o in options)
+
+
 def contains(haystack: str, needle: str) -> bool:
     """Whether the cleaned `needle` occurs in the cleaned `haystack` as whole words (anywhere, in CJK)."""
     if not needle or needle not in haystack:
@@ -297,7 +303,7 @@ def _whole_words(needle: str) -> re.Pattern[str]:
 def options_in(text: str, options: Sequence[str]) -> list[int]:
     """The options whose text `text` mentions, an option contained in another mentioned one left out."""
     hay = clean(text)
-    cleaned = [clean(o) for o in options]
+    cleaned = clean_options(tuple(options))
     found = [i for i, o in enumerate(cleaned) if contains(hay, o)]
     return [i for i in found if not any(j != i and cleaned[i] != cleaned[j] and contains(cleaned[j], cleaned[i])
                                         for j in found)]
@@ -309,7 +315,7 @@ def by_text(value: str, options: Sequence[str], *, reverse: bool) -> tuple[int |
     text = clean(value)
     if not text:
         return None, ()
-    cleaned = [clean(o) for o in options]
+    cleaned = clean_options(tuple(options))
     exact = [i for i, o in enumerate(cleaned) if o and o == text]
     if len(exact) == 1:
         return exact[0], ()

@@ -545,6 +545,9 @@ def _answer_loop(text: str, item: _Item) -> tuple[str, tuple[int, ...]]:
     lines = text.rstrip().split("\n")
     if len(lines) < 3:
         return text, ()
+    tail = [ln.strip() for ln in lines[-12:] if ln.strip()][-4:]
+    if sum(len(ln) <= 40 for ln in tail) < 3:  # no room for a loop of short lines (most answers): done cheaply
+        return text, ()
     end = len(lines)
     last = lines[-1].strip()
     if last and _answer_only_line(last, item) is None and any(ln.strip().startswith(last) for ln in lines[-3:-1]):
@@ -567,7 +570,8 @@ def _answer_loop(text: str, item: _Item) -> tuple[str, tuple[int, ...]]:
 def _answer_only_line(line: str, item: _Item) -> int | None:
     """The option a short line that is only an answer line ("The answer is (J).", "Answer: C") names (a marker
     alone is not one: "[[B]]" lines are read as markers, a run of them as a hedge)."""
-    if len(line) > 40:
+    if len(line) > 40 or not any(p.search(line) for p in (item.phrases.answer_is, item.phrases.line,
+                                                           item.patterns.bare)):
         return None
     readings = [r for r in _explicit(line, item) if r.path == "answer-line"]
     found = {r.index for r in readings}
