@@ -655,37 +655,41 @@ def first_lookups(kb_dir: Path, workers: int, env: dict[str, str], per_worker: i
             "loadavg": round(os.getloadavg()[0], 2)}
 
 
-def workers_main(duration_s: float = 4.0, rounds: int = 3) -> dict[str, Any]:
+def workers_main(duration_s: float = 4.0, rounds: int = 3, scenarios: tuple[str, ...] = WORKER_SCENARIOS,
+                 configs: tuple[str, ...] = tuple(WORKER_CONFIGS), first: bool = True,
+                 name: str = "api_workers") -> dict[str, Any]:
     """1 worker vs 2 workers (and 2 workers as before issue 25's fixes), side by side in one run: the three
     servers run at once and each round measures every scenario on each of them in turn (the order reversed every
     other round), with a light client in its own process whose CPU share is reported beside the figures; then
-    the first lookups after /readyz on fresh servers. Writes results/api_workers.json and api_workers.md."""
+    the first lookups after /readyz on fresh servers (`first`). Writes results/<name>.json and <name>.md."""
     rng = random.Random(SEED)
     kb_dir = demo_kb()
     out: dict[str, Any] = {
         "duration_s": duration_s, "rounds": rounds, "concurrency": CONCURRENCY, "cpus": os.cpu_count(),
         "client": "raw keep-alive HTTP/1.1 on asyncio streams in its own process (requests prepared before)",
-        "loadavg_start": [round(x, 2) for x in os.getloadavg()], "configs": {}}
+        "loadavg_start": [round(x, 2) for x in os.getloadavg()], "nice": os.nice(0), "configs": {}}
     servers: dict[str, tuple[subprocess.Popen[str], int, list[int]]] = {}
     try:
-        for name, (workers, env) in WORKER_CONFIGS.items():
+        for config in configs:
+            workers, env = WORKER_CONFIGS[config]
             proc, base, _ready, startup_s = _start(kb_dir, workers, True, None, env)
             port = int(base.rsplit(":", 1)[1])
             ready = _wait_workers(port, workers)
-            servers[name] = (proc, port, _process_tree(proc.pid))
-            out["configs"][name] = {"workers": workers, "env": env, "startup_s": round(startup_s, 1),
-                                    "workers_ready": len(ready), "scenarios": {s: [] for s in WORKER_SCENARIOS}}
+            servers[config] = (proc, port, _process_tree(proc.pid))
+            out["configs"][config] = {"workers": workers, "env": env, "startup_s": round(startup_s, 1),
+                                      "workers_ready": len(ready), "scenarios": {s: [] for s in scenarios}}
         tuples = _kb_tuples(kb_dir)
         culture = max({t["culture"] for t in tuples}, key=lambda c: sum(t["culture"] == c for t in tuples))
         concepts = [t["concept"] for t in tuples if t["culture"] == culture]
         phrases = Phrases(concepts, rng)
-        names = list(WORKER_CONFIGS)
+        names = list(configs)
         for r in range(rounds):
-            for scenario in WORKER_SCENARIOS:
-                for name in names if r % 2 == 0 else names[::-1]:
-                    _proc, port, pids = servers[name]
+            for scenario in scenarios:
+                for config in names if r % 2 == 0 else names[::-1]:
+                    _proc, port, pids = servers[config]
                     requests = _requests(scenario, concepts, culture, phrases, rng, duration_s + 1)
-                    out["configs"][name]["scenarios"][scenario].append(_measure(port, pids, requests, duration_s))
+                    out["configs"][config]["scenarios"][scenario].append(_measure(port, pids, requests,
+                                                                                  duration_s))
     finally:
         for proc, _port, _pids in servers.values():
             _stop(proc)
@@ -693,20 +697,20 @@ def workers_main(duration_s: float = 4.0, rounds: int = 3) -> dict[str, Any]:
         res["median_rps"] = {s: statistics.median(x["rps"] for x in rows) for s, rows in res["scenarios"].items()}
     one = out["configs"]["1 worker"]["scenarios"]
     out["ratios"] = {}
-    for name in names[1:]:
-        two = out["configs"][name]["scenarios"]
-        for scenario in WORKER_SCENARIOS:
+    for config in names[1:]:
+        two = out["configs"][config]["scenarios"]
+        for scenario in scenarios:
             per_round = [round(b["rps"] / a["rps"], 2) for a, b in zip(one[scenario], two[scenario], strict=True)]
             cpu = [round(sum(b["server_cpu_share"]) / max(sum(a["server_cpu_share"]), 1e-9), 2)
                    for a, b in zip(one[scenario], two[scenario], strict=True)]
-            out["ratios"][f"{scenario}: {name} / 1 worker"] = {"median": statistics.median(per_round),
+            out["ratios"][f"{scenario}: {config} / 1 worker"] = {"median": statistics.median(per_round),
                                                               "rounds": per_round, "server_cpu_rounds": cpu}
-    out["first_lookups"] = {name: first_lookups(kb_dir, workers, env)
-                            for name, (workers, env) in WORKER_CONFIGS.items() if workers > 1}
+    out["first_lookups"] = {config: first_lookups(kb_dir, *WORKER_CONFIGS[config])
+                            for config in configs if first and WORKER_CONFIGS[config][0] > 1}
     out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "api_workers.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    (RESULTS / "api_workers.md").write_text(render_workers(out), encoding="utf-8")
+    (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    (RESULTS / f"{name}.md").write_text(render_workers(out), encoding="utf-8")
     print(json.dumps({"ratios": {k: v["median"] for k, v in out["ratios"].items()},
                       "first_over_later": {k: v["first_over_later"] for k, v in out["first_lookups"].items()},
                       "loadavg": [out["loadavg_start"], out["loadavg_end"]]}))
@@ -717,7 +721,8 @@ def render_workers(out: dict[str, Any]) -> str:
     """api_workers.md: every round of every scenario, the ratios and the first lookups."""
     lines = [f"# 1 vs 2 API workers ({out['cpus']} CPUs, load average {out['loadavg_start']} at start, "
              f"{out['loadavg_end']} at end; {out['rounds']} rounds of {out['duration_s']} s per scenario, "
-             f"{out['concurrency']} keep-alive connections)", "",
+             f"{out['concurrency']} keep-alive connections"
+             f"{'; every process at nice ' + str(out['nice']) if out.get('nice') else ''})", "",
              f"Written by `python benchmarks/bench_api.py --workers`. Client: {out['client']}. CPU shares are CPU "
              "seconds per second (1.0 = one core): the client's, each server process's (largest first: the "
              "workers, then the supervisor), and the whole machine's busy cores (other jobs included).", "",
