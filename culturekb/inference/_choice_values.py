@@ -1,0 +1,138 @@
+"""The pieces of a multiple-choice reading below the reader (`culturekb.inference.choices`): what one answer reads
+as (`ChoiceAnswer`), one place naming an option (`_Reading`), what a parse needs (`_Item`), and how an answer value
+(a JSON value, an answer line, the words after a conclusion phrase) names an option, a hedge or a contradiction."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from culturekb.inference import _choice_text as ct
+from culturekb.inference._lexicon import normalise_text
+
+__all__ = ["ChoiceAnswer", "ChoicePath"]
+
+ChoicePath = Literal["json", "marker", "answer-line", "conclusion", "final-letter", "letter", "option-text",
+                     "invalid"]
+
+_CONNECTORS = frozenset({"or", "and", "o", "ou", "oder", "y", "et", "und", "или", "и", "أو", "या", "或", "或者", "还是",
+                         "と", "か", "au", "na", "either", "between", "maybe"})
+
+
+@dataclass(frozen=True)
+class ChoiceAnswer:
+    """The option read from an answer: its `letter` (None when invalid), its 0-based `index`, and how."""
+
+    letter: str | None
+    index: int | None
+    path: ChoicePath
+    ambiguous: tuple[str, ...] = ()
+    """The letters an ambiguous (hedged or contradictory) answer named (empty otherwise)."""
+
+    @property
+    def valid(self) -> bool:
+        """Whether an option was read."""
+        return self.letter is not None
+
+    @property
+    def parse_path(self) -> ChoicePath:
+        """How the option was read (the same as `path`)."""
+        return self.path
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """One place in an answer that names an option (or a hedge between options)."""
+
+    index: int | None
+    path: ChoicePath
+    at: int
+    ambiguous: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Item:
+    """What one parse needs: the options, their number and the language's phrases."""
+
+    options: Sequence[str]
+    numbered: bool
+    language: str | None
+
+    @property
+    def forms(self) -> dict[str, int]:
+        return ct.letter_forms(len(self.options), self.numbered)
+
+    @property
+    def patterns(self) -> ct.Patterns:
+        return ct.patterns(len(self.options), self.numbered)
+
+    @property
+    def phrases(self) -> ct.PhrasePatterns:
+        return ct.phrase_patterns(self.language)
+
+
+def _leading_letter(value: str, item: _Item) -> int | None:
+    """The option a value starts with as a label: the label alone, or followed by punctuation, or followed by that
+    option's own text. None otherwise."""
+    m = re.match(ct.OPEN + r"(?P<letter>[^\W_]{1,2})(?P<rest>.*)$", value.strip(), re.DOTALL)
+    if m is None:
+        return None
+    token, rest = normalise_text(m.group("letter")), m.group("rest")
+    if token not in item.forms:
+        return None
+    index = item.forms[token]
+    if not rest.strip() or re.match(r"\s*" + ct.CLOSE_PUNCT, rest):
+        return index
+    own = ct.clean(item.options[index])
+    if rest[:1].isspace() and own and ct.clean(rest).startswith(own):
+        return index
+    return None
+
+
+def _hedged(value: str, item: _Item) -> tuple[int, ...]:
+    """The labels of a value made only of two or more labels and connectors ("A or C", "B/D", "A、C")."""
+    tokens = ct.clean(value).split()
+    if len(tokens) == 1 and ct.NOSPACE.search(tokens[0]) is None:
+        tokens = list(tokens[0]) if all(ch in item.forms for ch in tokens[0]) and len(tokens[0]) > 1 else tokens
+    labels = [item.forms[t] for t in tokens if t in item.forms]
+    if len(set(labels)) < 2 or any(t not in item.forms and t not in _CONNECTORS for t in tokens):
+        return ()
+    return tuple(dict.fromkeys(labels))
+
+
+def _contradiction(index: int, rest: str, item: _Item) -> tuple[int, ...]:
+    """A label whose own sentence names other options' text and never its own (``"C" - green_drawer``, green_drawer
+    being B; "the answer is D - he thinks it is in the red container", D being the red basket)."""
+    sentence = re.split(r"(?<=[.!?。！？])\s|\n", rest.strip(" \t\"”'*)]）:-–—"), maxsplit=1)[0][:200]
+    named = ct.options_in(sentence, item.options)
+    if named and index not in named:
+        return (index, *named)
+    return ()
+
+
+def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int | None, tuple[int, ...]]:
+    """(index, ambiguous) of an answer value (JSON value, answer line, the words after a conclusion phrase): a
+    label, "option B", else (with `text_ok`) the option's text."""
+    index = _leading_letter(value, item)
+    if index is not None:
+        m = re.match(ct.OPEN + r"[^\W_]{1,2}[\)\]\}）】」>*\"”']*\s*[.:：\-–—]?\s*(?P<rest>.*)$", value.strip(),
+                     re.DOTALL)
+        conflict = _contradiction(index, m.group("rest"), item) if m else ()
+        return (None, conflict) if conflict else (index, ())
+    hedge = _hedged(value, item)
+    if hedge:
+        return None, hedge
+    value = unicodedata.normalize("NFKC", value).strip(" *_\"“")
+    m = item.phrases.option_word.match(value)
+    if m is not None and normalise_text(m.group("letter")) in item.forms:
+        index = item.forms[normalise_text(m.group("letter"))]
+        # "option A: *blue suitcase*" where option A is another container: recorded, not guessed
+        rest = re.sub(r"^[\)\]\}）】」>*\"”']*\s*[.:：\-–—]?\s*", "", value[m.end():])
+        conflict = _contradiction(index, rest, item)
+        return (None, conflict) if conflict else (index, ())
+    if not text_ok:
+        return None, ()
+    return ct.by_text(value, item.options, reverse=True)
