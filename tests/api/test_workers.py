@@ -228,3 +228,81 @@ def test_serve_gives_each_worker_encoders_for_the_cores_it_may_use(kb_dirs, uvic
     assert uvicorn_runs[-1]["app"].state.settings.batch_encoders == 4
     serve(kb_dirs["main"], workers=2, port=0)
     assert uvicorn_runs[-1]["env"]["CULTUREKB_API_BATCH_ENCODERS"] == "2"
+
+
+def _get(conn: socket.socket, path: str) -> tuple[int, bytes]:
+    conn.sendall(f"GET {path} HTTP/1.1\r\nHost: test\r\n\r\n".encode())
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise ConnectionError("closed")
+        buf += chunk
+    head, _, body = buf.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
+                  if line.lower().startswith(b"content-length:"))
+    while len(body) < length:
+        body += conn.recv(65536)
+    return int(head.split()[1]), body
+
+
+@pytest.mark.slow
+@needs_reuse_port
+def test_two_real_workers_share_connections_opened_at_once(kb_dirs) -> None:
+    """`culturekb serve --workers 2` for real: 16 keep-alive connections opened together reach both workers (with
+    the shared socket of before, the first worker to wake took them all)."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "CULTUREKB_API_WARM_REQUEST": "true"}
+    proc = subprocess.Popen([sys.executable, "-m", "culturekb.cli", "serve", "--kb", str(kb_dirs["main"]), "--port",
+                             str(port), "--workers", "2", "--no-build-index", "--log-level", "warning"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        pids: set[int] = set()
+        deadline = time.monotonic() + 120
+        while len(pids) < 2 and time.monotonic() < deadline:  # each worker joins once it is ready
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+                    status, body = _get(conn, "/readyz")
+                    if status == 200:
+                        pids.add(json.loads(body)["pid"])
+                        continue
+            except OSError:
+                pass
+            time.sleep(0.2)
+        assert len(pids) == 2, "both workers should answer /readyz"
+        # the 16 connections wait in the kernel together (both workers stopped), as when a pool opens them at once,
+        # and one worker wakes first
+        first, second = sorted(pids)
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            conns = [socket.create_connection(("127.0.0.1", port), timeout=10) for _ in range(16)]
+            os.kill(first, signal.SIGCONT)
+            time.sleep(0.5)
+        finally:
+            for pid in pids:
+                os.kill(pid, signal.SIGCONT)
+        try:
+            served = {json.loads(_get(c, "/readyz")[1])["pid"] for c in conns}
+            metrics = _get(conns[0], "/metrics")[1].decode()
+        finally:
+            for c in conns:
+                c.close()
+        assert served == pids  # all 16 on one worker: chance 2**-15
+        assert 'route="/v1/lookup"' not in metrics  # the warm-up requests are not counted
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
