@@ -229,3 +229,14 @@ if __name__ == "__main__":  # print the import graph: python tests/test_architec
     target = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else PACKAGE
     for src, row in sorted(package_graph(target).items()):
         sys.stdout.write(f"{src:>10} -> {', '.join(f'{d} ({n})' for d, n in sorted(row.items()))}\n")
+
+
+MAX_MODULE_LINES = 600
+"""Issue 20: a module that grows past this is split by job (as `evals/plots.py` left `evals/reports.py`)."""
+
+
+def test_no_module_is_over_the_size_limit() -> None:
+    sizes = {p.relative_to(PACKAGE.parent).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+             for p in PACKAGE.rglob("*.py")}
+    over = {path: n for path, n in sizes.items() if n > MAX_MODULE_LINES}
+    assert not over, f"modules over {MAX_MODULE_LINES} lines; split them by job: {over}"
