@@ -366,7 +366,12 @@ def test_what_an_isolated_block_discovers_is_found_again_after_it(monkeypatch: p
     reg: Registry[Any] = Registry("thing", "culturekb.test_things", discover="_probe_discovery:discover")
     found: list[str] = []
     module = types.ModuleType("_probe_discovery")
-    module.discover = lambda: (found.append("run"), reg.register("found", _one))  # type: ignore[attr-defined]
+
+    def discover() -> None:
+        found.append("run")
+        reg.register("found", _one)
+
+    module.discover = discover  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "_probe_discovery", module)
     with reg.isolated():
         assert reg.names() == ["found"]  # discovered inside the block ...

@@ -87,6 +87,15 @@ class ServingState:
         # KnowledgeBase.version hashes every tuple on each access; the state never changes, so hash once
         return self.kb.version
 
+    @cached_property
+    def served(self) -> str:
+        """What this state serves: the KB version, plus the tuple filter its calibration chose when one hides
+        tuples (`culturekb calibrate` changes what is served without changing the KB version)."""
+        f = self.retriever.tuple_filter
+        if f.min_support <= 1 and f.min_informativeness <= 0:
+            return self.kb_version
+        return f"{self.kb_version}+support>={f.min_support},informativeness>={f.min_informativeness:g}"
+
     @property
     def embedder_id(self) -> str:
         return str(self.retriever.embedder.id)
@@ -132,6 +141,7 @@ class ReloadOutcome:
     previous_version: str | None
     state: ServingState
     seconds: float
+    previous_served: str | None = None
 
 
 class KBHolder:
@@ -240,9 +250,10 @@ class KBHolder:
             new.generation = self._generation
             self.current = new  # one reference assignment: requests see the old or the new state, never a mix
         if publish and self.sync is not None:
-            self.sync.publish(new.kb_dir, new.kb_version)
-        log.info("reloaded KB %s -> %s from %s", old.kb_version if old else None, new.kb_version, new.kb_dir)
-        return ReloadOutcome(old.kb_version if old else None, new, time.perf_counter() - t0)
+            self.sync.publish(new.kb_dir, new.kb_version, new.served)
+        log.info("reloaded KB %s -> %s from %s", old.served if old else None, new.served, new.kb_dir)
+        return ReloadOutcome(old.kb_version if old else None, new, time.perf_counter() - t0,
+                             old.served if old else None)
 
     def follow(self) -> bool:
         """Apply a reload published by a sibling worker; True when the served KB changed."""
@@ -253,8 +264,8 @@ class KBHolder:
             return False
         cur = self.current
         same_dir = cur is not None and Path(published["kb_dir"]) == cur.kb_dir
-        if same_dir and cur is not None and published.get("kb_version") == cur.kb_version:
-            return False
+        if same_dir and cur is not None and published.get("served", published.get("kb_version")) == cur.served:
+            return False  # (a recalibrated KB keeps its version; what it serves is in "served")
         try:
             self.reload(published["kb_dir"], publish=False)
         except CultureKBError as exc:
@@ -265,7 +276,7 @@ class KBHolder:
 
 
 class ReloadSync:
-    """A JSON file `{"generation", "kb_dir", "kb_version"}` shared by the workers of one server."""
+    """A JSON file `{"generation", "kb_dir", "kb_version", "served"}` shared by the workers of one server."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
@@ -284,10 +295,10 @@ class ReloadSync:
             return None
         return data if isinstance(data, dict) and "kb_dir" in data else None
 
-    def publish(self, kb_dir: Path, kb_version: str) -> None:
+    def publish(self, kb_dir: Path, kb_version: str, served: str | None = None) -> None:
         generation = time.time_ns()
         atomic_write_json(self.path, {"generation": generation, "kb_dir": str(kb_dir), "kb_version": kb_version,
-                                      "pid": os.getpid()})
+                                      "served": served or kb_version, "pid": os.getpid()})
         self._seen = generation
 
     def poll(self) -> dict[str, Any] | None:

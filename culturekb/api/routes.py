@@ -322,4 +322,4 @@ async def reload(request: Request, body: Annotated[ReloadRequest | None, Body()]
     metrics.reloads.labels(outcome="ok").inc()
     new = outcome.state
     return ReloadOut(previous_version=outcome.previous_version, kb_version=new.kb_version, kb_dir=str(new.kb_dir),
-                     changed=outcome.previous_version != new.kb_version, seconds=round(outcome.seconds, 3))
+                     changed=outcome.previous_served != new.served, seconds=round(outcome.seconds, 3))

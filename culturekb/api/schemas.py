@@ -361,5 +361,6 @@ class ReloadOut(BaseModel):
     previous_version: str | None
     kb_version: str
     kb_dir: str
-    changed: bool = Field(description="whether the KB version changed")
+    changed: bool = Field(description="whether what is served changed: the KB version, or the tuple filter of "
+                                      "its calibration (`culturekb calibrate` keeps the version)")
     seconds: float = Field(description="time to load and validate the new KB and index")

@@ -112,3 +112,34 @@ def test_workers_follow_a_reload_through_the_sync_file(make_client, kb_dirs, tmp
         assert r.status_code == 422
         time.sleep(0.3)
         assert b.get("/readyz").json()["kb_version"] == v_other
+
+
+def test_a_recalibrated_kb_is_a_change_every_worker_follows(make_client, kb_dirs, tmp_path):
+    # `culturekb calibrate` writes calibration.json and keeps the KB version; the filter it chose changes what
+    # is served, so the reload reports a change and the sibling worker reloads too
+    import shutil
+
+    from culturekb.kb.calibration import Calibration, write_calibration
+
+    kb_dir = tmp_path / "kb"
+    shutil.copytree(kb_dirs["main"], kb_dir)
+    version = KnowledgeBase.load(kb_dir).version
+    sync = tmp_path / "reload.json"
+
+    def crane(client) -> bool:  # support 4: the calibration below (at least 5) hides it
+        body = client.post("/v1/lookup", json={"concepts": ["crane"], "culture": "zh"}).json()
+        return body["results"][0]["match"] is not None
+
+    with make_client(kb_dir, admin_keys=[ADMIN_KEY], sync_file=sync, sync_interval_s=0.05) as a, \
+            make_client(kb_dir, admin_keys=[ADMIN_KEY], sync_file=sync, sync_interval_s=0.05) as b:
+        assert crane(a) and crane(b)
+        same = a.post("/v1/admin/reload", json={}, headers=ADMIN).json()
+        assert same["changed"] is False
+        write_calibration(kb_dir, Calibration(kb_version=version, min_support=5))
+        r = a.post("/v1/admin/reload", json={}, headers=ADMIN).json()
+        assert r["changed"] is True and r["kb_version"] == r["previous_version"] == version
+        assert not crane(a)
+        deadline = time.monotonic() + 10
+        while crane(b):
+            assert time.monotonic() < deadline, "the second worker kept serving the uncalibrated filter"
+            time.sleep(0.05)
