@@ -21,9 +21,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 HERE = Path(__file__).parent
 ORDER = ["bench_embed_floor", "bench_stores:faiss_threads_main", "bench_api:workers_main",
-         "bench_association", "bench_model_calls", "bench_build", "bench_build:scale_curve_main", "tau_calibration", "bench_lookup",
-         "bench_overhead", "bench_stores", "bench_api", "bench_parser", "bench_parse_scaling", "bench_startup",
-         "fault_injection"]
+         "bench_association", "bench_model_calls", "bench_build", "bench_build:scale_curve_main", "tau_calibration",
+         "bench_lookup", "bench_overhead", "bench_stores", "bench_api", "bench_parser", "bench_parse_scaling",
+         "bench_startup", "fault_injection"]
 
 
 def _load(name: str):  # noqa: ANN202 - a module object
