@@ -81,12 +81,8 @@ def demo_kb() -> Path:
 
 
 def serve_argv() -> list[str]:
-    """`culturekb serve` when the command is registered in culturekb.cli, else the same command module."""
-    from culturekb.cli import app
-
-    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    return [sys.executable, "-m", "culturekb.cli", "serve"] if "serve" in names else \
-        [sys.executable, "-m", "culturekb.api.cli"]
+    """`culturekb serve` as a fresh process."""
+    return [sys.executable, "-m", "culturekb.cli", "serve"]
 
 
 def free_port() -> int:

@@ -90,6 +90,18 @@ def _replicate(samples: list[Any], factor: int) -> list[Any]:
     return [s if k == 0 else s.model_copy(update={"id": f"{s.id}~r{k}"}) for k in range(factor) for s in samples]
 
 
+def _peak_rss_mb(ru_maxrss_kb: int) -> float:
+    """This process's own peak RSS: Linux's VmHWM (ru_maxrss of a process started by a large parent, as under
+    `make bench`, keeps the parent's peak across fork and exec, so it is read only where /proc is missing)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(ru_maxrss_kb / 1024, 1)
+
+
 def scale_one(factor: int, data: str | None = None) -> dict[str, Any]:
     """One cold default build of the data replicated `factor` times (run in a fresh process by `scale_main`)."""
     import resource
@@ -102,7 +114,7 @@ def scale_one(factor: int, data: str | None = None) -> dict[str, Any]:
         run = _offline(samples, BuildConfig(), Path(tmp) / "cache", BuildConfig().embedder, vector_cache=True)
     run["factor"] = factor
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    run["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)
+    run["peak_rss_mb"] = _peak_rss_mb(usage.ru_maxrss)
     run["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 1)
     run["load_average_1m"] = round(os.getloadavg()[0], 2)
     return run

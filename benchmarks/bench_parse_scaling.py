@@ -34,7 +34,7 @@ def _best(scheme: object, reps: int, noise: str) -> float:
     return min(times)
 
 
-def main() -> None:
+def main() -> dict[str, object]:
     scheme = get_scheme("artemis9")
     rows = []
     for noise in NOISES:
@@ -44,8 +44,10 @@ def main() -> None:
                      "meets_target": ratio < TARGET})
         print(f"{noise!r:24} 200x {small * 1e3:8.2f} ms  2000x {large * 1e3:8.2f} ms  ratio {ratio:6.1f}")
     out = Path(__file__).resolve().parent / "results" / "parse_scaling.json"
-    out.write_text(json.dumps({"target_ratio_below": TARGET, "rows": rows}, indent=2) + "\n", encoding="utf-8")
+    result = {"target_ratio_below": TARGET, "rows": rows}
+    out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print(f"written {out}")
+    return result
 
 
 if __name__ == "__main__":

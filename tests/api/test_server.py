@@ -26,12 +26,8 @@ pytestmark = pytest.mark.slow
 
 
 def serve_argv() -> list[str]:
-    """`python -m culturekb.cli serve` once the command is registered there, else the same command on its own."""
-    from culturekb.cli import app
-
-    names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
-    return [sys.executable, "-m", "culturekb.cli", "serve"] if "serve" in names else \
-        [sys.executable, "-m", "culturekb.api.cli"]
+    """`python -m culturekb.cli serve`: the server as users start it, in its own process."""
+    return [sys.executable, "-m", "culturekb.cli", "serve"]
 
 
 def free_port() -> int:
