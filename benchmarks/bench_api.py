@@ -53,6 +53,8 @@ from typing import Any
 
 import httpx
 
+from culturekb.testing.raw_http import raw_request
+
 RESULTS = Path(__file__).parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
 CACHE = ROOT / ".culturekb-cache" / "bench-api"
@@ -493,31 +495,13 @@ def _wait_workers(port: int, workers: int, timeout_s: float = 300) -> list[int]:
     while len(seen) < workers and time.perf_counter() - t0 < timeout_s:
         with contextlib.suppress(OSError, ValueError, KeyError):
             with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
-                status, body = _raw_request(conn, "GET", "/readyz")
+                status, body = raw_request(conn, "GET", "/readyz")
                 if status == 200:
                     seen.add(int(json.loads(body)["pid"]))
                     continue
         time.sleep(0.1)
     return sorted(seen)
 
-
-def _raw_request(conn: socket.socket, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
-    """One HTTP/1.1 request on a blocking keep-alive socket: (status, body)."""
-    data = b"" if body is None else json.dumps(body).encode()
-    conn.sendall(f"{method} {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-                 f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        chunk = conn.recv(65536)
-        if not chunk:
-            raise ConnectionError("the server closed the connection")
-        buf += chunk
-    head, _, rest = buf.partition(b"\r\n\r\n")
-    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                  if line.lower().startswith(b"content-length:"))
-    while len(rest) < length:
-        rest += conn.recv(65536)
-    return int(head.split()[1]), rest
 
 
 async def _light_load(port: int, requests: list[bytes], duration_s: float, concurrency: int,
@@ -630,12 +614,12 @@ def first_lookups(kb_dir: Path, workers: int, env: dict[str, str], per_worker: i
         for i in range(40 * workers * per_worker):
             with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                _, body = _raw_request(conn, "GET", "/readyz")
+                _, body = raw_request(conn, "GET", "/readyz")
                 pid = int(json.loads(body)["pid"])
                 if len(seen.get(pid, [])) >= per_worker:
                     continue
                 t0 = time.perf_counter()
-                status, _ = _raw_request(conn, "POST", "/v1/lookup",
+                status, _ = raw_request(conn, "POST", "/v1/lookup",
                                          {"concepts": [f"a quiet harbour at dawn number {i}"], "culture": "en"})
                 if status != 200:
                     raise RuntimeError(f"lookup answered {status}")

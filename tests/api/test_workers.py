@@ -18,6 +18,7 @@ from culturekb.api._batching import BatchingEmbedder
 from culturekb.api._workers import bind_reuse_port, reuse_port_supported, worker_listener
 from culturekb.api.app import WARM_UP_PHRASE, warm_request
 from culturekb.errors import ConfigError
+from culturekb.testing.raw_http import raw_request
 from culturekb.text.normalise import normalise_concept
 
 from .conftest import READ_KEY
@@ -230,21 +231,6 @@ def test_serve_gives_each_worker_encoders_for_the_cores_it_may_use(kb_dirs, uvic
     assert uvicorn_runs[-1]["env"]["CULTUREKB_API_BATCH_ENCODERS"] == "2"
 
 
-def _get(conn: socket.socket, path: str) -> tuple[int, bytes]:
-    conn.sendall(f"GET {path} HTTP/1.1\r\nHost: test\r\n\r\n".encode())
-    buf = b""
-    while b"\r\n\r\n" not in buf:
-        chunk = conn.recv(65536)
-        if not chunk:
-            raise ConnectionError("closed")
-        buf += chunk
-    head, _, body = buf.partition(b"\r\n\r\n")
-    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")
-                  if line.lower().startswith(b"content-length:"))
-    while len(body) < length:
-        body += conn.recv(65536)
-    return int(head.split()[1]), body
-
 
 @pytest.mark.slow
 @needs_reuse_port
@@ -271,7 +257,7 @@ def test_two_real_workers_share_connections_opened_at_once(kb_dirs) -> None:
             assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
             try:
                 with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-                    status, body = _get(conn, "/readyz")
+                    status, body = raw_request(conn, "GET", "/readyz")
                     if status == 200:
                         pids.add(json.loads(body)["pid"])
                         continue
@@ -292,8 +278,8 @@ def test_two_real_workers_share_connections_opened_at_once(kb_dirs) -> None:
             for pid in pids:
                 os.kill(pid, signal.SIGCONT)
         try:
-            served = {json.loads(_get(c, "/readyz")[1])["pid"] for c in conns}
-            metrics = _get(conns[0], "/metrics")[1].decode()
+            served = {json.loads(raw_request(c, "GET", "/readyz")[1])["pid"] for c in conns}
+            metrics = raw_request(conns[0], "GET", "/metrics")[1].decode()
         finally:
             for c in conns:
                 c.close()
