@@ -89,12 +89,10 @@ class ServingState:
 
     @cached_property
     def served(self) -> str:
-        """What this state serves: the KB version, plus the tuple filter its calibration chose when one hides
-        tuples (`culturekb calibrate` changes what is served without changing the KB version)."""
+        """What this state serves: the KB version, plus its tuple filter when that hides more than rejected tuples
+        (`culturekb calibrate` changes the filter, and so what is served, without changing the KB version)."""
         f = self.retriever.tuple_filter
-        if f.min_support <= 1 and f.min_informativeness <= 0:
-            return self.kb_version
-        return f"{self.kb_version}+support>={f.min_support},informativeness>={f.min_informativeness:g}"
+        return self.kb_version if f.is_open else f"{self.kb_version} ({f.describe()})"
 
     @property
     def embedder_id(self) -> str:

@@ -55,7 +55,7 @@ from culturekb.retrieval._integrity import (
     verify_files,
     verify_tree,
 )
-from culturekb.retrieval.stores.base import VectorStore, load_store, make_store, parse_spec
+from culturekb.retrieval.stores.base import VectorStore, load_store, make_store, store_name
 
 __all__ = [
     "INDEX_FORMAT",
@@ -174,7 +174,7 @@ def index_dir(kb: KnowledgeBase, backend: str) -> Path:
         raise ConfigError(
             "the KB has no directory (it was built in memory); save it first (kb.save(DIR)) or pass directory="
         )
-    return Path(kb.path) / "index" / parse_spec(backend)[0]
+    return Path(kb.path) / "index" / store_name(backend)
 
 
 def _built_backends(kb: KnowledgeBase) -> list[str]:
@@ -196,7 +196,7 @@ def index_backend(kb: KnowledgeBase, backend: str | None = None, settings: Setti
     if settings.is_set("backend"):
         return settings.backend
     built = _built_backends(kb)
-    default = parse_spec(settings.backend)[0]
+    default = store_name(settings.backend)
     if len(built) == 1 and built[0] != default:
         log.info("using the KB's only index, %s", built[0])
         return built[0]
@@ -321,7 +321,7 @@ def build_index(
     if not kb.tuples:
         raise DataError("the KB has no tuples; there is nothing to index. Build the KB from a training split first")
     backend = backend or load_settings().backend
-    name, _ = parse_spec(backend)
+    name = store_name(backend)
     ids = [t.id for t in kb.tuples]
     payloads = [{"culture": t.culture, "concept": t.concept} for t in kb.tuples]
     vectors = _reusable_vectors(kb, embedder.id, ids) if persist else None
@@ -406,9 +406,9 @@ def load_index(
     """
     if directory is not None:  # a backend left out means: whatever this folder holds
         target = Path(directory)
-        name = parse_spec(backend)[0] if backend else ""
+        name = store_name(backend) if backend else ""
     else:
-        name = parse_spec(index_backend(kb, backend))[0]
+        name = store_name(index_backend(kb, backend))
         target = index_dir(kb, name)
     fix = _fix(kb, name or "<BACKEND>")
     if not (target / INDEX_META).is_file():

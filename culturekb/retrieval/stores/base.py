@@ -28,7 +28,7 @@ __all__ = [
     "load_store",
     "register_store",
     "list_stores",
-    "parse_spec",
+    "store_name",
     "check_add_inputs",
     "check_queries",
     "culture_list",
@@ -103,10 +103,9 @@ def _resolve(name: str) -> Any:
     return registry.STORES.get(name)
 
 
-def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
-    """Split "faiss:hnsw" into ("faiss", {"kind": "hnsw"}); a plain name gives no options."""
-    name, _, rest = spec.partition(":")
-    return name.strip().lower(), ({"kind": rest.strip().lower()} if rest.strip() else {})
+def store_name(spec: str) -> str:
+    """The backend a store spec names: "faiss:hnsw" -> "faiss" (what follows ':' goes to its factory)."""
+    return registry.split_spec(spec)[0].lower()
 
 
 def make_store(spec: str, dim: int, **kw: Any) -> VectorStore:

@@ -91,19 +91,18 @@ class QdrantStore:
     ) -> None:
         if not isinstance(dim, int) or dim < 1:
             raise ConfigError(f"store dimension must be a positive integer; got {dim!r}")
+        given = [n for n, v in (("location", location), ("path", path), ("url", url)) if v is not None]
         if argument:  # the spec's value after ':': "qdrant:http://host:6333", "qdrant::memory:", "qdrant:/data/q"
-            given_by_spec = [n for n, v in (("location", location), ("path", path), ("url", url)) if v is not None]
-            if given_by_spec:
+            if given:
                 raise ConfigError(f"store 'qdrant:{argument}' names where the collection lives, and so does "
-                                  f"{given_by_spec[0]}=; give one of them")
+                                  f"{given[0]}=; give one of them")
             if argument.startswith(("http://", "https://")):
                 url = argument
             elif argument == ":memory:":
                 location = argument
             else:
                 path = argument
-        given = [n for n, v in (("location", location), ("path", path), ("url", url)) if v is not None]
-        if len(given) > 1:
+        elif len(given) > 1:
             raise ConfigError(f"QdrantStore takes one of location=, path=, url=; got {', '.join(given)}")
         self.dim = dim
         self.url = url
