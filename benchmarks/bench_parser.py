@@ -194,8 +194,14 @@ def real_answer_results(paths: list[Path], disagreements: int = 0, *, keep_all: 
             if not ours.valid:  # what the rule makes of answers culturekb finds no option in, against chance
                 c["source_correct_where_ours_invalid"] += source.correct_no_guess
                 c["chance_where_ours_invalid_x1000"] += round(1000 / len(row["options"]))
-                c["thinking_unfinished"] += (row["reasoning"] == "think"
-                                             and "</think>" not in row["answer"].lower())
+                unfinished = row["reasoning"] == "think" and "</think>" not in row["answer"].lower()
+                c["thinking_unfinished"] += unfinished
+                if unfinished:  # what the model's last tentative answer in its thinking is worth, against chance
+                    tentative = _tentative_reading(row)
+                    if tentative is not None:
+                        c["tentative_read"] += 1
+                        c["tentative_right"] += tentative == row["gold"]
+                        c["tentative_chance_x1000"] += round(1000 / len(row["options"]))
             paths_seen[key][ours.path] += 1
             if not agree:
                 differing.append({"at": [f, i], "set": row["set"], "id": row["id"], "model": row["model"],
@@ -209,6 +215,17 @@ def real_answer_results(paths: list[Path], disagreements: int = 0, *, keep_all: 
                 "raw_cells": [[list(k), dict(c), dict(paths_seen[k])] for k, c in cells.items()],
                 "all_disagreements": differing}
     return _summarise(cells, paths_seen, sources, differing, n, seconds, [str(p) for p in paths], disagreements)
+
+
+def _tentative_reading(row: dict[str, Any]) -> int | None:
+    """The option of the last answer phrase in an unfinished thinking, hedged ones too ("perhaps the answer is B"):
+    the reading culturekb declines (only an explicit or firm answer inside thinking counts). Measured to show what
+    such readings are worth, so the private reader is called with the rule that a finished thinking gets."""
+    from culturekb.inference import choices
+    from culturekb.inference._choice_values import _Item
+
+    found = choices._parse_one(row["answer"], _Item(row["options"], False, None), explicit_only=True, finished=True)
+    return found.index if found is not None and found.valid else None
 
 
 def _summarise(cells: dict[tuple[str, str, str, str], Counter[str]],
@@ -230,6 +247,8 @@ def _summarise(cells: dict[tuple[str, str, str, str], Counter[str]],
                      "chance_where_culturekb_invalid": round(c["chance_where_ours_invalid_x1000"] / 1000 / c["n"],
                                                              4),
                      "thinking_unfinished": c["thinking_unfinished"],
+                     "tentative_read": c["tentative_read"], "tentative_right": c["tentative_right"],
+                     "tentative_chance": round(c["tentative_chance_x1000"] / 1000, 1),
                      "culturekb_paths": dict(sorted(paths_seen[key].items()))})
     import random
 
@@ -264,6 +283,48 @@ def at_chance(r: dict[str, Any]) -> float:
     rule = r["accuracy_source_no_guess"] - r.get("source_correct_where_culturekb_invalid", 0) + r.get(
         "chance_where_culturekb_invalid", 0)
     return 100 * (r["accuracy_culturekb"] - rule)
+
+
+def unread_at_chance(r: dict[str, Any]) -> float:
+    """culturekb's accuracy with each answer it reads as none credited a blind pick's 1/k (the figure an eval run
+    reports as "unread at chance")."""
+    return r["accuracy_culturekb"] + r.get("chance_where_culturekb_invalid", 0)
+
+
+def render_unread_at_chance(real: dict[str, Any]) -> list[str]:
+    cells = real["cells"]
+    lines = ["", "## Beside rules that guess: culturekb with unread answers at chance", "",
+             "A rule that guesses when it reads nothing (MMLU-Pro: a random option; ToMBench: the last capital A-D "
+             "anywhere in the text) scores those answers at about chance. `culturekb eval` reports, beside its strict "
+             "accuracy, **unread at chance**: each unread answer credited 1/k (the expectation of a blind pick, no "
+             "draw). That is the figure to set beside such a rule's published accuracy. Hi-ToM's rule is no blind "
+             "pick: it looks for the gold letter (its \"guess\" is the gold letter inside a word such as "
+             "\"### Assistant\"), so it is compared without its guess too.", "",
+             "| set | model | lang | reasoning | accuracy: rule | accuracy: rule, no guess | culturekb | "
+             "culturekb, unread at chance | Δ vs rule | Δ vs rule, no guess |",
+             "|---|---|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in cells:
+        u = unread_at_chance(r)
+        lines.append(f"| {r['set']} | {r['model']} | {r['language']} | {r['reasoning']} | "
+                     f"{100 * r['accuracy_source']:.1f}% | {100 * r['accuracy_source_no_guess']:.1f}% | "
+                     f"{100 * r['accuracy_culturekb']:.1f}% | {100 * u:.1f}% | "
+                     f"{100 * (u - r['accuracy_source']):+.1f} | {100 * (u - r['accuracy_source_no_guess']):+.1f} |")
+    below = [r for r in cells if unread_at_chance(r) < r["accuracy_source"] - 0.01]
+    below_fair = [r for r in cells if unread_at_chance(r) < r["accuracy_source_no_guess"] - 0.01]
+    named = ", ".join(f"{r['set']} {r['model']} {r['reasoning']}" for r in below) or "none"
+    lines += ["", f"Cells more than 1 point below the rule, culturekb's unread answers at chance: {len(below)} of "
+              f"{len(cells)} against the rule as it scores ({named}), "
+              f"{len(below_fair)} of {len(cells)} against the rule without its guess."]
+    read = sum(r.get("tentative_read", 0) for r in cells)
+    if read:
+        right = sum(r.get("tentative_right", 0) for r in cells)
+        chance = sum(r.get("tentative_chance", 0) for r in cells)
+        lines += ["", f"Reasoning answers that stop inside their thinking: in {read} of them a tentative answer "
+                  "phrase (\"perhaps the answer is B\", \"maybe the answer is C\") can be found; the last one is "
+                  f"right in {right} ({100 * right / read:.1f}%), where a blind pick expects {chance:.1f} "
+                  f"({100 * chance / read:.1f}%). Such tentative answers are worth what a guess is worth, which is "
+                  "why culturekb reads none there."]
+    return lines
 
 
 def render_real(real: dict[str, Any]) -> str:
@@ -320,6 +381,7 @@ def render_real(real: dict[str, Any]) -> str:
               f"with the rule's guess counted as no answer, {len(below_chance)} of {len(real['cells'])} with the "
               f"rule's letters on answers culturekb finds none in valued at chance. {unfinished} answers of "
               "reasoning models stop inside their thinking (no `</think>`, no explicit answer) and are read as none."]
+    lines += render_unread_at_chance(real)
     return "\n".join(lines) + "\n"
 
 

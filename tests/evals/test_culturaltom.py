@@ -147,6 +147,21 @@ def test_macro_f1_by_hand():
     assert macro_f1(["A", "A", "C", None], ["A", "B", "C", "B"]) == pytest.approx((2 / 3 + 0 + 1) / 3)
 
 
+def test_unread_at_chance_credits_only_unread_answers_by_hand():
+    from culturekb.evals.culturaltom.runner import CulturalToMPrediction
+    from culturekb.evals.culturaltom.scoring import unread_at_chance
+    from culturekb.kb.schema import Sample
+
+    samples = [Sample(id=str(i), culture="en", options=["x"] * k, label="A") for i, k in enumerate((4, 4, 2, 5))]
+    preds = [CulturalToMPrediction(sample_id="0", culture="en", mode="m", label="A", parse_status="text"),
+             CulturalToMPrediction(sample_id="1", culture="en", mode="m", label="B", parse_status="text"),
+             CulturalToMPrediction(sample_id="2", culture="en", mode="m", label=None, parse_status="invalid"),
+             CulturalToMPrediction(sample_id="3", culture="en", mode="m", label=None, parse_status="error")]
+    # right 1, wrong 0, unread on two options 1/2, a failed call 0 (not an answer nobody could read)
+    assert unread_at_chance(samples, preds) == pytest.approx((1 + 0 + 1 / 2 + 0) / 4)
+    assert unread_at_chance([], []) == 0.0
+
+
 # -- the runner over HTTP -------------------------------------------------------------------------------------------
 
 def _text(body):

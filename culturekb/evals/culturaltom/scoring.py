@@ -22,8 +22,8 @@ from culturekb.inference.base import Prediction
 from culturekb.inference.choices import option_letters
 from culturekb.kb.schema import Sample
 
-__all__ = ["setting_label", "macro_f1", "accuracy_and_f1_by_group", "score_culturaltom", "culturaltom_tables",
-           "culturaltom_plots"]
+__all__ = ["setting_label", "macro_f1", "unread_at_chance", "accuracy_and_f1_by_group", "score_culturaltom",
+           "culturaltom_tables", "culturaltom_plots"]
 
 _GROUPS = (("task", "task"), ("level", "complexity level"), ("task_level", "task x level"),
            ("image_source", "image source"), ("region", "region"))
@@ -32,6 +32,20 @@ _GROUPS = (("task", "task"), ("level", "complexity level"), ("task_level", "task
 def chance_accuracy(samples: Sequence[Sample]) -> float:
     """Expected accuracy of a uniform guess: the mean of 1 / (number of options) over the items."""
     return sum(1 / len(s.options or [0, 0, 0, 0]) for s in samples) / len(samples) if samples else 0.0
+
+
+def unread_at_chance(samples: Sequence[Sample], preds: Sequence[Prediction]) -> float:
+    """Accuracy with every unread answer (``invalid``: the model answered, no option could be read) credited 1/k,
+    the expected score of a blind pick among its k options; a failed call earns nothing. Benchmarks whose own
+    rule guesses when it reads nothing (MMLU-Pro picks a random option, ToMBench takes the last capital A-D anywhere
+    in the text) report about this figure; culturekb's `accuracy` credits an unread answer nothing. Deterministic:
+    the expectation, not a draw."""
+    if not preds:
+        return 0.0
+    credit = sum(1.0 if p.label is not None and p.label == s.label else
+                 1 / len(s.options or [0, 0, 0, 0]) if p.parse_status == "invalid" else 0.0
+                 for s, p in zip(samples, preds, strict=True))
+    return credit / len(preds)
 
 
 def macro_f1(preds: Sequence[str | None], golds: Sequence[str]) -> float:
@@ -74,6 +88,7 @@ def _setting_metrics(samples: Sequence[Sample], preds: Sequence[Prediction], gro
     calls = [int(getattr(p, "calls", 0)) for p in preds]
     out: dict[str, Any] = {
         "accuracy": accuracy(letters, list(golds)), "macro_f1": macro_f1(letters, golds), "n": len(preds),
+        "accuracy_unread_at_chance": unread_at_chance(samples, preds),
         "invalid": sum(p.parse_status == "invalid" for p in preds),
         "errors": sum(p.parse_status == "error" for p in preds),
         "parse_paths": dict(sorted(Counter(p.parse_path or p.parse_status for p in preds).items())),
@@ -161,13 +176,15 @@ def culturaltom_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     model = results["model"]
     no_drift = "n/a (no wrong answer to drift)"
     summary: dict[str, dict[str, Any]] = {setting_label(model, k): {
-        "accuracy": interval_text(v["accuracy"], v["n"]), "macro-F1 %": _pct(v["macro_f1"]), "n": v["n"],
+        "accuracy": interval_text(v["accuracy"], v["n"]),
+        "unread at chance %": _pct(v.get("accuracy_unread_at_chance")),
+        "macro-F1 %": _pct(v["macro_f1"]), "n": v["n"],
         "invalid": v["invalid"], "errors": v["errors"], "calls / question": v["calls_per_question"],
         "with cues": v["with_cues"],
         "EPD (pp)": _pct(v["positivity_drift"]["drift"]) if v["positivity_drift"]["drift"] is not None else no_drift}
         for k, v in settings.items()}
-    reference = dict.fromkeys(("macro-F1 %", "n", "invalid", "errors", "calls / question", "with cues", "EPD (pp)"),
-                              "")
+    reference = dict.fromkeys(("unread at chance %", "macro-F1 %", "n", "invalid", "errors", "calls / question",
+                               "with cues", "EPD (pp)"), "")
     summary["human reference"] = {"accuracy": f"{results['human_accuracy']:.3f} (the paper's, not measured here)",
                                   **reference}
     summary["chance"] = {"accuracy": f"{results['chance_accuracy']:.3f} (1 / options, averaged over the questions)",
@@ -176,7 +193,9 @@ def culturaltom_tables(results: Mapping[str, Any]) -> dict[str, Table]:
         "Accuracy and macro-F1 by model and setting", summary, row_label="model / setting", precision=1,
         note=f"accuracy [95% Wilson interval] n=questions; human accuracy {100 * results['human_accuracy']:.1f}% "
              "(the paper's reference) and chance are reference levels, not runs (their other cells are empty); "
-             "invalid and failed answers are scored wrong; EPD: Excess Positivity Drift "
+             "invalid and failed answers are scored wrong; unread at chance: accuracy with each invalid (unread) "
+             "answer credited 1/options, the expected score of the blind pick some benchmarks' own rules make "
+             "(compare it with their published figures); EPD: Excess Positivity Drift "
              "among wrong answers, observed - chance, in percentage points")}
     for key, title in _GROUPS:
         for metric, label in (("accuracy", "Accuracy"), ("macro_f1", "Macro-F1 (%)")):
