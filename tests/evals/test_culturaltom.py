@@ -254,6 +254,24 @@ def test_every_strategy_over_http_and_resume(items, openai_server, tmp_path):
     assert srv.calls == before and set(again.n_predicted.values()) == {0}
 
 
+def test_thinking_reads_a_cut_off_reasoning_answer_as_none(items, openai_server, tmp_path):
+    # a reasoning model's answer that stops inside its thinking: a passing conclusion is no answer under
+    # --thinking (the run's config records it, so answers read the other way are not resumed into it)
+    srv = openai_server(lambda body: "Okay, so the bride smiles. So she is probably joyful, which is option A. "
+                                     "Wait, but the ring")
+    client = OpenAICompatClient("vlm", base_url=srv.base_url, max_retries=0)
+    plain = CulturalToMRunner(items, client=client, setting_names=["zero-shot"], progress=False)
+    thinking = CulturalToMRunner(items, client=client, setting_names=["zero-shot"], thinking=True, progress=False)
+    assert thinking.config()["thinking"] is True and "thinking" not in plain.config()
+    read = {p.parse_path for p in plain.run(tmp_path / "plain").predictions["zero-shot"]}
+    cut = thinking.run(tmp_path / "thinking")
+    assert read == {"conclusion"}
+    assert {p.parse_status for p in cut.predictions["zero-shot"]} == {"invalid"}
+    # unread answers at chance: the items have 4 options each, none read, a quarter of a point each
+    assert cut.metrics["settings"]["zero-shot"]["accuracy"] == 0.0
+    assert cut.metrics["settings"]["zero-shot"]["accuracy_unread_at_chance"] == pytest.approx(1 / 4)
+
+
 def test_failed_scene_graph_call_is_retried_on_rerun(items, openai_server, tmp_path):
     state = {"down": True}
 

@@ -39,6 +39,10 @@ def culturaltom_options(
     limit: Annotated[int | None, typer.Option(help="evaluate only the first N questions")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
     status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
+    thinking: Annotated[bool, typer.Option(
+        help="the model is a reasoning model whose answers start inside its thinking (its chat template opens "
+             "<think>): an answer cut off before </think> counts only an explicit answer, never a passing guess")
+                        ] = False,
     field_map: MapOption = None,
     on_bad_row: OnBadRowOption = "fail",
 ) -> CulturalToMSpec:
@@ -48,4 +52,5 @@ def culturaltom_options(
         field_map=field_map_option(field_map), on_bad_row=on_bad_row,
         data=data, out=out_dir, model=model, kb_dir=kb, setting_names=csv_tuple(settings, "--settings"), matrix=matrix,
         image_concepts=image_concepts, base_url=base_url, max_tokens=max_tokens,
-        reasoning_max_tokens=reasoning_max_tokens, limit=limit, data_root=data_root, status=status_option(status))
+        reasoning_max_tokens=reasoning_max_tokens, limit=limit, data_root=data_root, status=status_option(status),
+        thinking=thinking)

@@ -172,6 +172,7 @@ class CulturalToMRunner(Runner):
         graph_retries: int = 2,
         max_image_side: int = 1024,
         positivity_seed: int = 0,
+        thinking: bool = False,
         **kw: Any,
     ) -> None:
         self.samples = list(samples)
@@ -213,6 +214,7 @@ class CulturalToMRunner(Runner):
         self.graph_retries = graph_retries
         self.max_image_side = max_image_side
         self.positivity_seed = positivity_seed
+        self.thinking = thinking
         answer = ("knowledge", "context", "question", "options", "letters")
         self.templates: dict[str, PromptTemplate] = {
             "zero-shot": resolve_prompt("culturaltom_zero_shot", "en", required=answer[2:], allowed=answer,
@@ -252,7 +254,8 @@ class CulturalToMRunner(Runner):
                    image_concepts=ctx.image_concepts(client), max_cues=spec.max_cues,
                    template_dir=spec.template_dir, max_tokens=spec.max_tokens,
                    reasoning_max_tokens=spec.reasoning_max_tokens, graph_retries=spec.graph_retries,
-                   positivity_seed=spec.positivity_seed, limit=spec.limit, progress=spec.progress,
+                   positivity_seed=spec.positivity_seed, thinking=spec.thinking, limit=spec.limit,
+                   progress=spec.progress,
                    load_report=report.to_dict())
 
     def load(self) -> list[Sample]:
@@ -283,7 +286,8 @@ class CulturalToMRunner(Runner):
                 "image_concepts": getattr(self.image_concepts, "id", None),
                 "decoding": [self.temperature, self.max_tokens, self.reasoning_max_tokens, self.graph_retries,
                              self.max_image_side],
-                "matrix": self.matrix.to_dict(), "positivity_seed": self.positivity_seed}
+                "matrix": self.matrix.to_dict(), "positivity_seed": self.positivity_seed,
+                **({"thinking": True} if self.thinking else {})}
 
     def predict_chunk(self, samples: Sequence[Sample], setting: Setting) -> list[Prediction]:
         """Answer one chunk in one setting (see the module docstring)."""
@@ -392,7 +396,7 @@ class CulturalToMRunner(Runner):
             **extra}
         if isinstance(answer, str):
             return CulturalToMPrediction(label=None, parse_status="error", error=answer, **common)
-        parsed = parse_choice(answer.text, s.options or [])
+        parsed = parse_choice(answer.text, s.options or [], thinking=self.thinking)
         status = "invalid" if not parsed.valid else "json" if parsed.path == "json" else "text"
         return CulturalToMPrediction(label=parsed.letter, raw=answer.text, parse_status=status,
                                      parse_path=parsed.path, cached=answer.cached, ambiguous=list(parsed.ambiguous),

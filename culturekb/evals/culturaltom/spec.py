@@ -31,4 +31,7 @@ class CulturalToMSpec(RunSpec, RetrievalSpec):
     """New tokens of chain-of-thought answers and scene graphs (at least 512)."""
     graph_retries: int = 2
     positivity_seed: int = 0
+    thinking: bool = False
+    """The model is a reasoning model whose answers start inside its thinking (its chat template opens ``<think>``):
+    an answer that never closes its thinking counts only an explicit answer in it (`parse_choice(thinking=True)`)."""
     template_dir: Path | None = None
