@@ -136,3 +136,50 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
     if not text_ok:
         return None, ()
     return ct.by_text(value, item.options, reverse=True)
+
+
+# -- what a reading weighs: a letter before a tail phrase, a hedge of markers and what settles it ---------------------
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|[。！？]+|\n+")
+
+_LETTER_BEFORE = re.compile(r"(?-i:(?:^|(?<=[\s,，:：(\"“*]))(?P<letter>[A-Z])\**\s+)$")
+
+
+def _letter_then_tail(text: str, item: _Item) -> list[_Reading]:
+    """A bare capital option right before a tail phrase: "so D is the most likely", "B is correct" (a capital
+    standing alone is read only before punctuation elsewhere); not after a hedge word ("A or D is correct") or in a
+    sentence that negates or asks."""
+    found = []
+    for m in item.phrases.tail.finditer(text):
+        head = text[max(0, m.start() - 24):m.start()]
+        letter = _LETTER_BEFORE.search(head)
+        if letter is None or normalise_text(letter.group("letter")) not in item.forms:
+            continue
+        key = normalise_text(letter.group("letter"))
+        at = m.start() - len(head) + letter.start("letter")
+        sentence_start = max(text.rfind(c, 0, at) for c in ".!?。！？\n") + 1
+        clause_start = max(sentence_start, *(text.rfind(c, 0, at) + 1 for c in ",，;；"))
+        end = _SENTENCE_END.search(text, m.end())
+        sentence = text[sentence_start:end.end() if end is not None else len(text)]
+        # the clause that names the letter ("..., so D is the most likely"), not the whole sentence, may not negate
+        if (item.phrases.hedge.search(head[:letter.start()][-12:]) or item.phrases.negation.search(
+                text[clause_start:m.end()]) or sentence.rstrip().endswith(("?", "？"))):
+            continue
+        found.append(_Reading(item.forms[key], "conclusion", sentence_start))
+    return found
+
+
+def _marker_run_to_end(text: str, reading: _Reading, item: _Item) -> bool:
+    """Whether the markers of a hedge run on to the end of the text ("[[B]]\n[[C]]\n[[D]]"): nothing but markers
+    and what may stand between them after its start."""
+    rest = item.patterns.marker.sub("", text[reading.at:])
+    return not rest.strip(" \t\r\n,，、;；/|&“”\"「」『』()（）]】〕〗>.。")
+
+
+def _settled(reading: _Reading, firm: list[_Reading]) -> _Reading:
+    """A hedge between markers ("[[A]] [[D]]") that an answer right beside it settles on one of its options ("我的
+    回答是 A. [[A]] [[D]]", "[[A]] [[D]] # 最终的最可能的答案序号是 [[D]]"): that answer; any other reading as it is."""
+    if reading.index is not None or not reading.ambiguous:
+        return reading
+    near = [r for r in firm if r.index in reading.ambiguous and -80 <= r.at - reading.at <= 200 and r is not reading]
+    picked = {r.index for r in near}
+    return max(near, key=lambda r: r.at) if len(picked) == 1 else reading

@@ -42,6 +42,7 @@ from functools import cache
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_text import option_letters
 from culturekb.inference._choice_values import (
+    _SENTENCE_END,
     ChoiceAnswer,
     ChoicePath,
     _contradiction,
@@ -49,7 +50,10 @@ from culturekb.inference._choice_values import (
     _hedged,
     _Item,
     _leading_letter,
+    _letter_then_tail,
+    _marker_run_to_end,
     _Reading,
+    _settled,
 )
 from culturekb.inference._json_objects import json_objects
 from culturekb.inference._lexicon import normalise_text
@@ -69,9 +73,9 @@ _TURN_END = re.compile(r"<\|\s*/?\s*(?:user|system|assistant|im_start|im_end|eot
                        r"|[<‹＜〈]\s*[|｜](?![^|｜\n]{0,40}(?:thought|solution|think))[^|｜\n<>]{1,40}[|｜]\s*[>›＞〉]?",
                        re.IGNORECASE | re.MULTILINE)
 # what may stand between two markers that are read together as one hedge: spaces, a separator, a connector word
-_ADJACENT = re.compile(r"[\s,，、;；/|&]*(?:(?:or|and|或|或者|和|还是)[\s,，、]*)?", re.IGNORECASE)
+_ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:or|and|或|或者|和|还是)[\s,，、“”\"「」『』(（]*)?",
+                       re.IGNORECASE)
 _STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|[。！？]+|\n+")
 
 
 def _explicit(text: str, item: _Item) -> list[_Reading]:
@@ -121,7 +125,7 @@ def _markers(text: str, item: _Item) -> list[_Reading]:
             group = []
         group.append((index, m.start()))
         end = m.end()
-        while end < len(text) and text[end] in "]】〕〗>)":  # the closing of a marker the pattern stops inside
+        while end < len(text) and text[end] in "]】〕〗>)）”\"」』":  # a marker's closing the pattern stops inside
             end += 1
     close()
     return found
@@ -165,6 +169,7 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
                 index = labels[0]
         if index is not None or ambiguous:
             found.append(_Reading(index, "conclusion", m.start(), ambiguous))
+    found += _letter_then_tail(text, item)
     for start, sentence in _sentences(text):
         if not (phrases.cue.search(sentence) or phrases.tail.search(sentence)):
             continue
@@ -282,12 +287,19 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         # sentence is a guess under way ("perhaps the answer is C"); a thinking that reached </think> (`finished`)
         # has stopped weighing, so its last answer phrase stands even when hedged ("Maybe the intended answer is D")
         firm = [r for r in explicit + _answer_phrases(nfkc, item) if finished or not _tentative(nfkc, r.at, item)]
+        if finished:  # the thinking closed on a conclusion ("... so D is the most likely.\n</think>")
+            firm += _closing_conclusions(nfkc, item)
         last = max(firm, key=lambda r: r.at, default=None)
         return answer(last) if last is not None else None
     soft = _conclusions(nfkc, item)
     final = _final_letter(nfkc, item)
     last_explicit = max(explicit, key=lambda r: r.at, default=None)
     last_soft = max(soft, key=lambda r: r.at, default=None)
+    if last_explicit is not None and last_explicit.index is None and last_explicit.ambiguous:
+        if final is not None and _marker_run_to_end(nfkc, last_explicit, item):
+            final = None  # "[[B]]\n[[C]]\n[[D]]": the last line is the end of a list of markers, not an answer
+        if last_explicit.path == "marker":  # "...选项是B。\n\n[[B]]([[D]])": B
+            last_explicit = _settled(last_explicit, _beside(nfkc, last_explicit, explicit + soft, item))
     if final is not None and (last_explicit is None or last_explicit.index != final.index):
         # a bare option on the last line is the final word, unless an explicit answer says otherwise after a
         # walk-through; then the explicit one stands
@@ -313,6 +325,39 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     if hedge:
         return answer(_Reading(None, "invalid", 0, hedge))
     return None
+
+
+def _closing_conclusions(text: str, item: _Item) -> list[_Reading]:
+    """Conclusions in the last paragraph of a thinking that reached ``</think>`` (its last 600 characters at
+    most): where the model stopped weighing."""
+    ends = list(_THINK_END.finditer(text))
+    if not ends:
+        return []
+    end = ends[-1].start()
+    start = max(text.rfind("\n\n", 0, end), end - 600, 0)
+    return [_Reading(r.index, r.path, start + r.at, r.ambiguous) for r in _conclusions(text[start:end], item)]
+
+
+def _beside(text: str, hedge: _Reading, readings: list[_Reading], item: _Item) -> list[_Reading]:
+    """The readings that may settle a hedge of markers: on its own line or the next non-empty line before or after
+    it, and standing on their own (an answer line whose value is the hedge itself, "最终答案：[[A]] [[D]]", does
+    not)."""
+    line_start = text.rfind("\n", 0, hedge.at) + 1
+    before = text.rstrip().rfind("\n", 0, max(0, line_start - 1))
+    before = text.rfind("\n", 0, before) + 1 if before >= 0 and not text[before:line_start].strip() else before + 1
+    after = text.find("\n", hedge.at)
+    after = len(text) if after < 0 else text.find("\n", after + 1) if text[after + 1:].strip() else len(text)
+    after = len(text) if after < 0 else after
+    near = []
+    for r in readings:
+        if r is hedge or not before <= r.at < after:
+            continue
+        if r.at < hedge.at:
+            own = _explicit(text[r.at:hedge.at], item) + _conclusions(text[r.at:hedge.at], item)
+            if r.index not in {x.index for x in own}:
+                continue
+        near.append(r)
+    return near
 
 
 def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
@@ -394,16 +439,6 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     if first.index is None:
         return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in first.ambiguous))
     return ChoiceAnswer(letters[first.index], first.index, first.path)
-
-
-def _settled(reading: _Reading, firm: list[_Reading]) -> _Reading:
-    """A hedge between markers ("[[A]] [[D]]") that an answer right beside it settles on one of its options ("我的
-    回答是 A. [[A]] [[D]]", "[[A]] [[D]] # 最终的最可能的答案序号是 [[D]]"): that answer; any other reading as it is."""
-    if reading.index is not None or not reading.ambiguous:
-        return reading
-    near = [r for r in firm if r.index in reading.ambiguous and -80 <= r.at - reading.at <= 200 and r is not reading]
-    picked = {r.index for r in near}
-    return max(near, key=lambda r: r.at) if len(picked) == 1 else reading
 
 
 def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = False,

@@ -281,3 +281,39 @@ def test_a_finished_thinking_keeps_its_last_answer_phrase_even_when_hedged():
     assert parse_choice(text, options, thinking=True).letter == "D"
     # unfinished, the same phrase is a guess under way
     assert parse_choice(text.split("</think>")[0], options, thinking=True).letter is None
+
+
+def test_a_finished_thinking_keeps_its_closing_conclusion():
+    options = ["box", "basket", "bag", "drawer"]
+    text = ("Option B is possible.\n\nSo, between A, B, C, D. Not sure yet. Leaving early could mean he wants to go, "
+            "and not stay, so D is the most likely.\n</think>\n\nXiao")
+    assert parse_choice(text, options, thinking=True).letter == "D"
+    # only its last paragraph closes the thinking: a conclusion earlier on, then more weighing, is not read
+    earlier = "So D is the most likely.\n\nBut wait, B could be it too. Hard to say.\n</think>\n\nXiao"
+    assert parse_choice(earlier, options, thinking=True).letter is None
+    # unfinished, it is no answer
+    assert parse_choice(text.split("</think>")[0], options, thinking=True).letter is None
+
+
+@pytest.mark.parametrize(("answer", "letter"), [
+    ("I weighed them all. So D is the most likely.", "D"),
+    ("After reading the story, I think C is the best option here.", "C"),
+    ("Looking at it again, B is correct.", "B"),
+    ("A or D is the most likely.", None),  # a hedge
+    ("Honestly, D is not the most likely.", None),
+    ("So is D the most likely?", None),
+])
+def test_a_capital_before_a_tail_phrase_concludes(answer, letter):
+    assert parse_choice(answer, ["box", "basket", "bag", "drawer"]).letter == letter
+
+
+def test_a_list_of_markers_is_no_answer_and_a_pair_is_settled_by_the_line_before():
+    options = ["box", "basket", "bag", "drawer"]
+    got = parse_choice("[[B]]\n[[C]]\n[[D]]", options)
+    assert got.letter is None and got.ambiguous == ("B", "C", "D")
+    assert parse_choice("最有可能的选项是B。\n\n[[B]]([[D]])", options).letter == "B"
+    # an answer line whose value is the pair itself settles nothing
+    got = parse_choice("最终答案：[[A]] [[D]]", options)
+    assert got.letter is None and set(got.ambiguous) == {"A", "D"}
+    # a bare final letter after a pair still settles it
+    assert parse_choice("[[A]] [[D]]\nD", options).letter == "D"
