@@ -48,6 +48,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,9 +98,20 @@ class Phrases:
     """Distinct query phrases: 'modifier modifier concept', never repeated within a run."""
 
     def __init__(self, concepts: list[str], rng: random.Random) -> None:
-        combos = [(a, b) for a, b in itertools.permutations(MODIFIERS, 2)]
-        rng.shuffle(combos)
-        self._iter = ((f"{a} {b} {c}") for (a, b) in itertools.cycle(combos) for c in rng.sample(concepts, 3))
+        pairs = list(itertools.permutations(MODIFIERS, 2))
+        triples = list(itertools.permutations(MODIFIERS, 3))  # after the pairs run out (many servers side by side)
+        rng.shuffle(pairs)
+        rng.shuffle(triples)
+
+        def phrases() -> Iterator[str]:
+            for combos in (pairs, triples):
+                for _ in range(3):
+                    for combo in combos:
+                        for c in rng.sample(concepts, 3):
+                            yield " ".join((*combo, c))
+            raise RuntimeError("bench_api: the distinct query phrases ran out; add MODIFIERS")
+
+        self._iter = phrases()
         self._seen: set[str] = set()
 
     def next(self) -> str:
@@ -175,8 +187,10 @@ sentence-transformers on torch, the runtime of issue 13's figures)."""
 
 
 def _start(kb_dir: Path, workers: int, batching: bool, embedder: str | None,
-           env_extra: dict[str, str] | None = None) -> tuple[subprocess.Popen[str], str, dict[str, Any], float]:
-    """Start `culturekb serve` and wait for /readyz: (process, base URL, readyz answer, start-up seconds)."""
+           env_extra: dict[str, str] | None = None, cpus: set[int] | None = None
+           ) -> tuple[subprocess.Popen[str], str, dict[str, Any], float]:
+    """Start `culturekb serve` and wait for /readyz: (process, base URL, readyz answer, start-up seconds). `cpus`:
+    the CPUs the server may run on (its thread policy follows them), as `taskset` would set."""
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     argv = [*serve_argv(), "--kb", str(kb_dir), "--port", str(port), "--workers", str(workers),
@@ -184,7 +198,8 @@ def _start(kb_dir: Path, workers: int, batching: bool, embedder: str | None,
             *(["--embedder", embedder] if embedder else [])]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **(env_extra or {})}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
     ready: dict[str, Any] = {}
     while time.perf_counter() - t0 < 300:
         if proc.poll() is not None:
@@ -447,9 +462,13 @@ WORKER_CONFIGS: dict[str, tuple[int, dict[str, str]]] = {
     "1 worker": (1, {}),
     "2 workers": (2, {}),
     "2 workers, before": (2, {"CULTUREKB_API_REUSE_PORT": "false", "CULTUREKB_API_WARM_REQUEST": "false"}),
+    "1 worker, one core": (1, {}),
 }
 """name -> (workers, environment). `2 workers, before`: the server before issue 25's worker fixes, side by side:
-one listening socket shared by the workers and no warm-up request."""
+one listening socket shared by the workers and no warm-up request. `1 worker, one core`: one worker held to one
+CPU (`ONE_CORE`), so that 2 workers / it shows whether workers add up core for core; on 2 cores the plain 1 worker
+already runs on 1.4 of them (its request threads encode at once), which caps 2 workers / 1 worker near 2 / 1.4."""
+ONE_CORE = "1 worker, one core"
 WORKER_SCENARIOS = ("livez", "lookup_1_exact", "lookup_1", "lookup_32")
 _HZ = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -652,7 +671,8 @@ def workers_main(duration_s: float = 4.0, rounds: int = 3, scenarios: tuple[str,
     try:
         for config in configs:
             workers, env = WORKER_CONFIGS[config]
-            proc, base, _ready, startup_s = _start(kb_dir, workers, True, None, env)
+            cpus = {min(os.sched_getaffinity(0))} if config == ONE_CORE else None
+            proc, base, _ready, startup_s = _start(kb_dir, workers, True, None, env, cpus)
             port = int(base.rsplit(":", 1)[1])
             ready = _wait_workers(port, workers)
             servers[config] = (proc, port, _process_tree(proc.pid))
@@ -675,15 +695,18 @@ def workers_main(duration_s: float = 4.0, rounds: int = 3, scenarios: tuple[str,
             _stop(proc)
     for res in out["configs"].values():
         res["median_rps"] = {s: statistics.median(x["rps"] for x in rows) for s, rows in res["scenarios"].items()}
-    one = out["configs"]["1 worker"]["scenarios"]
     out["ratios"] = {}
-    for config in names[1:]:
+    pairs = [(config, "1 worker") for config in names[1:] if config != ONE_CORE]
+    if ONE_CORE in names and "2 workers" in names:
+        pairs.append(("2 workers", ONE_CORE))
+    for config, base_config in pairs:
+        one = out["configs"][base_config]["scenarios"]
         two = out["configs"][config]["scenarios"]
         for scenario in scenarios:
             per_round = [round(b["rps"] / a["rps"], 2) for a, b in zip(one[scenario], two[scenario], strict=True)]
             cpu = [round(sum(b["server_cpu_share"]) / max(sum(a["server_cpu_share"]), 1e-9), 2)
                    for a, b in zip(one[scenario], two[scenario], strict=True)]
-            out["ratios"][f"{scenario}: {config} / 1 worker"] = {"median": statistics.median(per_round),
+            out["ratios"][f"{scenario}: {config} / {base_config}"] = {"median": statistics.median(per_round),
                                                               "rounds": per_round, "server_cpu_rounds": cpu}
     out["first_lookups"] = {config: first_lookups(kb_dir, *WORKER_CONFIGS[config])
                             for config in configs if first and WORKER_CONFIGS[config][0] > 1}
