@@ -168,11 +168,18 @@ def _letter_then_tail(text: str, item: _Item) -> list[_Reading]:
     return found
 
 
+_BETWEEN_MARKERS = " \t\r\n,，、;；/|&“”\"「」『』()（）]】〕〗>.。"
+
+
 def _marker_run_to_end(text: str, reading: _Reading, item: _Item) -> bool:
-    """Whether the markers of a hedge run on to the end of the text ("[[B]]\n[[C]]\n[[D]]"): nothing but markers
-    and what may stand between them after its start."""
-    rest = item.patterns.marker.sub("", text[reading.at:])
-    return not rest.strip(" \t\r\n,，、;；/|&“”\"「」『』()（）]】〕〗>.。")
+    """Whether a hedge is a list of markers, one per line, running on to the end of the text ("[[B]]\n[[C]]\n
+    [[D]]"): then its last line is the end of the list, not a final answer. A single marker on a line after a line
+    of several ("[[A]] [[B]] [[C]] [[D]]\n\n[[A]]") is a choice after listing the options, and stands."""
+    tail = text[reading.at:]
+    if item.patterns.marker.sub("", tail).strip(_BETWEEN_MARKERS):
+        return False
+    lines = [ln for ln in tail.splitlines() if ln.strip(_BETWEEN_MARKERS) or item.patterns.marker.search(ln)]
+    return len(lines) >= 2 and len(item.patterns.marker.findall(lines[-2])) == 1
 
 
 def _settled(reading: _Reading, firm: list[_Reading]) -> _Reading:

@@ -42,6 +42,7 @@ from functools import cache
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_text import option_letters
 from culturekb.inference._choice_values import (
+    _BETWEEN_MARKERS,
     _SENTENCE_END,
     ChoiceAnswer,
     ChoicePath,
@@ -223,6 +224,9 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     if len(lines) < 2:
         return None
     last = lines[-1].strip(" \t*_#>")
+    if (len({normalise_text(ct.group_token(m)) for m in item.patterns.marker.finditer(last)}) > 1
+            and not item.patterns.marker.sub("", last).strip(_BETWEEN_MARKERS)):
+        return None  # "[[A]] [[B]] [[C]] [[D]]": a line of markers of several options answers nothing
     index = _leading_letter(last, item) if len(last) <= 100 else None
     if index is None:
         m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", last).strip(" *_.。:："))
@@ -293,6 +297,11 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         return answer(last) if last is not None else None
     soft = _conclusions(nfkc, item)
     final = _final_letter(nfkc, item)
+    # markers naming every option ('randomly output one of "[[A]]", "[[B]]", "[[C]]" or "[[D]]"') list the options:
+    # they revise no answer given before them
+    listing = [r for r in explicit if r.path == "marker" and len(set(r.ambiguous)) == len(item.options) >= 3]
+    if listing and len(listing) < len(explicit):
+        explicit = [r for r in explicit if r not in listing or r.at < min(x.at for x in explicit if x not in listing)]
     last_explicit = max(explicit, key=lambda r: r.at, default=None)
     last_soft = max(soft, key=lambda r: r.at, default=None)
     if last_explicit is not None and last_explicit.index is None and last_explicit.ambiguous:
@@ -342,15 +351,14 @@ def _beside(text: str, hedge: _Reading, readings: list[_Reading], item: _Item) -
     """The readings that may settle a hedge of markers: on its own line or the next non-empty line before or after
     it, and standing on their own (an answer line whose value is the hedge itself, "最终答案：[[A]] [[D]]", does
     not)."""
-    line_start = text.rfind("\n", 0, hedge.at) + 1
-    before = text.rstrip().rfind("\n", 0, max(0, line_start - 1))
-    before = text.rfind("\n", 0, before) + 1 if before >= 0 and not text[before:line_start].strip() else before + 1
-    after = text.find("\n", hedge.at)
-    after = len(text) if after < 0 else text.find("\n", after + 1) if text[after + 1:].strip() else len(text)
-    after = len(text) if after < 0 else after
+    spans = [(m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text)]  # the non-empty lines
+    here = next((i for i, (s, e) in enumerate(spans) if s <= hedge.at < e), None)
+    if here is None:
+        return []
+    lo, hi = spans[max(0, here - 1)][0], spans[min(len(spans) - 1, here + 1)][1]
     near = []
     for r in readings:
-        if r is hedge or not before <= r.at < after:
+        if r is hedge or not lo <= r.at < hi:
             continue
         if r.at < hedge.at:
             own = _explicit(text[r.at:hedge.at], item) + _conclusions(text[r.at:hedge.at], item)

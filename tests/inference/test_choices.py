@@ -317,3 +317,15 @@ def test_a_list_of_markers_is_no_answer_and_a_pair_is_settled_by_the_line_before
     assert got.letter is None and set(got.ambiguous) == {"A", "D"}
     # a bare final letter after a pair still settles it
     assert parse_choice("[[A]] [[D]]\nD", options).letter == "D"
+
+
+def test_markers_naming_every_option_list_them_and_revise_nothing():
+    options = ["box", "basket", "bag", "drawer"]
+    echo = ('The most likely answer is D.\n\n[[D]]\nAlternatively, if there is not enough information, randomly '
+            'output one of "[[A]]", "[[B]]", "[[C]]", or "[[D]]".')
+    assert parse_choice(echo, options).letter == "D"
+    alone = parse_choice("[[A]] [[B]] [[C]] [[D]]", options)
+    assert alone.letter is None and alone.ambiguous == ("A", "B", "C", "D")
+    # a line of markers is no final letter; one marker after it is
+    assert parse_choice("The answer is C.\n[[A]] [[B]] [[C]] [[D]]", options).letter == "C"
+    assert parse_choice("Options:\n[[A]] [[B]] [[C]] [[D]]\n\n[[A]]", options).letter == "A"
