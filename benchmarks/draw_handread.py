@@ -3,16 +3,18 @@ differently, as a JSON skeleton to read by hand; and show one drawn answer's tex
 
 Input: the part files of a run of ``benchmarks/bench_parser.py --real-only --part K/N --out PART_K.json SET.jsonl
 ...`` (each holds ``files`` and ``all_disagreements``; ``at`` = [file index, row index] into ``files``). Every
-answer id already read by hand (``sample`` and ``round3_changed`` of ``results/parser_real_answers_handread.json``)
-is left out. The rest are shuffled with a fixed seed and taken in that order; each taken row is read again from its
-JSONL file with the CURRENT reader (``parse_choice(answer, options, thinking=reasoning == "think")``) and the set's
-own rule (``_real_answers.RULES``), and kept only when the two still disagree (so a reader change since the run
-cannot put agreeing answers in the sample; the next ones in the shuffled order replace them). The skeleton holds,
-per answer: its place (``at``, ``file``), id, set, model, language, reasoning, options, gold letter, the rule's
-reading (letter or None, right, guessed), culturekb's (letter, path, ambiguous) and empty ``right``/``note`` for
-the hand reading ("ours" = culturekb's reading is the careful one, "source" = the rule's, "neither").
+answer id already read by hand is left out: ``sample`` and ``round3_changed`` of each ``--exclude JSON``
+(repeatable; default ``results/parser_real_answers_handread.json`` and ``..._handread_fresh.json``). The rest are
+shuffled with a fixed seed and taken in that order; each taken row is read again from its JSONL file with the
+CURRENT reader (``parse_choice(answer, options, thinking=reasoning == "think")``) and the set's own rule
+(``_real_answers.RULES``), and kept only when the two still disagree (so a reader change since the run cannot put
+agreeing answers in the sample; the next ones in the shuffled order replace them). The skeleton holds, per answer:
+its place (``at``, ``file``), id, set, model, language, reasoning, options, gold letter, the rule's reading (letter
+or None, right, guessed), culturekb's (letter, path, ambiguous) and empty ``right``/``note`` for the hand reading
+("ours" = culturekb's reading is the careful one, "source" = the rule's, "neither").
 
-    python benchmarks/draw_handread.py [--n 100] [--seed 20261203] [--out JSON] [--force] PART_0.json PART_1.json
+    python benchmarks/draw_handread.py [--n 100] [--seed 20261203] [--out JSON] [--exclude JSON ...] [--force] \\
+        PART_0.json PART_1.json
     python benchmarks/draw_handread.py --show K [--tail] [--out JSON]   # answer K's text (--tail: last 2,000 chars)
 
 ``--show`` re-reads the row from the JSONL file named in the skeleton and prints its options, gold, both readings and
@@ -39,15 +41,19 @@ from _real_answers import RULES, read_rows  # noqa: E402
 from culturekb.inference.choices import option_letters, parse_choice  # noqa: E402
 
 EARLIER = HERE / "results" / "parser_real_answers_handread.json"
+FRESH = HERE / "results" / "parser_real_answers_handread_fresh.json"
+EXCLUDE = [EARLIER, FRESH]  # every earlier hand reading: none of their answers is drawn again
 OUT = HERE / "results" / "parser_real_answers_handread_fresh.json"
 SEED = 20261203
 
 
-def earlier_ids(path: Path = EARLIER) -> set[str]:
-    """Every answer id of the earlier hand readings (its `sample` and `round3_changed`)."""
-    earlier = json.loads(path.read_text(encoding="utf-8"))
-    ids = {a["id"] for a in earlier["sample"]}
-    ids |= {a["id"] for a in earlier["round3_changed"]["answers"]}
+def earlier_ids(paths: list[Path] | Path = EARLIER) -> set[str]:
+    """Every answer id of the given hand readings (each one's `sample` and, where it has one, `round3_changed`)."""
+    ids: set[str] = set()
+    for path in [paths] if isinstance(paths, Path) else paths:
+        earlier = json.loads(path.read_text(encoding="utf-8"))
+        ids |= {a["id"] for a in earlier["sample"]}
+        ids |= {a["id"] for a in earlier.get("round3_changed", {}).get("answers", [])}
     return ids
 
 
@@ -81,13 +87,14 @@ def readings(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], bool]
     return rule, mine, not agree
 
 
-def draw(parts: list[Path], n: int, seed: int, out: Path) -> dict[str, Any]:
+def draw(parts: list[Path], n: int, seed: int, out: Path, exclude: list[Path] | None = None) -> dict[str, Any]:
+    exclude = EXCLUDE if exclude is None else exclude
     loaded = [json.loads(p.read_text(encoding="utf-8")) for p in parts]
     files = loaded[0]["files"]
     if any(p["files"] != files for p in loaded):
         raise SystemExit("the part files were made from different set files")
     pool = [d for p in loaded for d in p["all_disagreements"]]
-    seen = earlier_ids()
+    seen = earlier_ids(exclude)
     fresh = [d for d in pool if d["id"] not in seen]
     fresh.sort(key=lambda d: (d["at"][0], d["at"][1]))  # the parts' order must not matter
     random.Random(seed).shuffle(fresh)
@@ -122,6 +129,8 @@ def draw(parts: list[Path], n: int, seed: int, out: Path) -> dict[str, Any]:
                  "benchmarks/draw_handread.py. right: 'ours' = culturekb's reading is the careful reader's, "
                  "'source' = the rule's, 'neither'. Read by an AI model (Claude), not by an independent annotator.",
         "draw": {"seed": seed, "n": n, "parts": [str(p) for p in parts], "files": files,
+                 "excluded": [str(p.relative_to(HERE.parent)) if p.is_relative_to(HERE.parent) else str(p)
+                              for p in exclude], "excluded_ids": len(seen),
                  "disagreements": len(pool), "after_dropping_earlier": len(fresh),
                  "taken": len(sample) + len(skipped), "agree_now_skipped": skipped,
                  "reader_commit": commit, "reader_dirty": bool(dirty)},
@@ -156,6 +165,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT, help=f"the skeleton to write / read (default {OUT.name})")
     parser.add_argument("--show", type=int, metavar="K", help="print drawn answer K's options, readings and text")
     parser.add_argument("--tail", action="store_true", help="with --show: only the last 2,000 characters")
+    parser.add_argument("--exclude", type=Path, action="append", metavar="JSON",
+                        help="an earlier hand reading whose answers (sample, round3_changed) are not drawn again; "
+                             "repeatable (default: " + ", ".join(p.name for p in EXCLUDE) + ")")
     parser.add_argument("--force", action="store_true", help="overwrite a skeleton that already holds verdicts")
     args = parser.parse_args(argv)
     if args.show is not None:
@@ -166,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.out.exists() and not args.force and any(
             a.get("right") for a in json.loads(args.out.read_text(encoding="utf-8")).get("sample", [])):
         parser.error(f"{args.out} holds hand-read verdicts; give another --out (or --force to overwrite it)")
-    r = draw(args.parts, args.n, args.seed, args.out)
+    r = draw(args.parts, args.n, args.seed, args.out, args.exclude)
     info = r["draw"]
     print(f"{len(r['sample'])} drawn from {info['after_dropping_earlier']} of {info['disagreements']} "
           f"disagreements (seed {info['seed']}, reader {info['reader_commit']}"
