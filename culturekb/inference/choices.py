@@ -68,10 +68,11 @@ _THINK_END = re.compile(r"</think>", re.IGNORECASE)
 # where a model's turn ends and it goes on to write the next turn itself (a new question, a user reply): a
 # chat-template token, any special token written <|...|> (also garbled or full-width: <|end_user|>, <|结束头|>,
 # ‹|结束_header_id|>, <|reserved_special_token_220|>), except the thinking/solution brackets some reasoning models
-# write inside their own turn
+# write inside their own turn, and answer tags (<|answer|>[[D]]<|/answer|>, <|response|>): the answer itself
 _TURN_END = re.compile(r"<\|\s*/?\s*(?:user|system|assistant|im_start|im_end|eot_id|endoftext|start_header_id|"
                        r"end_header_id|end)\b[^\n]{0,4}|</s>|^\s*(?:#{2,}\s*)?(?:human|user|USER)\s*:"
-                       r"|[<‹＜〈]\s*[|｜](?![^|｜\n]{0,40}(?:thought|solution|think))[^|｜\n<>]{1,40}[|｜]\s*[>›＞〉]?",
+                       r"|[<‹＜〈]\s*[|｜](?![^|｜\n]{0,40}(?:thought|solution|think|answer|response|答案))"
+                       r"[^|｜\n<>]{1,40}[|｜]\s*[>›＞〉]?",
                        re.IGNORECASE | re.MULTILINE)
 # what may stand between two markers that are read together as one hedge: spaces, a separator, a connector word
 _ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:or|and|或|或者|和|还是)[\s,，、“”\"「」『』(（]*)?",
@@ -224,9 +225,9 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     if len(lines) < 2:
         return None
     last = lines[-1].strip(" \t*_#>")
-    if (len({normalise_text(ct.group_token(m)) for m in item.patterns.marker.finditer(last)}) > 1
-            and not item.patterns.marker.sub("", last).strip(_BETWEEN_MARKERS)):
-        return None  # "[[A]] [[B]] [[C]] [[D]]": a line of markers of several options answers nothing
+    named = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(last)]
+    if named == list(range(len(item.options))) and not item.patterns.marker.sub("", last).strip(_BETWEEN_MARKERS):
+        return None  # "[[A]] [[B]] [[C]] [[D]]" in label order lists the options ("[[D]] [[A]] [[B]] [[C]]" picks D)
     index = _leading_letter(last, item) if len(last) <= 100 else None
     if index is None:
         m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", last).strip(" *_.。:："))

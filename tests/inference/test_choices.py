@@ -329,3 +329,12 @@ def test_markers_naming_every_option_list_them_and_revise_nothing():
     # a line of markers is no final letter; one marker after it is
     assert parse_choice("The answer is C.\n[[A]] [[B]] [[C]] [[D]]", options).letter == "C"
     assert parse_choice("Options:\n[[A]] [[B]] [[C]] [[D]]\n\n[[A]]", options).letter == "A"
+
+
+def test_answer_tags_are_the_answer_not_the_end_of_the_turn():
+    options = ["box", "basket", "bag", "drawer"]
+    assert parse_choice("选项D是合理的推测。\n[[D]] [[A]] [[B]] [[C]]<|answer|>[[D]]<|/answer|>", options).letter == "D"
+    assert parse_choice("推测有35个。\n[[B]] [[A]] [[C]] [[D]]<|response|>[[B]]<|system|>[[C]]", options).letter == "B"
+    # a line of markers: the first picks unless they stand in label order (a listing)
+    assert parse_choice("Thinking it over.\n[[D]] [[A]] [[B]] [[C]]", options).letter == "D"
+    assert parse_choice("The answer is D, [[D]].\n[[A]] [[B]] [[C]] [[D]]", options).letter == "D"
