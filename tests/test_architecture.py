@@ -22,7 +22,7 @@ LAYER = {
     "registry": "ground", "_runlog": "ground",
     "kb": "ground", "text": "text", "models": "models", "builders": "builders", "retrieval": "retrieval",
     "inference": "inference", "evals": "evals", "workflows": "jobs", "demo": "jobs", "api": "faces", "cli": "faces",
-    "cli_review": "faces", "cli_kb": "faces", "_cli_errors": "faces", "_cli_help": "faces",
+    "cli_review": "faces", "cli_kb": "faces", "_cli_errors": "faces", "_cli_help": "faces", "__main__": "faces",
     "testing": "testing", "data": "ground", "_discovery": "ground", "_records": "ground",
 }
 

@@ -125,3 +125,11 @@ def test_wheel_installs_in_a_fresh_venv_and_passes_the_smoke_test() -> None:
                           timeout=900, env=env)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "wheel smoke test passed" in proc.stdout
+
+
+def test_python_dash_m_culturekb_is_the_command() -> None:
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "culturekb", "--version"], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("culturekb ")
