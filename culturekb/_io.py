@@ -373,10 +373,15 @@ def exclusive_lock(target: str | Path, what: str, fix: str) -> Iterator[Path]:
     import fcntl
 
     target = Path(target)
+    made = [d for d in (target.parent, *target.parent.parents) if not d.exists()]  # deepest first
     target.parent.mkdir(parents=True, exist_ok=True)
     lock = target.with_name(f".{target.name}.lock")
     while True:
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        except FileNotFoundError:  # a refused run removed the folder it had made for its lock: make it again
+            target.parent.mkdir(parents=True, exist_ok=True)
+            continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
@@ -401,6 +406,9 @@ def exclusive_lock(target: str | Path, what: str, fix: str) -> Iterator[Path]:
         with contextlib.suppress(OSError):
             os.unlink(lock)  # removed while held: a waiter that opened it sees it is gone and starts over
         os.close(fd)  # closing the descriptor releases the lock
+        for folder in made:  # the folders made for the lock, when the block left nothing in them (a refused run)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def sqlite_wal(conn: sqlite3.Connection, timeout_s: float = 30.0) -> None:

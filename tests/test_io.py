@@ -142,3 +142,16 @@ def test_sqlite_wal_waits_out_a_lock_another_process_holds():
         sqlite_wal(Flaky(["disk I/O error"]), timeout_s=5)  # type: ignore[arg-type]
     with pytest.raises(sqlite3.OperationalError, match="locked"):
         sqlite_wal(Flaky(["database is locked"] * 1000), timeout_s=0.05)  # type: ignore[arg-type]
+
+
+def test_a_refused_block_leaves_no_folder_made_for_its_lock(tmp_path):
+    from culturekb._io import exclusive_lock
+
+    target = tmp_path / "new" / "deeper" / "run"
+    with pytest.raises(ValueError, match="input refused"), exclusive_lock(target, "eval x", "fix"):
+        raise ValueError("input refused")
+    assert not (tmp_path / "new").exists()
+    # a block that writes there keeps the folders (and its output)
+    with exclusive_lock(target, "eval x", "fix"):
+        target.mkdir()
+    assert target.is_dir() and not list(target.parent.glob(".*.lock"))
