@@ -155,5 +155,5 @@ def test_cli_cedar_over_the_seven_languages(default_embedder: Any, tmp_path: Pat
     assert sorted(report["grid"]) == sorted(PROMPT_LANGUAGES)
     assert all(sorted(row) == sorted(PROMPT_LANGUAGES) for row in report["grid"].values())
     bad = CliRunner().invoke(app, ["eval", "cedar", str(data), "--kb", str(tmp_path / "kb"), "--out",
-                                   str(tmp_path / "bad"), "--prompt-languages", "en,de"])
-    assert bad.exit_code == 2 and "de" in bad.output and "cedar_know" in bad.output
+                                   str(tmp_path / "bad"), "--prompt-languages", "en,fr"])
+    assert bad.exit_code == 2 and "fr" in bad.output and "cedar_know" in bad.output

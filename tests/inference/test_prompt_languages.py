@@ -140,3 +140,25 @@ def test_blocks_render_in_each_language(small_retriever: Retriever, language: st
         assert sadness in block.text  # labels in the block's language
         if language in SCRIPT:
             assert re.search(SCRIPT[language], block.text.replace("满月让人思念远方的亲人", ""))
+
+
+EXTRA = ("de", "ru")  # prompt files beyond the seven Cedar languages (the demo's German and Russian cultures)
+
+
+@pytest.mark.parametrize("language", EXTRA)
+def test_german_and_russian_prompts_are_native_and_parse(language: str) -> None:
+    for name in MULTILINGUAL:
+        template = load_prompt(name, language)
+        assert template.placeholders == load_prompt(name, "en").placeholders, (name, language)
+        assert template.text != load_prompt(name, "en").text, (name, language)
+    explanation = {"de": "Die Laternen erinnern an Familientreffen.", "ru": "Фонари напоминают о семейных встречах."}
+    for mode in ("orig", "know"):
+        template = prediction_template(mode, language)
+        assert template.language_status == "native"
+        text = template.fill(prediction_values("zh", ARTEMIS, language, knowledge="- lantern: mostly awe."))
+        assert not LEFTOVER.search(text) and culture_display_name("zh", language) in text
+        [example] = ANSWER_FORMAT.findall(text)
+        fields = re.findall(r"<[^<>]+>", example)
+        for label in ARTEMIS.labels:
+            answer = example.replace(fields[0], label).replace(fields[1], explanation[language])
+            assert parse_prediction(answer, ARTEMIS, language).label == label, (mode, language, answer)

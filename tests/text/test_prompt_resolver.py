@@ -28,7 +28,7 @@ def test_a_missing_language_falls_back_to_english_and_records_it(caplog: pytest.
     assert fr.id == resolve_prompt("ricevl_global", "en").id and fr.text == load_prompt("ricevl_global", "en").text
     assert (fr.language, fr.requested_language, fr.language_status) == ("en", "fr", "fallback:en")
     # every loading path keeps the rule: prediction and Cedar templates, and knowledge blocks
-    assert prediction_template("orig", "de").language_status == "fallback:en"
+    assert prediction_template("orig", "fr").language_status == "fallback:en"
     assert cedar_template("know", "sw").language_status == "native"
     assert cedar_template("orig", "tet").language_status == "fallback:en"
     block = load_block_template(CUES, "fr")
