@@ -54,7 +54,7 @@ from typing import Any
 
 import httpx
 
-from culturekb.testing.raw_http import raw_request
+from culturekb.testing.raw_http import raw_request, stop_server
 
 RESULTS = Path(__file__).parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
@@ -215,15 +215,6 @@ def _start(kb_dir: Path, workers: int, batching: bool, embedder: str | None,
     return proc, base, ready, time.perf_counter() - t0
 
 
-def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-
-
 def run_server(kb_dir: Path, workers: int, duration_s: float, rng: random.Random, batching: bool = True,
                embedder: str | None = None) -> dict[str, Any]:
     proc, base, ready, startup_s = _start(kb_dir, workers, batching, embedder)
@@ -244,7 +235,7 @@ def run_server(kb_dir: Path, workers: int, duration_s: float, rng: random.Random
             out[name]["concepts_per_s"] = round(out[name]["rps"] * (1 if name == "lookup_1" else 32), 1)
         return out
     finally:
-        _stop(proc)
+        stop_server(proc)
 
 
 CROWD = 200
@@ -352,7 +343,7 @@ def run_crowd(kb_dir: Path, duration_s: float, rng: random.Random) -> dict[str, 
                         _run_crowd(base, scenarios[name], duration_s, clients))
             out[server] = rows
         finally:
-            _stop(proc)
+            stop_server(proc)
     out["loadavg_end"] = [round(x, 2) for x in os.getloadavg()]
     return out
 
@@ -646,7 +637,7 @@ def first_lookups(kb_dir: Path, workers: int, env: dict[str, str], per_worker: i
             if len(seen) == workers and all(len(v) >= per_worker for v in seen.values()):
                 break
     finally:
-        _stop(proc)
+        stop_server(proc)
     ratios = [v[0] / statistics.median(v[1:]) for v in seen.values() if len(v) > 1]
     return {"workers": workers, "workers_ready": len(pids), "startup_s": round(startup_s, 1),
             "ms_by_worker": [seen[p] for p in sorted(seen)],
@@ -692,7 +683,7 @@ def workers_main(duration_s: float = 4.0, rounds: int = 3, scenarios: tuple[str,
                                                                                   duration_s))
     finally:
         for proc, _port, _pids in servers.values():
-            _stop(proc)
+            stop_server(proc)
     for res in out["configs"].values():
         res["median_rps"] = {s: statistics.median(x["rps"] for x in rows) for s, rows in res["scenarios"].items()}
     out["ratios"] = {}

@@ -152,9 +152,11 @@ def _letter_then_tail(text: str, item: _Item) -> list[_Reading]:
     for m in item.phrases.tail.finditer(text):
         head = text[max(0, m.start() - 24):m.start()]
         letter = _LETTER_BEFORE.search(head)
-        if letter is None or normalise_text(letter.group("letter")) not in item.forms:
+        if letter is None:
             continue
         key = normalise_text(letter.group("letter"))
+        if key not in item.forms:
+            continue
         at = m.start() - len(head) + letter.start("letter")
         sentence_start = max(text.rfind(c, 0, at) for c in ".!?。！？\n") + 1
         clause_start = max(sentence_start, *(text.rfind(c, 0, at) + 1 for c in ",，;；"))

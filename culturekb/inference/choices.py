@@ -302,7 +302,8 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     # they revise no answer given before them
     listing = [r for r in explicit if r.path == "marker" and len(set(r.ambiguous)) == len(item.options) >= 3]
     if listing and len(listing) < len(explicit):
-        explicit = [r for r in explicit if r not in listing or r.at < min(x.at for x in explicit if x not in listing)]
+        first_answer = min(r.at for r in explicit if r not in listing)
+        explicit = [r for r in explicit if r not in listing or r.at < first_answer]
     last_explicit = max(explicit, key=lambda r: r.at, default=None)
     last_soft = max(soft, key=lambda r: r.at, default=None)
     if last_explicit is not None and last_explicit.index is None and last_explicit.ambiguous:

@@ -1,13 +1,15 @@
 """One HTTP/1.1 request over a blocking keep-alive socket, with no client library: for tests and benchmarks that
-must know which connection (and so which server worker) a request goes to."""
+must know which connection (and so which server worker) a request goes to; and stopping the server process they
+started."""
 
 from __future__ import annotations
 
 import json
 import socket
+import subprocess
 from typing import Any
 
-__all__ = ["raw_request"]
+__all__ = ["raw_request", "stop_server"]
 
 
 def raw_request(conn: socket.socket, method: str, path: str, body: Any = None) -> tuple[int, bytes]:
@@ -30,3 +32,14 @@ def raw_request(conn: socket.socket, method: str, path: str, body: Any = None) -
             raise ConnectionError(f"the server closed the connection in the middle of the answer to {method} {path}")
         rest += chunk
     return int(head.split()[1]), rest
+
+
+def stop_server(proc: subprocess.Popen[Any], timeout_s: float = 30) -> None:
+    """Stop a server started in its own process: SIGTERM (it shuts its workers down), then SIGKILL after
+    `timeout_s`."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()

@@ -18,7 +18,7 @@ from culturekb.api._batching import BatchingEmbedder
 from culturekb.api._workers import bind_reuse_port, reuse_port_supported, worker_listener
 from culturekb.api.app import WARM_UP_PHRASE, warm_request
 from culturekb.errors import ConfigError
-from culturekb.testing.raw_http import raw_request
+from culturekb.testing.raw_http import raw_request, stop_server
 from culturekb.text.normalise import normalise_concept
 
 from .conftest import READ_KEY
@@ -286,9 +286,4 @@ def test_two_real_workers_share_connections_opened_at_once(kb_dirs) -> None:
         assert served == pids  # all 16 on one worker: chance 2**-15
         assert 'route="/v1/lookup"' not in metrics  # the warm-up requests are not counted
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)

@@ -29,9 +29,14 @@ _GROUPS = (("task", "task"), ("level", "complexity level"), ("task_level", "task
            ("image_source", "image source"), ("region", "region"))
 
 
+def _blind_pick(sample: Sample) -> float:
+    """The expected score of a uniform guess on one item: 1 / (number of options; 4 when it has none listed)."""
+    return 1 / len(sample.options or [0, 0, 0, 0])
+
+
 def chance_accuracy(samples: Sequence[Sample]) -> float:
     """Expected accuracy of a uniform guess: the mean of 1 / (number of options) over the items."""
-    return sum(1 / len(s.options or [0, 0, 0, 0]) for s in samples) / len(samples) if samples else 0.0
+    return sum(_blind_pick(s) for s in samples) / len(samples) if samples else 0.0
 
 
 def unread_at_chance(samples: Sequence[Sample], preds: Sequence[Prediction]) -> float:
@@ -43,7 +48,7 @@ def unread_at_chance(samples: Sequence[Sample], preds: Sequence[Prediction]) -> 
     if not preds:
         return 0.0
     credit = sum(1.0 if p.label is not None and p.label == s.label else
-                 1 / len(s.options or [0, 0, 0, 0]) if p.parse_status == "invalid" else 0.0
+                 _blind_pick(s) if p.parse_status == "invalid" else 0.0
                  for s, p in zip(samples, preds, strict=True))
     return credit / len(preds)
 
