@@ -452,10 +452,13 @@ def main(duration_s: float = 8.0, configs: tuple[str, ...] = tuple(CONFIGS)) -> 
 WORKER_CONFIGS: dict[str, tuple[int, dict[str, str]]] = {
     "1 worker": (1, {}),
     "2 workers": (2, {}),
-    "2 workers, before": (2, {"CULTUREKB_API_REUSE_PORT": "false", "CULTUREKB_API_WARM_REQUEST": "false"}),
+    "2 workers, unpinned": (2, {"CULTUREKB_API_PIN_WORKERS": "false"}),
+    "2 workers, before": (2, {"CULTUREKB_API_REUSE_PORT": "false", "CULTUREKB_API_WARM_REQUEST": "false",
+                              "CULTUREKB_API_PIN_WORKERS": "false"}),
     "1 worker, one core": (1, {}),
 }
-"""name -> (workers, environment). `2 workers, before`: the server before issue 25's worker fixes, side by side:
+"""name -> (workers, environment). `2 workers, unpinned`: each worker free to run on every core (before
+`culturekb.api._pinning`). `2 workers, before`: the server before issue 25's worker fixes, side by side:
 one listening socket shared by the workers and no warm-up request. `1 worker, one core`: one worker held to one
 CPU (`ONE_CORE`), so that 2 workers / it shows whether workers add up core for core; on 2 cores the plain 1 worker
 already runs on 1.4 of them (its request threads encode at once), which caps 2 workers / 1 worker near 2 / 1.4."""

@@ -7,6 +7,7 @@ import contextlib
 import functools
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,11 @@ def create_app(
         raise ConfigError("no KB to serve; pass kb_dir (or set CULTUREKB_API_KB_DIR) to a directory built with "
                           "`culturekb build`")
     read, admin = settings.keys()
+    if settings.pin_dir is not None:  # before the embedder loads: its threads follow this worker's cores
+        from culturekb.api._pinning import pin_worker
+        from culturekb.models.threads import PROCESSES_ENV
+
+        pin_worker(settings.pin_dir, int(os.environ.get(PROCESSES_ENV) or 1))
     sync = ReloadSync(settings.sync_file) if settings.sync_file is not None else None
     metrics = ApiMetrics()
     holder = KBHolder(embedder or settings.embedder, settings.backend, settings.tau, build_index=settings.build_index,

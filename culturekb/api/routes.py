@@ -91,9 +91,14 @@ async def readyz(request: Request) -> Ready | JSONResponse:
     state: ServingState | None = request.app.state.holder.current
     if state is None:
         return JSONResponse({"detail": "no KB is loaded yet"}, status_code=503)
+    private = shows_private(request)
     return Ready(kb_version=state.kb_version, embedder=state.embedder_id, backend=state.backend,
                  tuples=len(state.kb), cultures=state.retriever.cultures, loaded_at=state.loaded_at,
-                 pid=os.getpid() if shows_private(request) else None)
+                 pid=os.getpid() if private else None, cpus=_cpus() if private else None)
+
+
+def _cpus() -> list[int] | None:
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
 
 
 @metrics_router.get(

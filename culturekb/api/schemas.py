@@ -96,6 +96,8 @@ class Ready(BaseModel):
     loaded_at: str = Field(description="UTC time this worker loaded the KB", examples=["2025-01-01T12:00:00+00:00"])
     pid: int | None = Field(None, description="process id of the worker that answered (one per worker under "
                             "`serve`); only for admin keys, or local clients when no keys are configured")
+    cpus: list[int] | None = Field(None, description="the CPUs this worker may run on (each worker of `serve "
+                                   "--workers N` holds its own share); shown like `pid`")
 
 
 class CultureOut(BaseModel):

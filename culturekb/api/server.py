@@ -203,7 +203,9 @@ def serve(
     runtime = Path(tempfile.mkdtemp(prefix="culturekb-serve-"))
     saved = dict(os.environ)
     try:
+        pin_dir = runtime if settings.pin_workers else None  # each worker holds its own cores (api/_pinning.py)
         worker_settings = settings.model_copy(update={"build_index": False, "sync_file": runtime / "reload.json",
+                                                      "pin_dir": pin_dir,
                                                       "torch_threads": threads, "batch_encoders": encoders,
                                                       "warm_request": warm})
         env = settings_to_env(worker_settings)

@@ -54,6 +54,13 @@ class ApiSettings(BaseSettings):
     sync_file: Path | None = Field(
         None, description="file through which the workers of one server share admin reloads (set by `serve`)"
     )
+    pin_workers: bool = Field(
+        True, description="with several workers, each computes on its own share of the server's cores (Linux); "
+        "false: the kernel moves them over every core"
+    )
+    pin_dir: Path | None = Field(
+        None, description="folder in which the workers of one server claim their cores (set by `serve`)"
+    )
     sync_interval_s: float = Field(0.5, gt=0, description="how often a worker checks the sync file")
     torch_threads: int | None = Field(None, ge=1, description="torch threads per worker (set by `serve`)")
     batching: bool = Field(

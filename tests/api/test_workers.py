@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 
 from culturekb.api import create_app
 from culturekb.api._batching import BatchingEmbedder
+from culturekb.api._pinning import claim_slot, pin_worker, slot_cores
 from culturekb.api._workers import bind_reuse_port, reuse_port_supported, worker_listener
 from culturekb.api.app import WARM_UP_PHRASE, warm_request
 from culturekb.errors import ConfigError
@@ -232,6 +233,45 @@ def test_serve_gives_each_worker_encoders_for_the_cores_it_may_use(kb_dirs, uvic
 
 
 
+def test_core_slots_cut_the_cores_evenly_and_need_one_core_per_worker() -> None:
+    assert slot_cores([0, 1], 2) == [[0], [1]]
+    assert slot_cores([0, 1, 2, 3, 4], 2) == [[0, 1], [2, 3]]  # the odd core goes to no worker
+    assert slot_cores([4, 5, 6, 7], 1) == [[4, 5, 6, 7]]
+    assert slot_cores([0, 1], 3) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs Linux CPU affinity and flock")
+def test_each_worker_claims_a_free_slot_and_a_dead_workers_slot_is_freed(tmp_path) -> None:
+    first = claim_slot(tmp_path, 2)
+    second = claim_slot(tmp_path, 2)
+    assert first is not None and second is not None and (first[0], second[0]) == (0, 1)
+    try:
+        assert claim_slot(tmp_path, 2) is None  # both held
+        os.close(first[1])  # the worker on slot 0 died: the kernel dropped its lock
+        again = claim_slot(tmp_path, 2)
+        assert again is not None and again[0] == 0
+        os.close(again[1])
+    finally:
+        os.close(second[1])
+
+
+def test_one_worker_is_never_pinned(tmp_path) -> None:
+    before = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    assert pin_worker(tmp_path, 1) is None
+    assert list(tmp_path.iterdir()) == []
+    if before is not None:
+        assert os.sched_getaffinity(0) == before
+
+
+def test_serve_gives_the_workers_a_folder_to_claim_their_cores_in_unless_told_not_to(kb_dirs, uvicorn_runs) -> None:
+    from culturekb.api.server import serve
+
+    serve(kb_dirs["main"], workers=2, port=0)
+    assert uvicorn_runs[-1]["env"]["CULTUREKB_API_PIN_DIR"]
+    serve(kb_dirs["main"], workers=2, port=0, pin_workers=False)
+    assert "CULTUREKB_API_PIN_DIR" not in uvicorn_runs[-1]["env"]
+
+
 @pytest.mark.slow
 @needs_reuse_port
 def test_two_real_workers_share_connections_opened_at_once(kb_dirs) -> None:
@@ -265,6 +305,17 @@ def test_two_real_workers_share_connections_opened_at_once(kb_dirs) -> None:
                 pass
             time.sleep(0.2)
         assert len(pids) == 2, "both workers should answer /readyz"
+        cpus = []
+        for _ in range(50):  # each worker's cores (api/_pinning.py): disjoint halves of the server's
+            with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+                answer = json.loads(raw_request(conn, "GET", "/readyz")[1])
+                if answer["cpus"] not in cpus:
+                    cpus.append(answer["cpus"])
+            if len(cpus) == 2:
+                break
+        cores = sorted(os.sched_getaffinity(0))
+        if len(cores) >= 2:
+            assert sorted(len(c) for c in cpus) == [len(cores) // 2] * 2 and not set(cpus[0]) & set(cpus[1])
         # the 16 connections wait in the kernel together (both workers stopped), as when a pool opens them at once,
         # and one worker wakes first
         first, second = sorted(pids)
