@@ -218,8 +218,9 @@ def real_answer_results(paths: list[Path], disagreements: int = 0, *, keep_all: 
 
 
 def _tentative_reading(row: dict[str, Any]) -> int | None:
-    """The option of the last answer phrase in an unfinished thinking, hedged ones too ("perhaps the answer is B"):
-    the reading culturekb declines (only an explicit or firm answer inside thinking counts). Measured to show what
+    """The option of the last answer phrase in an unfinished thinking, hedged or taken up again ones too ("perhaps
+    the answer is B", "the answer is C. Wait, ..."): the reading culturekb declines (inside a thinking cut off, only
+    a firm answer the thinking did not take up again counts). Measured to show what
     such readings are worth, so the private reader is called with the rule that a finished thinking gets."""
     from culturekb.inference import choices
     from culturekb.inference._choice_values import _Item
@@ -319,11 +320,13 @@ def render_unread_at_chance(real: dict[str, Any]) -> list[str]:
     if read:
         right = sum(r.get("tentative_right", 0) for r in cells)
         chance = sum(r.get("tentative_chance", 0) for r in cells)
-        lines += ["", f"Reasoning answers that stop inside their thinking: in {read} of them a tentative answer "
-                  "phrase (\"perhaps the answer is B\", \"maybe the answer is C\") can be found; the last one is "
-                  f"right in {right} ({100 * right / read:.1f}%), where a blind pick expects {chance:.1f} "
-                  f"({100 * chance / read:.1f}%). Such tentative answers are worth what a guess is worth, which is "
-                  "why culturekb reads none there."]
+        lines += ["", f"Reasoning answers that stop inside their thinking: in {read} of them an answer phrase that "
+                  "culturekb declines can be found, a tentative one (\"perhaps the answer is B\") or one the "
+                  "thinking took up again before it was cut off (\"... the answer is C.\\n\\nWait, maybe ...\"); "
+                  f"the last one is right in {right} ({100 * right / read:.1f}%), where a blind pick expects "
+                  f"{chance:.1f} ({100 * chance / read:.1f}%). Careful readers read no answer in them (the model had "
+                  "not settled; parser_real_answers_handread_round5.md), so culturekb reads none; with its unread "
+                  "answers at chance (the table above) that costs at most a few tenths of a point per cell."]
     return lines
 
 

@@ -78,10 +78,16 @@ class ConclusionWords:
     tentative: tuple[str, ...] = ()
     """Words that make an answer phrase a guess under way ("perhaps the answer is C"): inside unfinished
     thinking such a phrase is not an answer (optional section)."""
+    reopen: tuple[str, ...] = ()
+    """Words that take a question up again after an answer phrase ("... the answer is C.\n\nWait, maybe"): a
+    thinking cut off after one never settled on that answer (optional section)."""
+    no_answer: tuple[str, ...] = ()
+    """Phrases that declare no option the answer ("the answer cannot be determined"): a long answer ending on one
+    is not read from the option words of the sentences before (optional section)."""
 
 
 _SECTIONS = ("answer_lead", "answer_tail", "conclusion_cues", "hedges", "negations")
-_OPTIONAL_SECTIONS = ("tentative",)
+_OPTIONAL_SECTIONS = ("tentative", "reopen", "no_answer")
 
 
 @cache
@@ -185,7 +191,8 @@ def patterns(n: int, numbered: bool = False) -> Patterns:
     tok = token_pattern(n, numbered)
     option = phrase_alternation(words("option_words"))
     answer = phrase_alternation(answer_words())
-    bracketed = r"[" + _OPEN_BRACKETS + r"]\s*\**" + tok + r"\**\s*[" + _CLOSE_BRACKETS + r"]"
+    # not a part label glued to a number or word ("1(a)", "2(b)" of a multi-part question, "f(x)")
+    bracketed = r"(?<![0-9A-Za-z])[" + _OPEN_BRACKETS + r"]\s*\**" + tok + r"\**\s*[" + _CLOSE_BRACKETS + r"]"
     bold = r"\*\*" + tok + r"[.)]?\*\*"
     after_word = r"(?:" + option + r")\s*(?:[:：]|is|是|为)?\s*[\(\[（【\"“]?\s*" + tok
     # a capital standing alone: followed by punctuation, the end, a CJK character, or a dash
@@ -245,6 +252,8 @@ class PhrasePatterns:
     negation: re.Pattern[str]
     option_word: re.Pattern[str]
     tentative: re.Pattern[str]
+    reopen: re.Pattern[str]
+    no_answer: re.Pattern[str]
 
 
 @cache
@@ -269,6 +278,8 @@ def phrase_patterns(language: str | None = None) -> PhrasePatterns:
         re.compile(r"(?:" + phrase_alternation(words("option_words")) + r")\s*" + OPEN + r"(?P<letter>[^\W_]{1,2})"
                    + r"(?![^\W_])", re.IGNORECASE),
         re.compile(phrase_alternation(cw.tentative), re.IGNORECASE),
+        re.compile(phrase_alternation(cw.reopen), re.IGNORECASE),
+        re.compile(phrase_alternation(cw.no_answer), re.IGNORECASE),
     )
 
 

@@ -263,7 +263,10 @@ def _option_text(text: str, item: _Item) -> tuple[int | None, tuple[int, ...]]:
     """The option a short answer is or mentions; in a long answer, the last sentence that mentions options."""
     if len(text) <= 200:
         return ct.by_text(text, item.options, reverse=False)
-    for _, sentence in reversed(_sentences(text)[-4:]):
+    last = _sentences(text)[-4:]
+    if last and item.phrases.no_answer.search(last[-1][1]) and not ct.options_in(last[-1][1], item.options):
+        return None, ()  # "..., only Jack knows it is in the green_bottle. Therefore, the answer cannot be determined."
+    for _, sentence in reversed(last):
         if item.phrases.negation.search(sentence):
             continue
         named = ct.options_in(sentence, item.options)
@@ -295,6 +298,8 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         if finished:  # the thinking closed on a conclusion ("... so D is the most likely.\n</think>")
             firm += _closing_conclusions(nfkc, item)
         last = max(firm, key=lambda r: r.at, default=None)
+        if last is not None and not finished and _reopened(nfkc, last.at, item):
+            return None  # cut off while still weighing: "... the answer is C.\n\nWait, maybe I'm overcomplicating"
         return answer(last) if last is not None else None
     soft = _conclusions(nfkc, item)
     final = _final_letter(nfkc, item)
@@ -417,6 +422,14 @@ def _asks(text: str, at: int) -> bool:
 _QUESTION_OR_END = re.compile(r"[?？!！。\n]|\.(?=\s|$)")
 
 
+def _reopened(text: str, at: int, item: _Item) -> bool:
+    """Whether the text after the sentence at position `at` takes the question up again ("wait", "but", "另外"):
+    measured on 270 DeepSeek-R1 thinkings cut off after such a word, the answer phrase before it was right 39.6% of
+    the time at 25% chance, and careful readers read no answer in them (issue 21, round 6)."""
+    end = _QUESTION_OR_END.search(text, at)
+    return end is not None and item.phrases.reopen.search(text, end.end()) is not None
+
+
 def _tentative(text: str, at: int, item: _Item) -> bool:
     """Whether the sentence around position `at` is a guess under way ("perhaps the answer is C", "wait")."""
     start = max(text.rfind(ch, 0, at) for ch in ".!?。！？\n") + 1
@@ -430,6 +443,10 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     letters = option_letters(len(item.options))
     clean = text[:broken].rstrip()
     firm = _explicit(text, item) + _answer_phrases(text, item)
+    looped = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(text, broken)}
+    if len(looped) == 1 and len(item.patterns.marker.findall(text, broken)) >= 3:
+        index = looped.pop()  # the noise is one option's marker over and over ("[[B]]\n[[B]]\n[[B]] ..."): the answer
+        return ChoiceAnswer(letters[index], index, "marker")
     before = [r for r in firm if r.at < len(clean)]
     if before:  # the last answer before the noise; a passing conclusion after it is not read
         last = _settled(max(before, key=lambda r: r.at), firm)
@@ -544,20 +561,26 @@ def _own_turn(text: str, item: _Item, thinking: bool) -> ChoiceAnswer:
     ends the turn once the text before it names an option (or hedges); before that it is a stray token (damaged or
     degenerate decoding writes them by the dozen) and the reading goes on past it."""
     checked = 0
+    hedge: ChoiceAnswer | None = None
     for m in _TURN_END.finditer(text):
         before = text[:m.start()]
         if not before.strip(" \t\n#*:"):
             continue
         if (_ROLE.match(text, m.start()) is not None
                 and degenerate_start(unicodedata.normalize("NFKC", before)) is None):
-            return _read(before.rstrip(), item, thinking)  # (inside noise a role token is noise too)
+            return hedge or _read(before.rstrip(), item, thinking)  # (inside noise a role token is noise too)
         if not _names_option(text[checked:m.start()], item):
             continue  # nothing new since the last end token: the reading cannot have changed
         checked = m.start()
         found = _read(before.rstrip(), item, thinking)
-        if found.valid or found.ambiguous:
-            return found
-    return _read(text, item, thinking)
+        if found.valid:
+            return found if hedge is None or found.letter in hedge.ambiguous else hedge
+        if found.ambiguous and hedge is None:
+            hedge = found  # "[[B]] ([[B]]) ([[C]] ...)<|/system|> ... 答案序号：[[B]]": read on, the hedge may settle
+    final = _read(text, item, thinking)
+    if hedge is not None and not (final.valid and final.letter in hedge.ambiguous):
+        return hedge  # the text after the end token settles the hedge only on one of its options
+    return final
 
 
 # a well-formed role token or line: <|user|>, <|system|>, <|im_start|>..., <|start_header_id|>..., "User:", "### Human:"

@@ -338,3 +338,45 @@ def test_answer_tags_are_the_answer_not_the_end_of_the_turn():
     # a line of markers: the first picks unless they stand in label order (a listing)
     assert parse_choice("Thinking it over.\n[[D]] [[A]] [[B]] [[C]]", options).letter == "D"
     assert parse_choice("The answer is D, [[D]].\n[[A]] [[B]] [[C]] [[D]]", options).letter == "D"
+
+
+def test_a_thinking_cut_off_after_taking_its_answer_up_again_settled_on_nothing():
+    options = ["box", "basket", "bag", "drawer"]
+    reopened = "Let me see who moved it.\n\nThus, the answer is C.\n\nWait, maybe I'm overcomplicating. Rolling"
+    assert parse_choice(reopened, options, thinking=True).letter is None
+    assert parse_choice("他拿走了篮子。所以答案是B。\n\n不过，也可能是", options, thinking=True).letter is None
+    # nothing taken up again after it (the thinking was cut off right after its answer): the answer stands
+    assert parse_choice("He moved it last.\n\nSo the answer is C.\n\nC is the", options, thinking=True).letter == "C"
+    # a thinking that reached </think> settled, whatever it weighed before
+    assert parse_choice("So the answer is C. Wait, yes.\n</think>\n\n", options).letter == "C"
+
+
+def test_one_options_marker_looping_in_noise_is_the_answer():
+    options = ["box", "basket", "bag", "drawer"]
+    loop = "最合适的答案是[[B]]。[[A]]不对。[[D]]也不对。\n" + "[[B]] \n" * 40
+    assert parse_choice(loop, options).letter == "B"
+
+
+def test_a_hedge_before_an_end_token_is_settled_only_on_one_of_its_options():
+    options = ["box", "basket", "bag", "drawer"]
+    hedge = "最可能的答案是[[B]]或[[C]]。<|/system|> "
+    assert parse_choice(hedge + "答案序号：[[B]]\n答案序号：[[B]]", options).letter == "B"
+    other = parse_choice(hedge + "答案序号：[[D]]", options)
+    assert other.letter is None and other.ambiguous == ("B", "C")
+
+
+def test_part_labels_of_a_multi_part_question_are_no_options():
+    options = ["320 volts", "340 volts", "315 volts", "310 volts"]
+    cut = ("Let us work it out. 1(a) The power is P = VI, so V = 1500 volts. 2(b) The alternating current is the "
+           "voltage divided by the resistance, and so the direct current is the")
+    assert parse_choice(cut, options).letter is None
+
+
+def test_an_answer_that_ends_saying_no_option_is_right_is_read_as_none():
+    options = ["green_pantry", "red_bottle", "red_box", "green_bottle"]
+    text = ("According to the story, Jack moved the apple to the green_bottle and then exited the den. Nobody else "
+            "entered before the agents left, so only Jack knows where it is, and Evelyn never spoke to him. "
+            "Therefore, the answer is not given in the story and cannot be determined.")
+    assert parse_choice(text, options).letter is None
+    assert parse_choice(text.replace("the answer is not given in the story and cannot be determined",
+                                     "Evelyn thinks it is in the green_bottle"), options).letter == "D"
