@@ -84,10 +84,22 @@ class ConclusionWords:
     no_answer: tuple[str, ...] = ()
     """Phrases that declare no option the answer ("the answer cannot be determined"): a long answer ending on one
     is not read from the option words of the sentences before (optional section)."""
+    new_question: tuple[str, ...] = ()
+    """Bracketed headers that pose a question ("[Story]", "[问题]"): turns after a role token that hold one are about
+    another question (optional section)."""
+    next_question: tuple[str, ...] = ()
+    """Phrases that move on to another question ("next question", "下一题"), wherever they stand (optional
+    section)."""
+    what_if: tuple[str, ...] = ()
+    """Words of a hypothetical ("what if", "如果"): a turn the model writes for the user that asks one poses another
+    question (optional section)."""
+    farewell: tuple[str, ...] = ()
+    """Closing words ("goodbye", "再见", "不客气"): a conversation the model writes on with itself ends at one
+    (optional section)."""
 
 
 _SECTIONS = ("answer_lead", "answer_tail", "conclusion_cues", "hedges", "negations")
-_OPTIONAL_SECTIONS = ("tentative", "reopen", "no_answer")
+_OPTIONAL_SECTIONS = ("tentative", "reopen", "no_answer", "new_question", "next_question", "what_if", "farewell")
 
 
 @cache
@@ -254,6 +266,9 @@ class PhrasePatterns:
     tentative: re.Pattern[str]
     reopen: re.Pattern[str]
     no_answer: re.Pattern[str]
+    new_question: re.Pattern[str]
+    what_if: re.Pattern[str]
+    farewell: re.Pattern[str]
 
 
 @cache
@@ -280,6 +295,10 @@ def phrase_patterns(language: str | None = None) -> PhrasePatterns:
         re.compile(phrase_alternation(cw.tentative), re.IGNORECASE),
         re.compile(phrase_alternation(cw.reopen), re.IGNORECASE),
         re.compile(phrase_alternation(cw.no_answer), re.IGNORECASE),
+        re.compile(r"[\[【]\s*(?:" + phrase_alternation(cw.new_question) + r")\s*[\]】]|"
+                   + phrase_alternation(cw.next_question), re.IGNORECASE),
+        re.compile(phrase_alternation(cw.what_if), re.IGNORECASE),
+        re.compile(phrase_alternation(cw.farewell), re.IGNORECASE),
     )
 
 

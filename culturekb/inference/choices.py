@@ -41,6 +41,7 @@ from functools import cache
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_text import option_letters
+from culturekb.inference._choice_turns import own_turn
 from culturekb.inference._choice_values import (
     _BETWEEN_MARKERS,
     _SENTENCE_END,
@@ -65,15 +66,6 @@ __all__ = ["ChoiceAnswer", "ChoicePath", "option_letters", "parse_choice"]
 _JSON_KEYS = ("answer", "final_answer", "choice", "option", "letter", "correct_option", "selected_option",
               "answer_letter", "prediction")
 _THINK_END = re.compile(r"</think>", re.IGNORECASE)
-# where a model's turn ends and it goes on to write the next turn itself (a new question, a user reply): a
-# chat-template token, any special token written <|...|> (also garbled or full-width: <|end_user|>, <|结束头|>,
-# ‹|结束_header_id|>, <|reserved_special_token_220|>), except the thinking/solution brackets some reasoning models
-# write inside their own turn, and answer tags (<|answer|>[[D]]<|/answer|>, <|response|>): the answer itself
-_TURN_END = re.compile(r"<\|\s*/?\s*(?:user|system|assistant|im_start|im_end|eot_id|endoftext|start_header_id|"
-                       r"end_header_id|end)\b[^\n]{0,4}|</s>|^\s*(?:#{2,}\s*)?(?:human|user|USER)\s*:"
-                       r"|[<‹＜〈]\s*[|｜](?![^|｜\n]{0,40}(?:thought|solution|think|answer|response|答案))"
-                       r"[^|｜\n<>]{1,40}[|｜]\s*[>›＞〉]?",
-                       re.IGNORECASE | re.MULTILINE)
 # what may stand between two markers that are read together as one hedge: spaces, a separator, a connector word
 _ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:or|and|或|或者|和|还是)[\s,，、“”\"「」『』(（]*)?",
                        re.IGNORECASE)
@@ -483,7 +475,7 @@ def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = F
     item = _Item(tuple(options), numbered, language)
     if language is not None:
         ct.conclusion_words(language)  # a language without phrases fails here, with the list of those known
-    return _own_turn(raw, item, thinking)
+    return own_turn(raw, item, thinking, _read)
 
 
 def _answer_loop(text: str, item: _Item) -> tuple[str, tuple[int, ...]]:
@@ -551,51 +543,6 @@ def _read(raw: str, item: _Item, thinking: bool) -> ChoiceAnswer:
         if found is not None and first_invalid is None:
             first_invalid = found
     return first_invalid or ChoiceAnswer(None, None, "invalid")
-
-
-def _own_turn(text: str, item: _Item, thinking: bool) -> ChoiceAnswer:
-    """Read the answer up to the end of the model's own turn. A role token (``<|user|>``, ``<|system|>``, a "User:"
-    line) after some answer text starts a turn the model wrote for someone else: the turn ends there (unless the
-    text before it has turned into noise, where such tokens are noise too). Any other
-    end token (``</s>``, ``<|im_end|>``, ``<|eot_id|>``, ``<|reserved_special_token_7|>``, a garbled ``<|结束头|>``)
-    ends the turn once the text before it names an option (or hedges); before that it is a stray token (damaged or
-    degenerate decoding writes them by the dozen) and the reading goes on past it."""
-    checked = 0
-    hedge: ChoiceAnswer | None = None
-    for m in _TURN_END.finditer(text):
-        before = text[:m.start()]
-        if not before.strip(" \t\n#*:"):
-            continue
-        if (_ROLE.match(text, m.start()) is not None
-                and degenerate_start(unicodedata.normalize("NFKC", before)) is None):
-            return hedge or _read(before.rstrip(), item, thinking)  # (inside noise a role token is noise too)
-        if not _names_option(text[checked:m.start()], item):
-            continue  # nothing new since the last end token: the reading cannot have changed
-        checked = m.start()
-        found = _read(before.rstrip(), item, thinking)
-        if found.valid:
-            return found if hedge is None or found.letter in hedge.ambiguous else hedge
-        if found.ambiguous and hedge is None:
-            hedge = found  # "[[B]] ([[B]]) ([[C]] ...)<|/system|> ... 答案序号：[[B]]": read on, the hedge may settle
-    final = _read(text, item, thinking)
-    if hedge is not None and not (final.valid and final.letter in hedge.ambiguous):
-        return hedge  # the text after the end token settles the hedge only on one of its options
-    return final
-
-
-# a well-formed role token or line: <|user|>, <|system|>, <|im_start|>..., <|start_header_id|>..., "User:", "### Human:"
-_ROLE = re.compile(r"<\|\s*(?:im_start|start_header_id)\s*\|>|<\|\s*(?:user|system|human)\s*\|>"
-                   r"|\s*(?:#{2,}\s*)?(?:human|user)\s*:", re.IGNORECASE)
-
-
-def _names_option(segment: str, item: _Item) -> bool:
-    """Whether a stretch of text holds anything an answer could be read from (a label, an option word, an option's
-    text), cheaply: a false True costs one more reading, a false False would miss an answer."""
-    if item.patterns.strong.search(segment) or item.patterns.marker.search(segment):
-        return True
-    if item.phrases.option_word.search(segment) or item.patterns.bare.search(segment):
-        return True
-    return bool(ct.options_in(segment, item.options)) or _leading_letter(segment, item) is not None
 
 
 @cache

@@ -380,3 +380,34 @@ def test_an_answer_that_ends_saying_no_option_is_right_is_read_as_none():
     assert parse_choice(text, options).letter is None
     assert parse_choice(text.replace("the answer is not given in the story and cannot be determined",
                                      "Evelyn thinks it is in the green_bottle"), options).letter == "D"
+
+
+def test_a_role_token_before_any_word_ends_no_turn():
+    options = ["box", "basket", "bag", "drawer"]
+    assert parse_choice("```<|user|> Step 1: read the story.\nSo, it should be: [[D]]", options).letter == "D"
+
+
+def test_one_options_marker_repeated_after_an_end_token_revises_the_answer_before_it():
+    options = ["box", "basket", "bag", "drawer"]
+    revised = "[[D]]<|user||\n但是答案应该是 A，因为她说错了。\n" + "答案序号如下：[[A]]\n" * 5
+    assert parse_choice(revised, options).letter == "A"
+    # one answer to another question after the token revises nothing
+    other = "[[D]]</s>\n下一题：小明有几个苹果？答案：[[B]]"
+    assert parse_choice(other, options).letter == "D"
+
+
+def test_a_re_answer_of_the_same_question_in_turns_the_model_wrote_itself_stands():
+    options = ["box", "basket", "bag", "drawer"]
+    pushed = ("他会去篮子里找。\n[[B]]<|user|>你确定吗？故事里他看到了袋子。<|assistant|>\n您说得对，重新考虑后，"
+              "最合理的答案是C。\n[[C]]")
+    assert parse_choice(pushed, options).letter == "C"
+    # another question (a header, a "next question", a hypothetical asked as the user) is not this one's answer
+    header = "[[B]]<|user|>\n[故事]\n小明有三个苹果。\n[问题]\n他有几个？<|assistant|>\n[[D]]"
+    assert parse_choice(header, options).letter == "B"
+    what_if = "[[B]]<|user|>如果她没有看到袋子，应该怎样推理？<|assistant|>\n那么答案是[[A]]"
+    assert parse_choice(what_if, options).letter == "B"
+    # a marker after a farewell closes the conversation; it is no answer
+    bye = "[[B]]<|system|>答案正确。<|user|>谢谢<|assistant|>不客气！祝你愉快。[[D]]"
+    assert parse_choice(bye, options).letter == "B"
+    # words the model writes for the user before it has answered are not its answer
+    assert parse_choice("Let me think.\n<|user|>\nThe answer is B.", options).letter is None

@@ -1,0 +1,166 @@
+"""Where the model's own turn ends, for `culturekb.inference.choices`: end and role tokens, the turns a model writes
+itself after its answer, and which of those still count (a re-answer of the same question) or not (another
+question, noise)."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+
+from culturekb.inference import _choice_text as ct
+from culturekb.inference._choice_text import option_letters
+from culturekb.inference._choice_values import ChoiceAnswer, _Item, _leading_letter
+from culturekb.inference._lexicon import normalise_text
+from culturekb.inference._noise import degenerate_start
+
+__all__ = ["TURN_END", "own_turn"]
+
+Reader = Callable[[str, _Item, bool], ChoiceAnswer]
+"""Reads the answer in a text cut at the end of a turn (`choices._read`)."""
+
+# where a model's turn ends and it goes on to write the next turn itself (a new question, a user reply): a
+# chat-template token, any special token written <|...|> (also garbled or full-width: <|end_user|>, <|结束头|>,
+# ‹|结束_header_id|>, <|reserved_special_token_220|>), except the thinking/solution brackets some reasoning models
+# write inside their own turn, and answer tags (<|answer|>[[D]]<|/answer|>, <|response|>): the answer itself
+TURN_END = re.compile(r"<\|\s*/?\s*(?:user|system|assistant|im_start|im_end|eot_id|endoftext|start_header_id|"
+                       r"end_header_id|end)\b[^\n]{0,4}|</s>|^\s*(?:#{2,}\s*)?(?:human|user|USER)\s*:"
+                       r"|[<‹＜〈]\s*[|｜](?![^|｜\n]{0,40}(?:thought|solution|think|answer|response|答案))"
+                       r"[^|｜\n<>]{1,40}[|｜]\s*[>›＞〉]?",
+                       re.IGNORECASE | re.MULTILINE)
+
+
+def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnswer:
+    """Read the answer up to the end of the model's own turn. A role token (``<|user|>``, ``<|system|>``, a "User:"
+    line) after some answer text starts a turn the model wrote for someone else: the turn ends there (unless the
+    text before it has turned into noise, where such tokens are noise too). Any other
+    end token (``</s>``, ``<|im_end|>``, ``<|eot_id|>``, ``<|reserved_special_token_7|>``, a garbled ``<|结束头|>``)
+    ends the turn once the text before it names an option (or hedges); before that it is a stray token (damaged or
+    degenerate decoding writes them by the dozen) and the reading goes on past it."""
+    checked = 0
+    hedge: ChoiceAnswer | None = None
+    for m in TURN_END.finditer(text):
+        before = text[:m.start()]
+        if _WORD.search(before) is None:  # nothing said yet ("```<|user|> Step 1: ..."): no turn has ended
+            continue
+        if (_ROLE.match(text, m.start()) is not None
+                and degenerate_start(unicodedata.normalize("NFKC", before)) is None):
+            found = hedge or read(before.rstrip(), item, thinking)
+            if found.valid and _same_question_goes_on(text[m.start():], item):
+                return read(_until_farewell(text, m.end(), item), item, thinking)
+            return found  # (inside noise a role token is noise too)
+        if not _names_option(text[checked:m.start()], item):
+            continue  # nothing new since the last end token: the reading cannot have changed
+        checked = m.start()
+        found = read(before.rstrip(), item, thinking)
+        if found.valid:
+            if hedge is None:
+                rest = text[m.end():]
+                if _ROLE_TAG.search(rest) is not None and _same_question_goes_on(rest, item):
+                    return read(_until_farewell(text, m.end(), item), item, thinking)
+                return _looped_after(text, m.end(), item) or found
+            return found if found.letter in hedge.ambiguous else hedge
+        if found.ambiguous and hedge is None:
+            hedge = found  # "[[B]] ([[B]]) ([[C]] ...)<|/system|> ... 答案序号：[[B]]": read on, the hedge may settle
+    final = read(text, item, thinking)
+    if hedge is not None and not (final.valid and final.letter in hedge.ambiguous):
+        return hedge  # the text after the end token settles the hedge only on one of its options
+    return final
+
+
+_WORD = re.compile(r"\w")
+
+
+_ROLE_TAG = re.compile(r"<\|\s*(?:user|system|human|assistant|im_start|start_header_id)\s*(?:\|\s*>?)?",
+                       re.IGNORECASE)
+
+
+_USER = re.compile(r"<\|\s*(?:user|human)\s*(?:\|\s*>?)?|^\s*(?:#{2,}\s*)?(?:human|user)\s*:",
+                   re.IGNORECASE | re.MULTILINE)
+
+
+def _until_farewell(text: str, start: int, item: _Item) -> str:
+    """`text` up to the first farewell after `start` ("再见！[[D]]", "不客气！... [[A]]"): a conversation the model
+    writes on with itself is over there, and a marker after it is a closing flourish, not an answer (measured on 60
+    judged changes: cutting at the first farewell read 44 as the judge did, at the last 38)."""
+    bye = item.phrases.farewell.search(text, start)
+    return text[:bye.start()] if bye is not None else text
+
+
+def _same_question_goes_on(rest: str, item: _Item) -> bool:
+    """Whether the turns the model wrote after ending its own go on about this question (a self-written "user"
+    pushes back, the model answers again: its last answer stands) rather than pose another one (round 6: three of
+    100 held-out answers were re-answered so, six went on to other questions)."""
+    return (not _new_question(rest, item) and _names_option(rest, item) and _about_the_options(rest, item)
+            and degenerate_start(unicodedata.normalize("NFKC", rest)) is None)
+
+
+def _about_the_options(text: str, item: _Item, least: int = 2) -> bool:
+    """Whether `text` talks about this question's options: at least `least` of their content pieces (words of 4
+    letters or more, numbers of 2 digits or more, pairs of CJK characters) appear in it, or the options are too
+    short to tell (single words such as emotions). An unrelated question the model writes itself without a header
+    shares none."""
+    pieces = _option_pieces(tuple(item.options))
+    if len(pieces) < 2 * least:
+        return True
+    hay = ct.clean(text)
+    return sum(p in hay for p in pieces) >= least
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]{2,}")
+_WORDS = re.compile(r"(?:(?![\d_\u3040-\u30ff\u4e00-\u9fff])\w){4,}|\d{2,}")
+
+
+def _option_pieces(options: tuple[str, ...]) -> frozenset[str]:
+    pieces: set[str] = set()
+    for option in options:
+        cleaned = ct.clean(option)
+        pieces.update(_WORDS.findall(cleaned))
+        for run in _CJK.findall(cleaned):
+            pieces.update(run[i:i + 2] for i in range(len(run) - 1))
+    # pieces every option shares (the question's own frame: "小刘看目的地列表后，推测有") say nothing about which
+    return frozenset(p for p in pieces if not all(p in ct.clean(o) for o in options) or len(options) == 1)
+
+
+def _new_question(text: str, item: _Item) -> bool:
+    """Whether turns written after a role token pose another question: a header ("[Story]", "[问题]") or a list of
+    two or more options none of which is one of this question's ("A. 7\nB. 10")."""
+    if item.phrases.new_question.search(text):
+        return True
+    for m in _USER.finditer(text):  # a hypothetical the model asks as the user ("如果我们换成 ... 怎样推理？")
+        stop = _ROLE_TAG.search(text, m.end())
+        turn = text[m.end():stop.start() if stop is not None else len(text)]
+        if ("?" in turn or "？" in turn) and item.phrases.what_if.search(turn):
+            return True
+    labels = set()
+    for m in item.patterns.enumerated.finditer(text):
+        eol = text.find("\n", m.end())
+        if not ct.options_in(text[m.end():eol if eol >= 0 else len(text)], item.options):  # (not this question's)
+            labels.add(normalise_text(ct.group_token(m)))
+    return len(labels) >= 2
+
+
+def _looped_after(text: str, start: int, item: _Item) -> ChoiceAnswer | None:
+    """The answer the text after an end token repeats over and over: one option's marker three or more times and
+    no other option's ("[[D]]<|user||\n ... 答案应该是 A ... 答案序号如下：[[A]]" to the end) revises the answer
+    before the token; anything else after it (a turn for another question, noise) does not."""
+    looped = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(text, start)}
+    if len(looped) != 1 or len(item.patterns.marker.findall(text, start)) < 3:
+        return None
+    index = looped.pop()
+    return ChoiceAnswer(option_letters(len(item.options))[index], index, "marker")
+
+
+# a well-formed role token or line: <|user|>, <|system|>, <|im_start|>..., <|start_header_id|>..., "User:", "### Human:"
+_ROLE = re.compile(r"<\|\s*(?:im_start|start_header_id)\s*\|>|<\|\s*(?:user|system|human)\s*\|>"
+                   r"|\s*(?:#{2,}\s*)?(?:human|user)\s*:", re.IGNORECASE)
+
+
+def _names_option(segment: str, item: _Item) -> bool:
+    """Whether a stretch of text holds anything an answer could be read from (a label, an option word, an option's
+    text), cheaply: a false True costs one more reading, a false False would miss an answer."""
+    if item.patterns.strong.search(segment) or item.patterns.marker.search(segment):
+        return True
+    if item.phrases.option_word.search(segment) or item.patterns.bare.search(segment):
+        return True
+    return bool(ct.options_in(segment, item.options)) or _leading_letter(segment, item) is not None
