@@ -80,11 +80,22 @@ _USER = re.compile(r"<\|\s*(?:user|human)\s*(?:\|\s*>?)?|^\s*(?:#{2,}\s*)?(?:hum
 
 
 def _until_farewell(text: str, start: int, item: _Item) -> str:
-    """`text` up to the first farewell after `start` ("再见！[[D]]", "不客气！... [[A]]"): a conversation the model
-    writes on with itself is over there, and a marker after it is a closing flourish, not an answer (measured on 60
-    judged changes: cutting at the first farewell read 44 as the judge did, at the last 38)."""
+    """`text` up to the first farewell after `start` ("再见！[[D]]", "不客气！... [[A]]"), without the turns written for
+    the user after `start`: a conversation the model writes on with itself is over at a farewell (a marker after it
+    is a closing flourish, not an answer: measured on 60 judged changes, cutting at the first farewell read 44 as
+    the judge did, at the last 38), and what it makes the user say ("我的答案：[[B]]。请帮我确认") is not its answer
+    (the turns it writes as the system are kept: Qwen2.5 writes its re-answers there)."""
     bye = item.phrases.farewell.search(text, start)
-    return text[:bye.start()] if bye is not None else text
+    end = bye.start() if bye is not None else len(text)
+    kept, at = [], start
+    for m in _USER.finditer(text, start, end):
+        if m.start() < at:
+            continue
+        kept.append(text[at:m.start()])
+        stop = _ROLE_TAG.search(text, m.end(), end)
+        at = stop.start() if stop is not None else end
+    kept.append(text[at:end])
+    return text[:start] + "".join(kept)
 
 
 def _same_question_goes_on(rest: str, item: _Item) -> bool:

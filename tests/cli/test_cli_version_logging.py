@@ -132,8 +132,11 @@ def test_mock_server_default_answer_and_bad_scripts(tmp_path: Path):
 
 def test_mock_server_command_runs_and_stops_on_ctrl_c(tmp_path: Path):
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # a shell runs background jobs (`make test &`) with SIGINT ignored, children inherit that, and Python then never
+    # raises KeyboardInterrupt: the child gets the default disposition back, as a terminal's Ctrl-C would find it
     proc = subprocess.Popen([sys.executable, "-m", "culturekb.cli", "mock-server", "--port", "0", "--answer", "hello"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         assert proc.stdout is not None and proc.stderr is not None
         line = proc.stdout.readline()
