@@ -25,9 +25,10 @@ Retry-After beyond it) and once unbounded (the server before the limit). Each cl
 503 answers and other errors. `python benchmarks/bench_api.py --crowd` runs only this part and merges it into
 the recorded results.
 
-1 vs 2 workers (issue 25, `python benchmarks/bench_api.py --workers`, results/api_workers.json and .md): three
-servers run at once (1 worker, 2 workers, and 2 workers as before issue 25's fixes: one shared listening socket
-and no warm-up request), and each round measures every scenario on each in turn. The client is light (raw
+1 vs 2 workers (issue 25, `python benchmarks/bench_api.py --workers`, results/api_workers.json and .md): five
+servers run at once (1 worker; 2 workers, each pinned to its own core; 2 workers unpinned; 2 workers as before
+issue 25's fixes: one shared listening socket, no warm-up request, unpinned; 1 worker held to one CPU), and each
+round measures every scenario on each in turn. The client is light (raw
 keep-alive HTTP/1.1 on asyncio streams, requests prepared before, in its own process), and its CPU share, each
 server process's CPU share and the machine's busy cores over the same seconds are reported beside the figures,
 so that a reader can tell a server limit from a machine that has no core left. Then the first lookups of each
