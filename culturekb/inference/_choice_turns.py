@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from functools import lru_cache
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_text import option_letters
@@ -14,7 +15,7 @@ from culturekb.inference._choice_values import ChoiceAnswer, _Item, _leading_let
 from culturekb.inference._lexicon import normalise_text
 from culturekb.inference._noise import degenerate_start
 
-__all__ = ["TURN_END", "own_turn"]
+__all__ = ["TURN_END", "looped_marker", "own_turn"]
 
 Reader = Callable[[str, _Item, bool], ChoiceAnswer]
 """Reads the answer in a text cut at the end of a turn (`choices._read`)."""
@@ -58,7 +59,7 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
                 rest = text[m.end():]
                 if _ROLE_TAG.search(rest) is not None and _same_question_goes_on(rest, item):
                     return read(_until_farewell(text, m.end(), item), item, thinking)
-                return _looped_after(text, m.end(), item) or found
+                return looped_marker(text, m.end(), item) or found
             return found if found.letter in hedge.ambiguous else hedge
         if found.ambiguous and hedge is None:
             hedge = found  # "[[B]] ([[B]]) ([[C]] ...)<|/system|> ... 答案序号：[[B]]": read on, the hedge may settle
@@ -88,14 +89,24 @@ def _until_farewell(text: str, start: int, item: _Item) -> str:
     bye = item.phrases.farewell.search(text, start)
     end = bye.start() if bye is not None else len(text)
     kept, at = [], start
-    for m in _USER.finditer(text, start, end):
-        if m.start() < at:
-            continue
-        kept.append(text[at:m.start()])
-        stop = _ROLE_TAG.search(text, m.end(), end)
-        at = stop.start() if stop is not None else end
+    for tag, _body, stop in _user_turns(text, start, end):
+        kept.append(text[at:tag])
+        at = stop
     kept.append(text[at:end])
     return text[:start] + "".join(kept)
+
+
+def _user_turns(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[int, int, int]]:
+    """(tag start, body start, end) of each turn written for the user in text[start:end]: from a user tag
+    (``<|user|>``, "User:") to the next role tag, or `end`."""
+    end = len(text) if end is None else end
+    at = start
+    for m in _USER.finditer(text, start, end):
+        if m.start() < at:
+            continue  # a user tag inside the turn just cut out
+        stop = _ROLE_TAG.search(text, m.end(), end)
+        at = stop.start() if stop is not None else end
+        yield m.start(), m.end(), at
 
 
 def _same_question_goes_on(rest: str, item: _Item) -> bool:
@@ -111,7 +122,7 @@ def _about_the_options(text: str, item: _Item, least: int = 2) -> bool:
     letters or more, numbers of 2 digits or more, pairs of CJK characters) appear in it, or the options are too
     short to tell (single words such as emotions). An unrelated question the model writes itself without a header
     shares none."""
-    pieces = _option_pieces(tuple(item.options))
+    pieces = _option_pieces(ct.clean_options(tuple(item.options)))
     if len(pieces) < 2 * least:
         return True
     hay = ct.clean(text)
@@ -122,15 +133,16 @@ _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]{2,}")
 _WORDS = re.compile(r"(?:(?![\d_\u3040-\u30ff\u4e00-\u9fff])\w){4,}|\d{2,}")
 
 
-def _option_pieces(options: tuple[str, ...]) -> frozenset[str]:
+@lru_cache(maxsize=1024)
+def _option_pieces(cleaned: tuple[str, ...]) -> frozenset[str]:
+    """The content pieces of an item's cleaned options (`ct.clean_options`), once per item."""
     pieces: set[str] = set()
-    for option in options:
-        cleaned = ct.clean(option)
-        pieces.update(_WORDS.findall(cleaned))
-        for run in _CJK.findall(cleaned):
+    for option in cleaned:
+        pieces.update(_WORDS.findall(option))
+        for run in _CJK.findall(option):
             pieces.update(run[i:i + 2] for i in range(len(run) - 1))
     # pieces every option shares (the question's own frame: "小刘看目的地列表后，推测有") say nothing about which
-    return frozenset(p for p in pieces if not all(p in ct.clean(o) for o in options) or len(options) == 1)
+    return frozenset(p for p in pieces if not all(p in o for o in cleaned) or len(cleaned) == 1)
 
 
 def _new_question(text: str, item: _Item) -> bool:
@@ -138,9 +150,8 @@ def _new_question(text: str, item: _Item) -> bool:
     two or more options none of which is one of this question's ("A. 7\nB. 10")."""
     if item.phrases.new_question.search(text):
         return True
-    for m in _USER.finditer(text):  # a hypothetical the model asks as the user ("如果我们换成 ... 怎样推理？")
-        stop = _ROLE_TAG.search(text, m.end())
-        turn = text[m.end():stop.start() if stop is not None else len(text)]
+    for _tag, body, stop in _user_turns(text):  # a hypothetical asked as the user ("如果我们换成 ... 怎样推理？")
+        turn = text[body:stop]
         if ("?" in turn or "？" in turn) and item.phrases.what_if.search(turn):
             return True
     labels = set()
@@ -151,15 +162,15 @@ def _new_question(text: str, item: _Item) -> bool:
     return len(labels) >= 2
 
 
-def _looped_after(text: str, start: int, item: _Item) -> ChoiceAnswer | None:
-    """The answer the text after an end token repeats over and over: one option's marker three or more times and
-    no other option's ("[[D]]<|user||\n ... 答案应该是 A ... 答案序号如下：[[A]]" to the end) revises the answer
-    before the token; anything else after it (a turn for another question, noise) does not."""
-    looped = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(text, start)}
-    if len(looped) != 1 or len(item.patterns.marker.findall(text, start)) < 3:
+def looped_marker(text: str, start: int, item: _Item) -> ChoiceAnswer | None:
+    """The answer the text from `start` repeats over and over: one option's marker three or more times and no other
+    option's. After an end token it revises the answer before the token ("[[D]]<|user||\n ... 答案应该是 A ...
+    答案序号如下：[[A]]" to the end); as the whole of an answer's noise it is the answer ("[[B]]\n[[B]]\n[[B]] ...");
+    anything else there (a turn for another question, noise) says nothing."""
+    found = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(text, start)]
+    if len(found) < 3 or len(set(found)) != 1:
         return None
-    index = looped.pop()
-    return ChoiceAnswer(option_letters(len(item.options))[index], index, "marker")
+    return ChoiceAnswer(option_letters(len(item.options))[found[0]], found[0], "marker")
 
 
 # a well-formed role token or line: <|user|>, <|system|>, <|im_start|>..., <|start_header_id|>..., "User:", "### Human:"

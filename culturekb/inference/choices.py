@@ -41,7 +41,7 @@ from functools import cache
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_text import option_letters
-from culturekb.inference._choice_turns import own_turn
+from culturekb.inference._choice_turns import looped_marker, own_turn
 from culturekb.inference._choice_values import (
     _BETWEEN_MARKERS,
     _SENTENCE_END,
@@ -435,10 +435,9 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     letters = option_letters(len(item.options))
     clean = text[:broken].rstrip()
     firm = _explicit(text, item) + _answer_phrases(text, item)
-    looped = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(text, broken)}
-    if len(looped) == 1 and len(item.patterns.marker.findall(text, broken)) >= 3:
-        index = looped.pop()  # the noise is one option's marker over and over ("[[B]]\n[[B]]\n[[B]] ..."): the answer
-        return ChoiceAnswer(letters[index], index, "marker")
+    looped = looped_marker(text, broken, item)  # the noise is one option's marker over and over: the answer
+    if looped is not None:
+        return looped
     before = [r for r in firm if r.at < len(clean)]
     if before:  # the last answer before the noise; a passing conclusion after it is not read
         last = _settled(max(before, key=lambda r: r.at), firm)
