@@ -525,10 +525,11 @@ async def _light_load(port: int, requests: list[bytes], duration_s: float, concu
     latencies: list[float] = []
     errors = 0
     position = 0
+    reconnects = 0
     cycled = False
 
     async def connection(stop_at: float, record: bool) -> None:
-        nonlocal errors, position, cycled
+        nonlocal errors, position, cycled, reconnects
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         try:
             while time.perf_counter() < stop_at:
@@ -538,8 +539,13 @@ async def _light_load(port: int, requests: list[bytes], duration_s: float, concu
                 t0 = time.perf_counter()
                 writer.write(request)
                 head = await reader.readuntil(b"\r\n\r\n")
-                at = head.lower().find(b"content-length:")
+                lower = head.lower()
+                at = lower.find(b"content-length:")
                 await reader.readexactly(int(head[at + 15:head.index(b"\r\n", at)]) if at >= 0 else 0)
+                if b"\r\nconnection: close\r\n" in lower:  # the server ends this connection: open another
+                    writer.close()
+                    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                    reconnects += record
                 if record:
                     latencies.append(time.perf_counter() - t0)
                     errors += not head.startswith(b"HTTP/1.1 200")
@@ -555,7 +561,7 @@ async def _light_load(port: int, requests: list[bytes], duration_s: float, concu
             "p50_ms": round(1000 * statistics.median(latencies), 2) if latencies else None,
             "p99_ms": round(1000 * latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))], 2)
             if latencies else None,
-            "client_cpu_share": round(cpu / elapsed, 3), "requests_reused": cycled}
+            "client_cpu_share": round(cpu / elapsed, 3), "requests_reused": cycled, "reconnects": reconnects}
 
 
 def client_main(argv: list[str]) -> None:

@@ -248,8 +248,17 @@ class Registry(Generic[T]):
         return found.load(self.kind), argument
 
     def create(self, spec: str, **options: Any) -> T:
-        """``factory(argument, **options)``: the one factory signature."""
+        """``factory(argument, **options)``: the one factory signature. The argument may also come as the keyword
+        of the factory's first parameter (``create("faiss", kind="hnsw")`` is ``create("faiss:hnsw")``); given
+        both ways with two values, it is a ConfigError."""
         factory, argument = self.resolve(spec)
+        name = _first_parameter(factory)
+        if name is not None and name in options:
+            given = options.pop(name)
+            if argument and given is not None and str(given) != argument:
+                raise ConfigError(f"{self.kind} spec {spec!r} already names its {name} ({argument!r}); "
+                                  f"{name}={given!r} contradicts it: give one of them")
+            argument = argument or given
         return factory(argument, **options)
 
     @contextmanager
@@ -264,6 +273,16 @@ class Registry(Generic[T]):
             # what the block discovered goes with it: a registry not yet discovered before the block discovers
             # on its next listing, as it would have without the block
             self._entries, self._plugins_loaded, self._discovered = saved, plugins_loaded, discovered
+
+
+def _first_parameter(factory: Callable[..., Any]) -> str | None:
+    """The name of the parameter a factory takes the spec's argument in (its first positional one), if known."""
+    try:
+        params = list(inspect.signature(factory).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    first = next((p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)), None)
+    return first.name if first is not None and first.kind is first.POSITIONAL_OR_KEYWORD else None
 
 
 def _describe(target: Callable[..., Any] | str) -> str:

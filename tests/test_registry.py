@@ -377,3 +377,10 @@ def test_what_an_isolated_block_discovers_is_found_again_after_it(monkeypatch: p
         assert reg.names() == ["found"]  # discovered inside the block ...
     assert reg.names() == ["found"]  # ... and again after it, not lost with the block's entries
     assert found == ["run", "run"]
+
+
+def test_a_spec_argument_may_come_as_the_factorys_keyword_but_not_twice() -> None:
+    assert make_store("faiss", 8, kind="flat").kind == "flat"  # the same as make_store("faiss:flat", 8)
+    assert make_store("faiss:hnsw", 8, kind="hnsw").kind == "hnsw"  # both ways, one value
+    with pytest.raises(ConfigError, match=r"'faiss:hnsw' already names its kind \('hnsw'\); kind='flat'"):
+        make_store("faiss:hnsw", 8, kind="flat")

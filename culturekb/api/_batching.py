@@ -10,6 +10,12 @@ may use, each with one torch thread), so that large requests still use every cor
 When an encode call fails, each job of its batch is encoded alone, so a bad input fails only its own request.
 A full queue raises `ServerBusyError` (HTTP 503 with Retry-After).
 
+The gathering window ends early when no request is on its way: `Arrivals` (fed by the `ArrivalCount` middleware)
+counts this worker's /v1 requests that have not yet reached the batcher (still being read, parsed or looked up
+exactly). When the queue is empty and that count is 0, no other text can join the batch, so the encoder starts at
+once instead of idling out the window (measured on 2 cores with 8 connections per worker: the encoder's core sat
+idle about 9% of the time, the window's tail after every batch).
+
 Embedding servers (text-embeddings-inference, Triton's dynamic batcher) do the same: under load a batch forms
 while the previous one is being encoded, so the encoder's per-call cost is paid once per batch, not per request.
 """
@@ -22,8 +28,9 @@ import threading
 import time
 import unicodedata
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from concurrent.futures import Future
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,12 +39,70 @@ import numpy as np
 from culturekb.errors import ProviderError
 from culturekb.models.base import Embedder
 
-__all__ = ["BatchingEmbedder", "BatchObserver", "EmbeddingLRU", "ServerBusyError", "BatchStats"]
+__all__ = ["Arrivals", "ArrivalCount", "BatchingEmbedder", "BatchObserver", "EmbeddingLRU", "ServerBusyError",
+           "BatchStats"]
 
 log = logging.getLogger(__name__)
 
 _IDLE_EXIT_S = 30.0
 """The worker thread exits after this long without a job (a new one starts with the next job)."""
+_POLL_S = 0.0002
+"""While gathering, how often the encoder looks again whether a request is still on its way."""
+
+
+class Arrivals:
+    """This worker's /v1 requests that may still bring texts to the batcher (thread-safe count).
+
+    A request comes in (`come`, by `ArrivalCount`) and settles once (`settle`): when its job is on the queue, when
+    its texts were all in the LRU, or when it ends without encoding (exact hits only, an error)."""
+
+    def __init__(self) -> None:
+        self._n = 0
+        self._lock = threading.Lock()
+
+    def pending(self) -> int:
+        """Requests come in and not settled yet."""
+        return self._n
+
+    def come(self) -> list[bool]:
+        """A request comes in; its cell (pass it to `settle`)."""
+        with self._lock:
+            self._n += 1
+        return [True]
+
+    def settle(self, cell: list[bool] | None) -> None:
+        """The request of `cell` brings nothing more (a second settle of the same cell does nothing)."""
+        if cell is None or not cell[0]:
+            return
+        with self._lock:
+            if cell[0]:
+                cell[0] = False
+                self._n -= 1
+
+
+_ARRIVING: ContextVar[list[bool] | None] = ContextVar("culturekb_arriving", default=None)
+"""The current request's `Arrivals` cell (set by `ArrivalCount`; the request's threadpool call inherits it)."""
+
+
+class ArrivalCount:
+    """ASGI middleware: each /v1 request (admin routes aside) counts in `arrivals` until it settles."""
+
+    def __init__(self, app: Any, arrivals: Arrivals) -> None:
+        self.app = app
+        self.arrivals = arrivals
+
+    async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+        path = str(scope.get("path", ""))
+        if scope["type"] != "http" or not path.startswith("/v1/") or path.startswith("/v1/admin/"):
+            await self.app(scope, receive, send)
+            return
+        cell = self.arrivals.come()
+        token = _ARRIVING.set(cell)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _ARRIVING.reset(token)
+            self.arrivals.settle(cell)
 
 
 class ServerBusyError(ProviderError):
@@ -129,7 +194,8 @@ class BatchingEmbedder:
     gathered call (one job larger than that runs alone); `max_wait_ms`: how long the first job of a batch waits
     for others; `max_queue`: most jobs waiting (ServerBusyError beyond); `cache_size`: LRU entries (0: none);
     `observer`: told of each encode call, LRU use and refusal (the server's Prometheus metrics); `encoders`:
-    threads that encode batches at the same time.
+    threads that encode batches at the same time; `arrivals`: the worker's requests on their way (the gathering
+    window ends early when none is; None: it always runs out).
     """
 
     def __init__(
@@ -143,6 +209,7 @@ class BatchingEmbedder:
         cache_size: int = 10_000,
         observer: BatchObserver | None = None,
         encoders: int = 1,
+        arrivals: Arrivals | None = None,
     ) -> None:
         if max_batch < 1 or max_queue < 1 or max_wait_ms < 0 or encoders < 1:
             raise ValueError("max_batch, max_queue and encoders must be >= 1 and max_wait_ms >= 0")
@@ -160,6 +227,7 @@ class BatchingEmbedder:
         self.cache = EmbeddingLRU(cache_size)
         self.stats = BatchStats()
         self.observer = observer
+        self.arrivals = arrivals
         self._queue: queue.Queue[_Job] = queue.Queue(maxsize=max_queue)
         self._lock = threading.Lock()
         self._alive = 0  # encoder threads running (guarded by _lock)
@@ -198,6 +266,8 @@ class BatchingEmbedder:
             for (key, rows), vec in zip(missing.items(), vectors, strict=True):
                 out[rows] = vec
                 self.cache.put(key, vec)
+        elif self.arrivals is not None:
+            self.arrivals.settle(_ARRIVING.get())  # all from the LRU: this request brings nothing to a batch
         return out
 
     def _encode_inner(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
@@ -226,6 +296,8 @@ class BatchingEmbedder:
             while self._alive < self.encoders:
                 threading.Thread(target=self._worker, name="culturekb-embed-batcher", daemon=True).start()
                 self._alive += 1
+        if self.arrivals is not None:
+            self.arrivals.settle(_ARRIVING.get())  # after the put: it is never neither on its way nor queued
         return job.future.result()
 
     def _worker(self) -> None:
@@ -242,11 +314,17 @@ class BatchingEmbedder:
             n = len(first.texts)
             deadline = time.monotonic() + self.max_wait_s
             while n < self.max_batch:
-                remaining = deadline - time.monotonic()
                 try:
-                    job = self._queue.get(timeout=remaining) if remaining > 0 else self._queue.get_nowait()
+                    job = self._queue.get_nowait()
                 except queue.Empty:
-                    break
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0 or (self.arrivals is not None and self.arrivals.pending() == 0):
+                        break  # the window ran out, or no request is on its way: encode now
+                    try:
+                        job = self._queue.get(timeout=remaining if self.arrivals is None else
+                                              min(remaining, _POLL_S))
+                    except queue.Empty:
+                        continue
                 batch.append(job)
                 n += len(job.texts)
             self._run(batch)

@@ -21,7 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from culturekb._version import __version__
-from culturekb.api._batching import BatchingEmbedder, ServerBusyError
+from culturekb.api._batching import ArrivalCount, Arrivals, BatchingEmbedder, ServerBusyError
 from culturekb.api._docs import add_offline_docs
 from culturekb.api._state import KBHolder, ReloadSync, set_torch_threads
 from culturekb.api.auth import ApiKeys
@@ -93,9 +93,10 @@ def create_app(
         pin_worker(settings.pin_dir, int(os.environ.get(PROCESSES_ENV) or 1))
     sync = ReloadSync(settings.sync_file) if settings.sync_file is not None else None
     metrics = ApiMetrics()
+    arrivals = Arrivals()  # requests on their way to the micro-batcher (it stops gathering when there are none)
     holder = KBHolder(embedder or settings.embedder, settings.backend, settings.tau, build_index=settings.build_index,
                       sync=sync, settings=library_settings, status=settings.status,
-                      wrap=functools.partial(_batching_embedder, settings, metrics))
+                      wrap=functools.partial(_batching_embedder, settings, metrics, arrivals))
     holder.start(settings.kb_dir, kb=kb)
     set_torch_threads(settings.torch_threads)  # after the start: loading the embedder is what imports torch
 
@@ -130,6 +131,7 @@ def create_app(
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(InFlightLimit, max_in_flight=settings.max_in_flight, on_reject=metrics.in_flight_full.inc)
     app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(ArrivalCount, arrivals=arrivals)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
@@ -167,14 +169,15 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     return await http_exception_handler(request, exc)
 
 
-def _batching_embedder(settings: ApiSettings, metrics: ApiMetrics, embedder: Embedder) -> Embedder:
+def _batching_embedder(settings: ApiSettings, metrics: ApiMetrics, arrivals: Arrivals,
+                       embedder: Embedder) -> Embedder:
     """The served embedder behind the micro-batcher and LRU of `settings` (`culturekb.api._batching`)."""
     if isinstance(embedder, BatchingEmbedder):
         return embedder
     return BatchingEmbedder(embedder, batching=settings.batching, max_batch=settings.batch_max_size,
                             max_wait_ms=settings.batch_max_wait_ms, max_queue=settings.batch_queue,
                             cache_size=settings.embed_cache_size, observer=metrics,
-                            encoders=settings.batch_encoders or available_cores())
+                            encoders=settings.batch_encoders or available_cores(), arrivals=arrivals)
 
 
 async def _busy_error(request: Request, exc: Exception) -> JSONResponse:

@@ -55,6 +55,10 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
         checked = m.start()
         found = read(before.rstrip(), item, thinking)
         if found.valid:
+            joined = _hedge_across(text, m.end(), found, item) if hedge is None else None
+            if joined is not None:  # "[[D]]<|line|>或者 [[A]]": a hedge, which the text after it may settle
+                hedge = joined
+                continue
             if hedge is None:
                 rest = text[m.end():]
                 if _ROLE_TAG.search(rest) is not None and _same_question_goes_on(rest, item):
@@ -171,6 +175,24 @@ def looped_marker(text: str, start: int, item: _Item) -> ChoiceAnswer | None:
     if len(found) < 3 or len(set(found)) != 1:
         return None
     return ChoiceAnswer(option_letters(len(item.options))[found[0]], found[0], "marker")
+
+
+# "or" right after an end token, then another option's marker: "[[D]]<|line|>或者 [[A]]" is one hedge, not D
+_OR_NEXT = re.compile(r"\s*(?:or|或者|或|还是)\s*", re.IGNORECASE)
+
+
+def _hedge_across(text: str, start: int, found: ChoiceAnswer, item: _Item) -> ChoiceAnswer | None:
+    """The hedge an answer before an end token makes with the text right after it ("[[D]]<|line|>或者 [[A]]"), or
+    None: an "or" opening the text after the token and a marker of another option right behind it. The reading
+    goes on past it: a later answer on one of its options settles it ("... 或者 [[D]]。最可能的答案是 [[A]]")."""
+    joint = _OR_NEXT.match(text, start)
+    marker = item.patterns.marker.match(text, joint.end()) if joint is not None else None
+    if marker is None:
+        return None
+    other = item.forms[normalise_text(ct.group_token(marker))]
+    if other == found.index or found.letter is None:
+        return None
+    return ChoiceAnswer(None, None, "invalid", (found.letter, option_letters(len(item.options))[other]))
 
 
 # a well-formed role token or line: <|user|>, <|system|>, <|im_start|>..., <|start_header_id|>..., "User:", "### Human:"

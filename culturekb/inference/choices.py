@@ -67,8 +67,9 @@ _JSON_KEYS = ("answer", "final_answer", "choice", "option", "letter", "correct_o
               "answer_letter", "prediction")
 _THINK_END = re.compile(r"</think>", re.IGNORECASE)
 # what may stand between two markers that are read together as one hedge: spaces, a separator, a connector word
-_ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:or|and|或|或者|和|还是)[\s,，、“”\"「」『』(（]*)?",
-                       re.IGNORECASE)
+# (also after a token the model wrote, "[[D]]<|line|>或者 [[A]]", when a connector follows it)
+_ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:<\|?/?[a-z_]{1,16}/?\|?>\s*)?(?:or|and|或|或者|和|还是)"
+                       r"[\s,，、“”\"「」『』(（]*)?", re.IGNORECASE)
 _STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
 
 
@@ -123,6 +124,20 @@ def _markers(text: str, item: _Item) -> list[_Reading]:
             end += 1
     close()
     return found
+
+
+def _cycling_tail(readings: list[_Reading], options: int) -> list[_Reading]:
+    """The last readings when they are single markers stepping through the options in order, round and round (at
+    least twice the number of options, and at least 6): a loop a model fell into; else []."""
+    markers = sorted((r for r in readings if r.path == "marker" and r.index is not None), key=lambda r: r.at)
+    if not markers or max(readings, key=lambda r: r.at) is not markers[-1]:
+        return []
+    run: list[_Reading] = []
+    for r in reversed(markers):
+        if run and ((r.index or 0) + 1) % options != run[-1].index:
+            break
+        run.append(r)
+    return run if len(run) >= max(2 * options, 6) else []
 
 
 def _sentences(text: str) -> list[tuple[int, str]]:
@@ -301,6 +316,11 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     if listing and len(listing) < len(explicit):
         first_answer = min(r.at for r in explicit if r not in listing)
         explicit = [r for r in explicit if r not in listing or r.at < first_answer]
+    # the markers of every option over and over in option order to the end ("最终答案为[[A]]。 <[[A]]> <[[B]]> <[[C]]>
+    # <[[D]]> <[[A]]> <[[B]]> <", cut off anywhere) are a loop, not a revision: where it happens to stop says nothing
+    cycle = _cycling_tail(explicit, len(item.options))
+    if cycle:
+        explicit = [r for r in explicit if r not in cycle]
     last_explicit = max(explicit, key=lambda r: r.at, default=None)
     last_soft = max(soft, key=lambda r: r.at, default=None)
     if last_explicit is not None and last_explicit.index is None and last_explicit.ambiguous:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from culturekb.api import create_app
-from culturekb.api._batching import BatchingEmbedder, EmbeddingLRU, cache_key
+from culturekb.api._batching import _ARRIVING, Arrivals, BatchingEmbedder, EmbeddingLRU, cache_key
 from culturekb.errors import ProviderError
 from culturekb.text.normalise import normalise_concept
 
@@ -223,3 +223,63 @@ def test_several_encoders_encode_batches_at_the_same_time(kb_dirs, counting):
             return responses
 
     assert [r.status_code for r in asyncio.run(go())] == [200, 200]
+
+
+class _Vectors:
+    """A tiny embedder for the batcher alone: one row per text (its length), every call recorded."""
+
+    id = "vectors"
+    dim = 2
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
+        self.calls.append(list(texts))
+        return np.array([[len(t), 1.0] for t in texts], dtype=np.float32)
+
+
+def _encode_in_thread(batcher: BatchingEmbedder, text: str, cell: list[bool] | None) -> threading.Thread:
+    """`batcher.encode([text])` in a thread, as the request of `cell` (its threadpool call) would."""
+    def run() -> None:
+        _ARRIVING.set(cell)
+        batcher.encode([text])
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_the_gathering_window_ends_when_no_request_is_on_its_way():
+    inner = _Vectors()
+    arrivals = Arrivals()
+    batcher = BatchingEmbedder(inner, max_wait_ms=600_000, arrivals=arrivals)  # a window of ten minutes
+    alone = _encode_in_thread(batcher, "alone", arrivals.come())
+    alone.join(60)
+    assert not alone.is_alive(), "with nothing on its way the encoder should not wait out the window"
+    assert inner.calls == [["alone"]] and arrivals.pending() == 0
+
+
+def test_the_encoder_waits_for_a_request_on_its_way_and_batches_it():
+    inner = _Vectors()
+    arrivals = Arrivals()
+    batcher = BatchingEmbedder(inner, max_wait_ms=600_000, arrivals=arrivals)
+    first_cell, second_cell = arrivals.come(), arrivals.come()  # two requests came in
+    first = _encode_in_thread(batcher, "first", first_cell)
+    deadline = time.monotonic() + 30
+    while batcher._queue.qsize() + batcher.stats.jobs < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not inner.calls  # the second request is still on its way: the encoder waits
+    second = _encode_in_thread(batcher, "second one", second_cell)
+    first.join(60)
+    second.join(60)
+    assert inner.calls == [["first", "second one"]]  # one batch
+    assert arrivals.pending() == 0
+
+
+def test_a_request_that_never_encodes_settles_and_frees_the_encoder(kb_dirs, counting):
+    app = _app(kb_dirs, counting, batch_max_wait_ms=1000)
+    exact = {"concepts": ["Storms", "full moon"], "culture": "en"}
+    responses = asyncio.run(_post_many(app, [exact, {"concepts": ["ocean waves"], "culture": "en"}]))
+    assert [r.status_code for r in responses] == [200, 200]  # the exact one settled; the semantic one went
+    assert _batcher(app).arrivals is not None and _batcher(app).arrivals.pending() == 0

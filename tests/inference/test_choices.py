@@ -411,3 +411,21 @@ def test_a_re_answer_of_the_same_question_in_turns_the_model_wrote_itself_stands
     assert parse_choice(bye, options).letter == "B"
     # words the model writes for the user before it has answered are not its answer
     assert parse_choice("Let me think.\n<|user|>\nThe answer is B.", options).letter is None
+
+
+def test_an_or_right_after_an_end_token_joins_the_markers_around_it_into_a_hedge():
+    options = ["box", "basket", "bag", "drawer"]
+    hedged = parse_choice("[[D]]<|line|>或者 [[A]]<|line|> 2019 Reviewed Lyn", options)
+    assert hedged.letter is None and set(hedged.ambiguous) == {"A", "D"}
+    # without the "or" the end token still ends the turn
+    assert parse_choice("[[D]]<|eot_id|>[[A]] 其他", options).letter == "D"
+    # a later answer on one of the two settles the hedge
+    settled = "[[A]]<|enduser|> 或者 [[D]]。我们认为最可能的答案选项是 [[A]]。因为A项更多地关联于内在奖励。"
+    assert parse_choice(settled, options).letter == "A"
+
+
+def test_every_options_marker_looping_in_order_revises_no_answer():
+    options = ["box", "basket", "bag", "drawer"]
+    loop = " ".join(f"<[[{letter}]]>" for letter in "ABCD" * 5) + " <[[A]]> <[[B]]> <"
+    assert parse_choice("最终答案为[[A]]。 " + loop, options).letter == "A"  # not the B the loop stops at
+    assert parse_choice("最终答案为[[A]]。\n不对，应该是[[B]]", options).letter == "B"
