@@ -201,6 +201,25 @@ def test_every_language_has_conclusion_phrases():
         assert words.answer_lead and words.conclusion_cues and words.negations and words.hedges
 
 
+def test_every_language_file_has_the_optional_sections_too():
+    from culturekb.inference._choice_text import _OPTIONAL_SECTIONS, CHOICE_LANGUAGES
+    from culturekb.text.languages import word_list_sections
+
+    for code in CHOICE_LANGUAGES:
+        sections = word_list_sections(f"languages/choices/{code}.txt")
+        assert all(sections.get(name) for name in _OPTIONAL_SECTIONS), code
+
+
+@pytest.mark.parametrize("thinking", [
+    "Die Geschichte zeigt, dass sie traurig ist. Die Antwort ist C.\n\nMoment mal, vielleicht",
+    "La historia muestra que está triste, así que la respuesta es C.\n\nUn momento, quizás",
+])
+def test_a_thinking_that_takes_its_answer_up_again_is_unsettled_in_other_languages(thinking):
+    options = ["box", "basket", "bag", "drawer"]
+    assert parse_choice(thinking, options, thinking=True).letter is None
+    assert parse_choice(thinking.rsplit("\n\n", 1)[0], options, thinking=True).letter == "C"
+
+
 # fixes found by reading real answers by hand (benchmarks/results/parser_real_answers_handread.md)
 def test_any_special_token_ends_the_models_turn():
     options = ["box", "basket", "bag", "drawer"]
