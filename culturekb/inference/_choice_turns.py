@@ -172,9 +172,15 @@ def looped_marker(text: str, start: int, item: _Item) -> ChoiceAnswer | None:
     答案序号如下：[[A]]" to the end); as the whole of an answer's noise it is the answer ("[[B]]\n[[B]]\n[[B]] ...");
     anything else there (a turn for another question, noise) says nothing."""
     found = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(text, start)]
-    if len(found) < 3 or len(set(found)) != 1:
+    if len(found) < 3:
         return None
-    return ChoiceAnswer(option_letters(len(item.options))[found[0]], found[0], "marker")
+    run = next((k for k, i in enumerate(reversed(found)) if i != found[-1]), len(found))
+    others = len(found) - run
+    # one option's marker alone, or a long run of it at the end that outweighs the few others before it many times
+    # over ("[[D]] ... [[D]] <|change_end|> [[C]] ... 因此，答案是[[C]]。>[[C]]" and [[C]] a dozen times more)
+    if others and (run < 8 or run < 4 * others):
+        return None
+    return ChoiceAnswer(option_letters(len(item.options))[found[-1]], found[-1], "marker")
 
 
 # "or" right after an end token, then another option's marker: "[[D]]<|line|>或者 [[A]]" is one hedge, not D

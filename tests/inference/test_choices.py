@@ -448,3 +448,11 @@ def test_every_options_marker_looping_in_order_revises_no_answer():
     loop = " ".join(f"<[[{letter}]]>" for letter in "ABCD" * 5) + " <[[A]]> <[[B]]> <"
     assert parse_choice("最终答案为[[A]]。 " + loop, options).letter == "A"  # not the B the loop stops at
     assert parse_choice("最终答案为[[A]]。\n不对，应该是[[B]]", options).letter == "B"
+
+
+def test_a_long_run_of_one_options_marker_after_an_end_token_revises_the_answer():
+    options = ["box", "basket", "bag", "drawer"]
+    settled = "[[D]] 我选D。<|change_end|>\n[[D]] 也许。\n" + "因此，最终答案是[[C]]。[[C]]\n" * 5
+    assert parse_choice(settled, options).letter == "C"  # ten C markers against two D ones
+    # a short run does not outweigh the others
+    assert parse_choice("[[D]] 我选D。<|change_end|>\n[[D]] [[A]] [[C]] [[C]] [[C]]", options).letter == "D"
