@@ -67,13 +67,17 @@ def test_every_runner_plot_renders_without_missing_glyphs(runner: str) -> None:
 _TEXT = {".json", ".jsonl", ".csv", ".tsv", ".txt"}
 
 
+PHRASES = DATA / "languages" / "choices"
+
+
 @functools.cache
 def _scripts_in_packaged_data() -> dict[str, str]:
     """Per script (the first word of the Unicode name: CJK, ARABIC, DEVANAGARI, THAI ...), every distinct letter of
     it in the packaged data files."""
     chars: dict[str, set[str]] = {}
     for path in DATA.rglob("*"):
-        if path.is_file() and path.suffix in _TEXT and FONT_DIR not in path.parents:
+        # the multiple-choice phrase lists are what the answer reader matches, never a label a plot draws
+        if path.is_file() and path.suffix in _TEXT and FONT_DIR not in path.parents and PHRASES not in path.parents:
             for ch in set(path.read_text(encoding="utf-8", errors="ignore")):
                 if ord(ch) > 0x24F and unicodedata.category(ch).startswith("L"):
                     chars.setdefault(unicodedata.name(ch, "UNKNOWN").split()[0], set()).add(ch)
