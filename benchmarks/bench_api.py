@@ -373,6 +373,13 @@ def _kb_tuples(kb_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (kb_dir / "tuples.jsonl").read_text(encoding="utf-8").splitlines() if line]
 
 
+def largest_culture(kb_dir: Path) -> tuple[str, list[str]]:
+    """The KB's culture with the most tuples, and its concepts (what the lookup scenarios ask for)."""
+    tuples = _kb_tuples(kb_dir)
+    culture = max({t["culture"] for t in tuples}, key=lambda c: sum(t["culture"] == c for t in tuples))
+    return culture, [t["concept"] for t in tuples if t["culture"] == culture]
+
+
 def render_markdown(result: dict[str, Any]) -> str:
     lines = [f"# API load ({result['machine']['cpus']} CPUs, load average at start "
              f"{result['machine']['loadavg_start']}, {result['duration_s']} s per scenario, "
@@ -679,9 +686,7 @@ def workers_main(duration_s: float = 4.0, rounds: int = 3, scenarios: tuple[str,
             servers[config] = (proc, port, _process_tree(proc.pid))
             out["configs"][config] = {"workers": workers, "env": env, "startup_s": round(startup_s, 1),
                                       "workers_ready": len(ready), "scenarios": {s: [] for s in scenarios}}
-        tuples = _kb_tuples(kb_dir)
-        culture = max({t["culture"] for t in tuples}, key=lambda c: sum(t["culture"] == c for t in tuples))
-        concepts = [t["concept"] for t in tuples if t["culture"] == culture]
+        culture, concepts = largest_culture(kb_dir)
         phrases = Phrases(concepts, rng)
         names = list(configs)
         for r in range(rounds):

@@ -33,9 +33,7 @@ LEVELS = (1, 4, 16)
 
 def measure_tree(tree: Path, kb_dir: Path, seconds: float, rng: random.Random) -> dict[int, dict[str, Any]]:
     """Start one worker from `tree` and measure each connection level in turn."""
-    tuples = b._kb_tuples(kb_dir)
-    culture = max({t["culture"] for t in tuples}, key=lambda c: sum(t["culture"] == c for t in tuples))
-    concepts = [t["concept"] for t in tuples if t["culture"] == culture]
+    culture, concepts = b.largest_culture(kb_dir)
     phrases = b.Phrases(concepts, rng)
     env = {"PYTHONPATH": os.pathsep.join([str(tree.resolve()), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
     served = subprocess.run([sys.executable, "-c", "import culturekb; print(culturekb.__file__)"], cwd=tree,

@@ -252,7 +252,7 @@ class Registry(Generic[T]):
         of the factory's first parameter (``create("faiss", kind="hnsw")`` is ``create("faiss:hnsw")``); given
         both ways with two values, it is a ConfigError."""
         factory, argument = self.resolve(spec)
-        name = _first_parameter(factory)
+        name = _first_parameter(factory) if options else None  # (no signature read for a plain spec)
         if name is not None and name in options:
             given = options.pop(name)
             if argument and given is not None and str(given) != argument:

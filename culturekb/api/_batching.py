@@ -36,6 +36,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from culturekb.api.limits import is_client_request
 from culturekb.errors import ProviderError
 from culturekb.models.base import Embedder
 
@@ -92,8 +93,7 @@ class ArrivalCount:
         self.arrivals = arrivals
 
     async def __call__(self, scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
-        path = str(scope.get("path", ""))
-        if scope["type"] != "http" or not path.startswith("/v1/") or path.startswith("/v1/admin/"):
+        if not is_client_request(scope):
             await self.app(scope, receive, send)
             return
         cell = self.arrivals.come()

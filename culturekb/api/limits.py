@@ -21,6 +21,7 @@ __all__ = [
     "InFlightLimit",
     "InvalidRequestError",
     "check_strings",
+    "is_client_request",
     "validation_error_handler",
     "limits_in_openapi",
 ]
@@ -30,6 +31,12 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def is_client_request(scope: Scope) -> bool:
+    """An HTTP request to the /v1 routes other than the admin ones (what a client's lookups and augments are)."""
+    path = str(scope.get("path", ""))
+    return scope["type"] == "http" and path.startswith("/v1/") and not path.startswith("/v1/admin/")
 
 
 class BodySizeLimit:
@@ -104,8 +111,7 @@ class InFlightLimit:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve the request, or refuse it with 503 when `max_in_flight` /v1 requests are already being served."""
-        path = str(scope.get("path", ""))
-        if scope["type"] != "http" or not path.startswith("/v1/") or path.startswith("/v1/admin/"):
+        if not is_client_request(scope):
             await self.app(scope, receive, send)
             return
         if self.in_flight >= self.max_in_flight:
