@@ -22,6 +22,7 @@ while the previous one is being encoded, so the encoder's per-call cost is paid 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import queue
 import threading
@@ -247,28 +248,49 @@ class BatchingEmbedder:
     def encode(self, texts: Sequence[str], batch_size: int = 64) -> np.ndarray:
         """Rows for `texts` (unit norm, float32): from the LRU, else from one gathered call of the wrapped model."""
         texts = list(texts)
+        out, missing = self._from_cache(texts)
+        if missing:
+            todo = [texts[rows[0]] for rows in missing.values()]
+            self._fill(out, missing, self._put(todo).future.result() if self.batching
+                       else self._encode_inner(todo, batch_size))
+        return out
+
+    async def encode_async(self, texts: Sequence[str]) -> np.ndarray:
+        """`encode` for a coroutine on the event loop: the request waits for its batch without holding a thread
+        (its job's future is awaited; the encoder thread hands the rows over through the loop). Without batching,
+        the call runs in the threadpool."""
+        if not self.batching:
+            from starlette.concurrency import run_in_threadpool
+
+            return await run_in_threadpool(self.encode, list(texts))
+        texts = list(texts)
+        out, missing = self._from_cache(texts)
+        if missing:
+            vectors = await asyncio.wrap_future(self._put([texts[rows[0]] for rows in missing.values()]).future)
+            self._fill(out, missing, vectors)
+        return out
+
+    def _from_cache(self, texts: list[str]) -> tuple[np.ndarray, dict[tuple[str, str], list[int]]]:
+        """(rows with the LRU's vectors filled in, {key: rows} of the texts it lacks); a request with nothing to
+        encode settles its arrival."""
         out = np.empty((len(texts), self.dim), dtype=np.float32)
-        if not texts:
-            return out
-        keys = [cache_key(self.id, t) for t in texts]
         missing: dict[tuple[str, str], list[int]] = {}
-        for i, key in enumerate(keys):
+        for i, key in enumerate(cache_key(self.id, t) for t in texts):
             vec = self.cache.get(key) if key not in missing else None
             if vec is None:
                 missing.setdefault(key, []).append(i)
             else:
                 out[i] = vec
-        if self.observer is not None:
+        if self.observer is not None and texts:
             self.observer.cache(hits=len(texts) - sum(map(len, missing.values())), misses=len(missing))
-        if missing:
-            todo = [texts[rows[0]] for rows in missing.values()]
-            vectors = self._submit(todo) if self.batching else self._encode_inner(todo, batch_size)
-            for (key, rows), vec in zip(missing.items(), vectors, strict=True):
-                out[rows] = vec
-                self.cache.put(key, vec)
-        elif self.arrivals is not None:
+        if not missing and self.arrivals is not None:
             self.arrivals.settle(_ARRIVING.get())  # all from the LRU: this request brings nothing to a batch
-        return out
+        return out, missing
+
+    def _fill(self, out: np.ndarray, missing: dict[tuple[str, str], list[int]], vectors: np.ndarray) -> None:
+        for (key, rows), vec in zip(missing.items(), vectors, strict=True):
+            out[rows] = vec
+            self.cache.put(key, vec)
 
     def _encode_inner(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
         # one model batch per gathered call, at most max_batch texts (an index build through here is chunked)
@@ -280,7 +302,8 @@ class BatchingEmbedder:
         return vectors
 
     # -- the batcher ------------------------------------------------------------------------------------------
-    def _submit(self, texts: list[str]) -> np.ndarray:
+    def _put(self, texts: list[str]) -> _Job:
+        """Queue one job for the encoder threads (starting them as needed); its future gets the rows."""
         job = _Job(texts)
         with self._lock:  # put and thread start under one lock: the idle worker exits only on an empty queue
             try:
@@ -298,7 +321,7 @@ class BatchingEmbedder:
                 self._alive += 1
         if self.arrivals is not None:
             self.arrivals.settle(_ARRIVING.get())  # after the put: it is never neither on its way nor queued
-        return job.future.result()
+        return job
 
     def _worker(self) -> None:
         while True:

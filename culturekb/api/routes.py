@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from typing import Annotated, Any
 
+import numpy as np
 from fastapi import APIRouter, Body, Depends, HTTPException, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from culturekb.api._batching import BatchingEmbedder
 from culturekb.api._state import ServingState
 from culturekb.api.auth import require_admin, require_read, shows_private
 from culturekb.api.limits import InvalidRequestError, check_strings
+from culturekb.api.metrics import ApiMetrics
 from culturekb.api.schemas import (
     VISIBLE_TEXT,
     AlignedOut,
@@ -42,7 +46,8 @@ from culturekb.errors import ConfigError, CultureKBError
 from culturekb.inference.evidence import tuple_evidence
 from culturekb.kb.lines import kb_tie_break, tuple_summary
 from culturekb.kb.schemes import EmotionScheme
-from culturekb.retrieval.retriever import Match
+from culturekb.models.threads import available_cores
+from culturekb.retrieval.retriever import Match, Retriever
 
 __all__ = ["health_router", "v1_router", "admin_router", "metrics_router"]
 
@@ -188,7 +193,7 @@ def _match_out(m: Match, scheme: EmotionScheme, tie_break: str | None = None) ->
 
 @v1_router.post("/lookup", summary="Exact-then-semantic lookup of a batch of concepts", response_model=LookupOut,
                 responses=_BODY_ERRORS)
-def lookup(body: Annotated[LookupRequest, Body()], request: Request) -> LookupOut:
+async def lookup(body: Annotated[LookupRequest, Body()], request: Request) -> LookupOut:
     """Per concept: the culture's tuple with the same normalised concept (`exact`), else the most similar concept
     with cosine >= tau (`semantic`), else null, each with its label counts, the 95% interval of its dominant
     share and its review status. Only tuples the status filter admits are found (`status`, default the
@@ -200,18 +205,31 @@ def lookup(body: Annotated[LookupRequest, Body()], request: Request) -> LookupOu
                                   "Ask for fewer alternatives")
     state = _state(request)
     r = state.retriever_for(body.status)
+    culture = r.resolve_culture(body.culture)
+    vectors: dict[str, np.ndarray] = {}
+    if isinstance(r.embedder, BatchingEmbedder):
+        # the embeddings are awaited on the event loop (no thread sits waiting for the batch); the search after
+        # them runs on the loop in a worker held to one core, where a thread hop buys nothing, else in the
+        # threadpool beside other requests (docs/scaling.md, "Workers that add up")
+        texts = r.to_encode([(body.concepts, culture)], k=body.k, cross_culture=body.cross_culture,
+                            on_invalid="skip")
+        vectors = dict(zip(texts, await r.embedder.encode_async(texts), strict=True))
+    run = functools.partial(_lookup, state, r, culture, body, request.app.state.metrics, vectors)
+    return run() if available_cores() == 1 else await run_in_threadpool(run)
+
+
+def _lookup(state: ServingState, r: Retriever, culture: str, body: LookupRequest, metrics: ApiMetrics,
+            vectors: dict[str, np.ndarray]) -> LookupOut:
     scheme = state.kb.scheme
     tie_break = kb_tie_break(state.kb)
-    culture = r.resolve_culture(body.culture)
     norms = r.normalise(body.concepts, on_invalid="skip")
     matches = r.lookup(body.concepts, culture, tau=body.tau, k=body.k, cross_culture=body.cross_culture,
-                       on_invalid="skip")
+                       on_invalid="skip", vectors=vectors)
     results = [
         LookupItem(query=q, normalised=n, match=_match_out(m, scheme, tie_break) if m else None,
                    alternatives=[_match_out(a, scheme, tie_break) for a in m.alternatives] if m else [])
         for q, n, m in zip(body.concepts, norms, matches, strict=True)
     ]
-    metrics = request.app.state.metrics
     metrics.count_concepts("lookup", len(body.concepts))
     metrics.count_hits(culture, [m.kind if m else None for m in matches])
     return LookupOut(kb_version=state.kb_version, culture=culture, tau=r.tau if body.tau is None else body.tau,

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import builtins
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -253,15 +253,18 @@ class Retriever:
         k: int = 1,
         cross_culture: CrossCulture = False,
         on_invalid: Literal["raise", "skip"] = "raise",
+        vectors: Mapping[str, np.ndarray] | None = None,
     ) -> list[Match | None]:
         """Per query concept, the best tuple of `culture` (exact, else semantic with cosine >= tau) or None.
 
         `cross_culture=True` searches every other culture of the KB instead of `culture` (the cross-culture
         ablation); a culture id or list searches those. With several cultures in scope, an exact match is
-        taken from the culture with the largest support. `k > 1` fills `Match.alternatives`.
+        taken from the culture with the largest support. `k > 1` fills `Match.alternatives`. `vectors`: see
+        `lookup_many`.
         """
         return self.lookup_many(
-            [(concepts, culture)], tau=tau, k=k, cross_culture=cross_culture, on_invalid=on_invalid
+            [(concepts, culture)], tau=tau, k=k, cross_culture=cross_culture, on_invalid=on_invalid,
+            vectors=vectors,
         )[0]
 
     def lookup_many(
@@ -271,34 +274,23 @@ class Retriever:
         k: int = 1,
         cross_culture: CrossCulture = False,
         on_invalid: Literal["raise", "skip"] = "raise",
+        vectors: Mapping[str, np.ndarray] | None = None,
     ) -> list[list[Match | None]]:
         """`lookup` for many (concepts, culture) requests: one encode call for all of them and one search call
-        per distinct culture scope."""
+        per distinct culture scope. `vectors`: embeddings already made for some of the texts `to_encode` names
+        (the API awaits them from its micro-batcher); only the others are encoded."""
         tau_ = self.tau if tau is None else _check_tau(tau)
-        if not isinstance(k, int) or k < 1:
-            raise ConfigError(f"k must be a positive integer; got {k!r}")
-        prepared: list[tuple[list[str | None], list[str]]] = []
-        for concepts, culture in requests:
-            norms = self.normalise(concepts, on_invalid)
-            scope = self._scope(self.resolve_culture(culture), cross_culture)
-            prepared.append((norms, scope))
-
-        # exact matches; what is left (or everything, when alternatives are wanted) goes to the search
-        results: list[list[Match | None]] = []
-        pending: dict[tuple[str, ...], dict[str, None]] = {}
-        for (concepts, _), (norms, scope) in zip(requests, prepared, strict=True):
-            row: list[Match | None] = []
-            for raw, norm in zip(concepts, norms, strict=True):
-                hit = self._exact_hit(norm, scope) if norm is not None else None
-                row.append(Match(raw, hit, 1.0, "exact") if hit is not None else None)
-                if norm is not None and (hit is None or k > 1):
-                    pending.setdefault(tuple(scope), {})[norm] = None
-            results.append(row)
+        prepared, results, pending = self._exact_pass(requests, k, cross_culture, on_invalid)
         if not pending:
             return results
 
         texts = list(dict.fromkeys(t for group in pending.values() for t in group))
-        vectors = np.asarray(self.embedder.encode(texts, batch_size=self.encode_batch_size), dtype=np.float32)
+        given = vectors or {}
+        missing = [t for t in texts if t not in given]
+        encoded = (np.asarray(self.embedder.encode(missing, batch_size=self.encode_batch_size), dtype=np.float32)
+                   if missing else np.zeros((0, self.embedder.dim), dtype=np.float32))
+        fresh = dict(zip(missing, encoded, strict=True))
+        vectors_ = np.stack([given[t] if t in given else fresh[t] for t in texts]).astype(np.float32, copy=False)
         row_of = {t: i for i, t in enumerate(texts)}
         found: dict[tuple[tuple[str, ...], str], list[tuple[KnowledgeTuple, float]]] = {}
         for scope_key, group in pending.items():
@@ -308,7 +300,7 @@ class Retriever:
             fetch = k + (_GUARD_EXTRA if self.colour_guard else 0)
             if self._hidden_cultures.intersection(scope_key):
                 fetch += _FILTER_EXTRA
-            hits = self.index.store.search(vectors[rows], k=fetch, culture=flt)
+            hits = self.index.store.search(vectors_[rows], k=fetch, culture=flt)
             for name, hit_list in zip(names, hits, strict=True):
                 kept = [(self._tuple(i), s) for i, s in hit_list if s >= tau_ and i not in self.hidden]
                 if self.colour_guard:
@@ -329,6 +321,44 @@ class Retriever:
                     alts = [Match(raw, t, s, "semantic") for t, s in rest]
                     row[j] = Match(raw, best[0], float(best[1]), "semantic", tuple(alts))
         return results
+
+    def to_encode(
+        self,
+        requests: Sequence[tuple[Sequence[str], str]],
+        k: int = 1,
+        cross_culture: CrossCulture = False,
+        on_invalid: Literal["raise", "skip"] = "raise",
+    ) -> list[str]:
+        """The texts `lookup_many` with these arguments would embed (normalised concepts without an exact match,
+        every one when `k` > 1), in order, each once."""
+        pending = self._exact_pass(requests, k, cross_culture, on_invalid)[2]
+        return list(dict.fromkeys(t for group in pending.values() for t in group))
+
+    def _exact_pass(
+        self, requests: Sequence[tuple[Sequence[str], str]], k: int, cross_culture: CrossCulture,
+        on_invalid: Literal["raise", "skip"],
+    ) -> tuple[list[tuple[list[str | None], list[str]]], list[list[Match | None]],
+               dict[tuple[str, ...], dict[str, None]]]:
+        """(normalised concepts and culture scope per request, exact matches per request, the texts left for the
+        search per scope): what is left, or everything when alternatives are wanted, goes to the search."""
+        if not isinstance(k, int) or k < 1:
+            raise ConfigError(f"k must be a positive integer; got {k!r}")
+        prepared: list[tuple[list[str | None], list[str]]] = []
+        for concepts, culture in requests:
+            norms = self.normalise(concepts, on_invalid)
+            scope = self._scope(self.resolve_culture(culture), cross_culture)
+            prepared.append((norms, scope))
+        results: list[list[Match | None]] = []
+        pending: dict[tuple[str, ...], dict[str, None]] = {}
+        for (concepts, _), (norms, scope) in zip(requests, prepared, strict=True):
+            row: list[Match | None] = []
+            for raw, norm in zip(concepts, norms, strict=True):
+                hit = self._exact_hit(norm, scope) if norm is not None else None
+                row.append(Match(raw, hit, 1.0, "exact") if hit is not None else None)
+                if norm is not None and (hit is None or k > 1):
+                    pending.setdefault(tuple(scope), {})[norm] = None
+            results.append(row)
+        return prepared, results, pending
 
     def _exact_hit(self, norm: str, scope: list[str]) -> KnowledgeTuple | None:
         hits = [t for c in scope if (t := self._exact.get(c, {}).get(norm)) is not None]

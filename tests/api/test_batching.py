@@ -67,6 +67,14 @@ def _batcher(app: Any) -> BatchingEmbedder:
     return emb
 
 
+def _whole_window(app: Any) -> Any:
+    """The app with its batcher gathering until the window or the batch is full, never earlier: the requests
+    of one `asyncio.gather` reach the server one by one, and with no request on its way in between the batcher
+    would rightly start without the rest (that early start has its own tests below)."""
+    _batcher(app).arrivals = None
+    return app
+
+
 async def _post_many(app: Any, bodies: list[dict[str, Any]], path: str = "/v1/lookup") -> list[httpx.Response]:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         return list(await asyncio.gather(*(client.post(path, json=b) for b in bodies)))
@@ -78,7 +86,8 @@ async def _get(app: Any, path: str) -> httpx.Response:
 
 
 def test_concurrent_lookups_share_one_encode_call_and_get_their_own_rows(kb_dirs, counting, default_embedder):
-    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=len(SEMANTIC), batch_encoders=1)
+    app = _whole_window(_app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=len(SEMANTIC),
+                             batch_encoders=1))
     bodies = [{"concepts": [q], "culture": "en", "tau": 0.0} for q in SEMANTIC]
     responses = asyncio.run(_post_many(app, bodies))
     assert [r.status_code for r in responses] == [200] * len(SEMANTIC)
@@ -96,7 +105,7 @@ def test_concurrent_lookups_share_one_encode_call_and_get_their_own_rows(kb_dirs
 
 
 def test_augment_requests_are_batched_with_lookups(kb_dirs, counting):
-    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=4, batch_encoders=1)
+    app = _whole_window(_app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=4, batch_encoders=1))
 
     async def go() -> list[httpx.Response]:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
@@ -113,7 +122,7 @@ def test_augment_requests_are_batched_with_lookups(kb_dirs, counting):
 
 
 def test_an_error_in_one_item_fails_only_its_request(kb_dirs, counting):
-    app = _app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=5, batch_encoders=1)
+    app = _whole_window(_app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=5, batch_encoders=1))
     bodies = [{"concepts": [q], "culture": "en"} for q in SEMANTIC[:4]]
     bodies.insert(2, {"concepts": ["boom box"], "culture": "en"})
     responses = asyncio.run(_post_many(app, bodies))
@@ -283,3 +292,64 @@ def test_a_request_that_never_encodes_settles_and_frees_the_encoder(kb_dirs, cou
     responses = asyncio.run(_post_many(app, [exact, {"concepts": ["ocean waves"], "culture": "en"}]))
     assert [r.status_code for r in responses] == [200, 200]  # the exact one settled; the semantic one went
     assert _batcher(app).arrivals is not None and _batcher(app).arrivals.pending() == 0
+
+
+def test_a_lookup_waits_for_its_batch_on_the_event_loop_and_runs_there_on_one_core(
+        kb_dirs, counting, default_embedder, monkeypatch):
+    """A semantic lookup awaits its rows without a thread of its own: with the encoder held, 8 requests wait
+    while the threadpool holds none of them; on a worker held to one core the whole lookup runs on the loop, and
+    every answer is the one the server without batching gives."""
+    import culturekb.api.routes as routes
+
+    app = _whole_window(_app(kb_dirs, counting, batch_max_wait_ms=1000, batch_max_size=len(SEMANTIC),
+                             batch_encoders=1))
+    bodies = [{"concepts": [q, "bamboo"], "culture": "en", "tau": 0.0} for q in SEMANTIC]
+    waiting: list[int] = []
+
+    async def run() -> list[httpx.Response]:
+        import anyio.to_thread
+
+        counting.release.clear()
+        task = asyncio.ensure_future(_post_many(app, bodies))
+        while not counting.entered.is_set():
+            await asyncio.sleep(0.01)
+        waiting.append(anyio.to_thread.current_default_thread_limiter().borrowed_tokens)
+        counting.release.set()
+        return await task
+
+    monkeypatch.setattr(routes, "available_cores", lambda: 1)
+    responses = asyncio.run(run())
+    assert waiting == [0]  # no request holds a threadpool thread while its batch is encoded
+    assert [r.status_code for r in responses] == [200] * len(SEMANTIC)
+    assert len(counting.calls) == 1 and sorted(counting.calls[0]) == sorted(_norm(q) for q in SEMANTIC)
+    plain = _app(kb_dirs, default_embedder, batching=False)
+    for body, r in zip(bodies, responses, strict=True):
+        solo = asyncio.run(_post_many(plain, [body]))[0].json()["results"]
+        got = r.json()["results"]
+        assert [x["match"]["kind"] for x in got] == ["semantic", "exact"]
+        assert [x["match"]["tuple"]["id"] for x in got] == [x["match"]["tuple"]["id"] for x in solo]
+        assert got[0]["match"]["score"] == pytest.approx(solo[0]["match"]["score"], abs=1e-4)
+
+
+def test_encode_async_reads_the_lru_and_settles_a_request_with_nothing_to_encode(counting):
+    arrivals = Arrivals()
+    batcher = BatchingEmbedder(counting, max_wait_ms=0, arrivals=arrivals)
+
+    async def one(texts: list[str]) -> tuple[np.ndarray, int]:
+        token = _ARRIVING.set(arrivals.come())
+        try:
+            rows = await batcher.encode_async(texts)
+            return rows, arrivals.pending()
+        finally:
+            _ARRIVING.reset(token)
+
+    rows, pending = asyncio.run(one(["ocean waves", "bamboo forest"]))
+    assert pending == 0 and len(counting.calls) == 1
+    np.testing.assert_allclose(rows, batcher.encode(["ocean waves", "bamboo forest"]), atol=1e-6)
+    again, pending = asyncio.run(one(["bamboo forest"]))  # from the LRU: no encode call, settled at once
+    assert pending == 0 and len(counting.calls) == 1
+    np.testing.assert_array_equal(again[0], rows[1])
+    empty, pending = asyncio.run(one([]))
+    assert empty.shape == (0, batcher.dim) and pending == 0
+    off = BatchingEmbedder(counting, batching=False)
+    np.testing.assert_allclose(asyncio.run(off.encode_async(["tea cup"])), batcher.encode(["tea cup"]), atol=1e-6)

@@ -173,3 +173,22 @@ def test_index_for_another_kb_is_refused(kb: KnowledgeBase, retriever: Retriever
     other = kb.replace(list(kb.tuples)[:-1])
     with pytest.raises(IndexError_, match="KB version"):
         Retriever(other, retriever.index, default_embedder)
+
+
+def test_to_encode_names_what_lookup_would_embed_and_given_vectors_are_not_embedded_again(
+    retriever: Retriever, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries = ["bamboo", "bamboo grove", "Bamboo Groves", "full moon", "lanterns", "night sky", "tea cup"]
+    texts = retriever.to_encode([(queries, "zh")])
+    assert sorted(texts) == ["bamboo grove", "lantern", "night sky", "tea cup"]  # the exact ones are not there
+    assert retriever.to_encode([(["bamboo"], "zh")]) == []
+    assert retriever.to_encode([(["bamboo"], "zh")], k=3) == ["bamboo"]  # alternatives: every concept is searched
+    plain = retriever.lookup(queries, "zh", k=2)
+    given = dict(zip(texts, retriever.embedder.encode(texts), strict=True))
+    c = Counting(retriever, monkeypatch)
+    out = retriever.lookup(queries, "zh", k=2, vectors={t: given[t] for t in texts[:2]})
+    assert c.encoded == [[t for t in retriever.to_encode([(queries, "zh")], k=2) if t not in texts[:2]]]
+    assert [(m.tuple.id, m.kind, round(m.score, 5)) if m else None for m in out] == \
+        [(m.tuple.id, m.kind, round(m.score, 5)) if m else None for m in plain]
+    retriever.lookup(queries, "zh", vectors=given)  # everything given: nothing is embedded
+    assert len(c.encoded) == 1
