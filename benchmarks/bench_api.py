@@ -768,9 +768,17 @@ def main_crowd(duration_s: float = 8.0) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--client"]:
+    if sys.argv[1:2] == ["--client"]:  # the load client's own process (internal)
         client_main(sys.argv[2:])
-    elif "--workers" in sys.argv[1:]:
-        workers_main()
     else:
-        print(json.dumps(main_crowd() if "--crowd" in sys.argv[1:] else main()))
+        import argparse
+
+        ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+        part = ap.add_mutually_exclusive_group()
+        part.add_argument("--workers", action="store_true", help="1 vs 2 workers only (results/api_workers.*)")
+        part.add_argument("--crowd", action="store_true", help="the many-clients part only (into api_load.*)")
+        args = ap.parse_args()
+        if args.workers:
+            workers_main()
+        else:
+            print(json.dumps(main_crowd() if args.crowd else main()))
