@@ -7,8 +7,9 @@ The rule (docs/scaling.md, "Thread policy"):
   (`os.sched_getaffinity`, which also follows `taskset` and container CPU sets), divided among the processes that
   serve side by side (`CULTUREKB_PROCESSES`, set by `culturekb serve --workers N` for its workers), and no more
   than the cores left free by the rest of the machine when the threads are chosen (cores minus the 1-minute load
-  average, rounded up), at least 1. `CULTUREKB_THREADS=N` overrides it. Measured on 2 cores at load 3: ONNX
-  Runtime on 1 thread encoded 1.27x faster than on 2 (benchmarks/results/embed_floor.json).
+  average, rounded up; this process's own part of that average, `own_load`, is not counted), at least 1.
+  `CULTUREKB_THREADS=N` overrides it. Measured on 2 cores at load 3: ONNX Runtime on 1 thread encoded 1.27x faster
+  than on 2 (benchmarks/results/embed_floor.json).
 - Threads never spin while they wait: ONNX Runtime's intra-op threads run with spinning off, and the numpy runtime
   keeps one BLAS thread (OpenBLAS's workers spin-wait). So when the machine is free a batch uses every core, and
   when other processes hold the cores the waiting threads sleep instead of taking the cores from them.
@@ -27,7 +28,7 @@ from typing import Any
 
 from culturekb.errors import ConfigError
 
-__all__ = ["FAISS_PARALLEL_MIN", "available_cores", "compute_threads", "faiss_threads"]
+__all__ = ["FAISS_PARALLEL_MIN", "available_cores", "compute_threads", "faiss_threads", "own_load"]
 
 THREADS_ENV = "CULTUREKB_THREADS"
 PROCESSES_ENV = "CULTUREKB_PROCESSES"
@@ -66,10 +67,33 @@ def compute_threads() -> int:
     cores = available_cores()
     share = max(1, cores // processes)
     try:
-        busy = os.getloadavg()[0]
+        busy = max(0.0, os.getloadavg()[0] - own_load())
     except (AttributeError, OSError):  # pragma: no cover - Windows has no load average
         return share
     return max(1, min(share, math.ceil(cores - busy)))
+
+
+_LOADAVG_S = 60.0
+"""The time constant of the 1-minute load average (an exponentially weighted mean of runnable tasks)."""
+
+
+def own_load() -> float:
+    """This process's own part of the 1-minute load average, estimated from its CPU time and age: a process that
+    has computed at r cores for T seconds adds about r * (1 - exp(-T / 60)). The load average counts every
+    runnable task, this one's threads too, so a process that has been computing (a build, a benchmark's earlier
+    rounds) would otherwise see its own work as another job's and halve its threads (measured: 0.42 of the
+    compute floor instead of 0.77, `benchmarks/bench_embed_floor.py`). 0.0 where /proc is not there."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read().split()[0])
+    except (OSError, IndexError, ValueError):  # pragma: no cover - not Linux
+        return 0.0
+    hz = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / hz  # utime + stime, every thread of this process
+    age = max(uptime - int(fields[19]) / hz, 1e-3)
+    return (cpu / age) * (1.0 - math.exp(-age / _LOADAVG_S))
 
 
 @contextmanager

@@ -80,6 +80,24 @@ def test_thread_policy(monkeypatch: pytest.MonkeyPatch) -> None:
         thread_policy.compute_threads()
 
 
+def test_thread_policy_does_not_count_its_own_process_as_another_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    monkeypatch.delenv(thread_policy.THREADS_ENV, raising=False)
+    monkeypatch.delenv(thread_policy.PROCESSES_ENV, raising=False)
+    monkeypatch.setattr(thread_policy, "available_cores", lambda: 2)
+    monkeypatch.setattr(thread_policy.os, "getloadavg", lambda: (1.6, 0.0, 0.0))
+    monkeypatch.setattr(thread_policy, "own_load", lambda: 0.0)
+    assert thread_policy.compute_threads() == 1  # 1.6 of 2 cores busy with other jobs: one thread
+    monkeypatch.setattr(thread_policy, "own_load", lambda: 1.2)
+    assert thread_policy.compute_threads() == 2  # most of that load is this process's own work: both cores
+    monkeypatch.undo()
+    stop = time.process_time() + 0.3
+    while time.process_time() < stop:  # this process computes: it has a part of the load average
+        pass
+    assert 0.0 < thread_policy.own_load() <= thread_policy.available_cores() + 0.5
+
+
 def test_faiss_threads_single_queries_on_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     faiss = pytest.importorskip("faiss")
     monkeypatch.setenv(thread_policy.THREADS_ENV, "2")
