@@ -1,8 +1,9 @@
 """Dynamic micro-batching of query embeddings for the API, with an in-memory LRU of vectors.
 
-`BatchingEmbedder` wraps the served `Embedder`. The Retriever calls `encode` once per request with the request's
-non-exact normalised concepts (exact hits never reach it); the route runs in the threadpool, so `encode` blocks
-that thread, not the event loop. Texts found in the LRU (keyed by embedder id + normalised text) are answered at
+`BatchingEmbedder` wraps the served `Embedder`. `POST /v1/lookup` awaits `encode_async` on the event loop with
+the request's non-exact normalised concepts (`Retriever.to_encode`; exact hits never reach it), so no thread waits
+for the batch; routes that run in the threadpool (augment) call `encode` through the Retriever, which blocks that
+thread, not the event loop. Texts found in the LRU (keyed by embedder id + normalised text) are answered at
 once; the rest become one job on a bounded queue. An encoder thread takes the first job, gathers more for at
 most `max_wait_ms` or until `max_batch` texts, encodes them all (duplicates once) in **one** `encode` call of the
 wrapped embedder, and hands each job its rows. `encoders` such threads serve the queue (one per core the worker
@@ -83,7 +84,8 @@ class Arrivals:
 
 
 _ARRIVING: ContextVar[list[bool] | None] = ContextVar("culturekb_arriving", default=None)
-"""The current request's `Arrivals` cell (set by `ArrivalCount`; the request's threadpool call inherits it)."""
+"""The current request's `Arrivals` cell (set by `ArrivalCount`; the route's coroutine and its threadpool calls
+inherit it)."""
 
 
 class ArrivalCount:
