@@ -289,8 +289,11 @@ class Retriever:
         missing = [t for t in texts if t not in given]
         encoded = (np.asarray(self.embedder.encode(missing, batch_size=self.encode_batch_size), dtype=np.float32)
                    if missing else np.zeros((0, self.embedder.dim), dtype=np.float32))
-        fresh = dict(zip(missing, encoded, strict=True))
-        vectors_ = np.stack([given[t] if t in given else fresh[t] for t in texts]).astype(np.float32, copy=False)
+        if given:  # rows in `texts` order, the given ones and the ones just encoded
+            fresh = dict(zip(missing, encoded, strict=True))
+            matrix = np.stack([given[t] if t in given else fresh[t] for t in texts]).astype(np.float32, copy=False)
+        else:  # nothing given (every caller but the API's lookup route): the encoded rows as they are
+            matrix = encoded
         row_of = {t: i for i, t in enumerate(texts)}
         found: dict[tuple[tuple[str, ...], str], list[tuple[KnowledgeTuple, float]]] = {}
         for scope_key, group in pending.items():
@@ -300,7 +303,7 @@ class Retriever:
             fetch = k + (_GUARD_EXTRA if self.colour_guard else 0)
             if self._hidden_cultures.intersection(scope_key):
                 fetch += _FILTER_EXTRA
-            hits = self.index.store.search(vectors_[rows], k=fetch, culture=flt)
+            hits = self.index.store.search(matrix[rows], k=fetch, culture=flt)
             for name, hit_list in zip(names, hits, strict=True):
                 kept = [(self._tuple(i), s) for i, s in hit_list if s >= tau_ and i not in self.hidden]
                 if self.colour_guard:
