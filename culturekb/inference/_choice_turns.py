@@ -44,6 +44,8 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
         before = text[:m.start()]
         if _WORD.search(before) is None:  # nothing said yet ("```<|user|> Step 1: ..."): no turn has ended
             continue
+        if _MATH_LIKE.match(m.group()) and _in_math(text, m.start()):  # "$0 < |x| + |y| < 1$": not a token
+            continue
         if (_ROLE.match(text, m.start()) is not None
                 and degenerate_start(unicodedata.normalize("NFKC", before)) is None):
             found = hedge or read(before.rstrip(), item, thinking)
@@ -63,7 +65,7 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
                 rest = text[m.end():]
                 if _ROLE_TAG.search(rest) is not None and _same_question_goes_on(rest, item):
                     return read(_until_farewell(text, m.end(), item), item, thinking)
-                return looped_marker(text, m.end(), item) or found
+                return looped_marker(text, m.end(), item) or _stated_after(rest, found, item, thinking, read)
             return found if found.letter in hedge.ambiguous else hedge
         if found.ambiguous and hedge is None:
             hedge = found  # "[[B]] ([[B]]) ([[C]] ...)<|/system|> ... 答案序号：[[B]]": read on, the hedge may settle
@@ -74,6 +76,35 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
 
 
 _WORD = re.compile(r"\w")
+
+
+# a spaced "< |...|" with no closing ">": what a less-than before an absolute value looks like ("$|n| < |n-3| < 9$")
+_MATH_LIKE = re.compile(r"<\s+\|[^|>]*\|(?!\s*>)")
+
+
+def _in_math(text: str, at: int) -> bool:
+    """Whether position `at` is inside inline TeX math on its line (an odd number of unescaped ``$`` before it):
+    "$|n| < |n-3| < 9$" holds a "< |n-3|" that the garbled-token pattern of `TURN_END` would take for a token."""
+    line = text[text.rfind("\n", 0, at) + 1:at]
+    return len(re.findall(r"(?<!\\)\$", line)) % 2 == 1
+
+# what a model states as its answer (a marker, an answer line, JSON), as opposed to an option's word met in passing
+_STATED = frozenset({"marker", "answer-line", "json"})
+
+
+def _stated_after(rest: str, found: ChoiceAnswer, item: _Item, thinking: bool, read: Reader) -> ChoiceAnswer:
+    """The answer before an end token, unless it was only an option's word met in the reasoning ("...她想保护弟弟不受
+    爸爸的担忧...<|结束请求|>\\n\\n[[D]]<|结束输出|> ... 最终答案是 [[D]]") and the text after the token, up to the next
+    role tag, states an answer outright and poses no other question: then that answer (rounds 8 and 9 of the hand
+    reading each had one such answer, the stated letter right both times)."""
+    if found.path != "option-text":
+        return found
+    tag = _ROLE_TAG.search(rest)
+    after = rest[:tag.start()] if tag is not None else rest
+    if not after.strip() or _new_question(after, item):
+        return found
+    later = read(after.strip(), item, thinking)
+    return later if later.valid and later.path in _STATED else found
 
 
 _ROLE_TAG = re.compile(r"<\|\s*(?:user|system|human|assistant|im_start|start_header_id)\s*(?:\|\s*>?)?",

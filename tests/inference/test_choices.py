@@ -264,9 +264,30 @@ def test_a_stray_end_token_before_any_answer_does_not_end_the_turn():
     # damaged decoding writes </s> and reserved tokens by the dozen; the turn ends at one only once an option is named
     assert parse_choice("[张涛向</s> 李晓讲<|reserved_special_token_216|>他</s>最可能的答案是：\n[[A]]</s>[[C]]",
                         options).letter == "A"
-    assert parse_choice("So he looks in the bag.</s> The answer is D.", options).letter == "C"
+    assert parse_choice("So he looks in the bag.</s> Maybe the drawer, or the box.", options).letter == "C"
+    assert parse_choice("[[C]]</s> The answer is D.", options).letter == "C"
     # a role token always starts someone else's turn, answer or not
     assert parse_choice("Let me think about it.\n<|user|>\nThe answer is B.", options).letter is None
+
+
+def test_an_answer_stated_after_an_end_token_beats_an_option_word_before_it():
+    options = ["高兴", "担忧", "兴奋", "平静"]
+    # rounds 8 and 9 of the hand reading: the option word was met in the reasoning, the answer came after the token
+    text = "推理：她想保护弟弟不受爸爸的担忧，但另一方面也很为难。<|结束请求|>\n\n[[D]]<|结束输出|> 最终答案是 [[D]]."
+    assert parse_choice(text, options).letter == "D"
+    assert parse_choice(text.split("<|结束请求|>")[0], options).letter == "B"  # alone, the word is all there is
+    # what comes after the token must state an answer (a marker, an answer line), not pass by an option's word
+    assert parse_choice("推理：她想保护弟弟不受爸爸的担忧。<|结束请求|> 她很平静地走了", options).letter == "B"
+    # nor ask another question
+    other = "推理：她很担忧。<|结束请求|>\n[问题] 小明会怎么做？\nA. 7\nB. 10\n[[A]]"
+    assert parse_choice(other, options).letter == "B"
+
+
+def test_absolute_values_in_inline_math_are_no_end_token():
+    options = ["3", "5", "7", "9"]
+    text = "My first answer was (B).\nBut we need $|n| < |n-3| < 9$, which leaves n = 7 only. The answer is (C)."
+    assert parse_choice(text, options).letter == "C"  # (a garbled token "< |n-3|" would end the turn after B)
+    assert parse_choice("[[B]] < |结束| > The answer is (C).", options).letter == "B"  # outside math it is one
 
 
 def test_an_explicit_answer_after_noise_beats_an_option_word_before_it():
