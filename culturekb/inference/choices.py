@@ -126,6 +126,26 @@ def _markers(text: str, item: _Item) -> list[_Reading]:
     return found
 
 
+def _is_listing(reading: _Reading, item: _Item) -> bool:
+    """Whether a reading is markers naming every option of three or more ("[[A]] [[B]] [[C]] [[D]]"): the list of
+    answer formats an instruction gives, echoed back."""
+    return reading.path == "marker" and len(set(reading.ambiguous)) == len(item.options) >= 3
+
+
+def _late_listings_dropped(readings: list[_Reading], item: _Item, *, agreeing: bool = False) -> list[_Reading]:
+    """`readings` without the listings of every option's marker that come after another answer: a list of the
+    options revises no answer given before it ("[[A]]。最可能的答案选项为“A”。… [[A]]，\n[[B]]，\n[[C]]和[[D]]").
+    `agreeing`: only where the other answers all name one option (in noise, a stream of markers of every option
+    mixed with single ones, "[[B]] ([[A]]) ([[B]]) ([[C]]) ([[D]]) ([[D]]) ...", is no answer whichever comes last)."""
+    others = [r for r in readings if not _is_listing(r, item)]
+    if not others or len(others) == len(readings):
+        return readings
+    if agreeing and len({r.index for r in others}) > 1:
+        return readings
+    first = min(r.at for r in others)
+    return [r for r in readings if not _is_listing(r, item) or r.at < first]
+
+
 def _cycling_tail(readings: list[_Reading], options: int) -> list[_Reading]:
     """The last readings when they are single markers stepping through the options in order, round and round (at
     least twice the number of options, and at least 6): a loop a model fell into; else []."""
@@ -235,7 +255,7 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     named = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(last)]
     if named == list(range(len(item.options))) and not item.patterns.marker.sub("", last).strip(_BETWEEN_MARKERS):
         return None  # "[[A]] [[B]] [[C]] [[D]]" in label order lists the options ("[[D]] [[A]] [[B]] [[C]]" picks D)
-    index = _leading_letter(last, item) if len(last) <= 100 else None
+    index = _leading_letter(last, item) if len(last) <= 100 and not _identifier(last) else None
     if index is None:
         m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", last).strip(" *_.。:："))
         if m is not None and normalise_text(m.group("letter")) in item.forms:
@@ -248,11 +268,18 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     return _Reading(index, "final-letter", len(text))
 
 
+def _identifier(line: str) -> bool:
+    """Whether a line starts with a label glued to a word by an underscore ("[[D_test]]", "E_total = ...",
+    "A_lonx"): an identifier, not an option standing alone (after an answer phrase, "答案是 {D_GR", it still
+    names D)."""
+    return re.match(ct.OPEN + r"[^\W_]{1,2}_[^\W_]", line.strip()) is not None
+
+
 def _leading(text: str, item: _Item) -> int | None:
     stripped = text.strip()
     # a stray closing bracket or "=" before the option ("]=[B].") is not part of it
     first_line = _STRAY_START.sub("", stripped.splitlines()[0]) if stripped else ""
-    index = _leading_letter(first_line, item)
+    index = _leading_letter(first_line, item) if not _identifier(first_line) else None
     if index is None:
         m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", stripped).strip(" *_.。:："))
         if m is not None and normalise_text(m.group("letter")) in item.forms:
@@ -312,10 +339,20 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     final = _final_letter(nfkc, item)
     # markers naming every option ('randomly output one of "[[A]]", "[[B]]", "[[C]]" or "[[D]]"') list the options:
     # they revise no answer given before them
-    listing = [r for r in explicit if r.path == "marker" and len(set(r.ambiguous)) == len(item.options) >= 3]
-    if listing and len(listing) < len(explicit):
-        first_answer = min(r.at for r in explicit if r not in listing)
-        explicit = [r for r in explicit if r not in listing or r.at < first_answer]
+    explicit = _late_listings_dropped(explicit, item)
+    if explicit and all(_is_listing(r, item) for r in explicit):
+        # nothing explicit but the instruction's marker list echoed back ("只有A选项…最符合上述分析\n\n[[A]] [[B]]
+        # [[C]] [[D]]"): the list is no answer; a conclusion, or failing that the options' text, says what it is
+        said = max((r for r in soft if r.index is not None), key=lambda r: r.at, default=None)
+        if said is None:  # an option's whole text written out on a line of its own, its label before it or not
+            lines = [line for line in nfkc.splitlines() if line.strip()]
+            named = [i for i, option in enumerate(item.options)
+                     if any(ct.clean(line) == ct.clean(option) or (
+                         _leading_letter(line, item) == i and ct.clean(line).endswith(ct.clean(option)))
+                         for line in lines)]
+            said = _Reading(named[0], "option-text", 0) if len(named) == 1 else None
+        if said is not None:
+            return answer(said)
     # the markers of every option over and over in option order to the end ("最终答案为[[A]]。 <[[A]]> <[[B]]> <[[C]]>
     # <[[D]]> <[[A]]> <[[B]]> <", cut off anywhere) are a loop, not a revision: where it happens to stop says nothing
     cycle = _cycling_tail(explicit, len(item.options))
@@ -454,7 +491,7 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     conclusion or a letter picked out of the noise."""
     letters = option_letters(len(item.options))
     clean = text[:broken].rstrip()
-    firm = _explicit(text, item) + _answer_phrases(text, item)
+    firm = _late_listings_dropped(_explicit(text, item) + _answer_phrases(text, item), item, agreeing=True)
     looped = looped_marker(text, broken, item)  # the noise is one option's marker over and over: the answer
     if looped is not None:
         return looped

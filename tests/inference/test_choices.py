@@ -371,6 +371,32 @@ def test_markers_naming_every_option_list_them_and_revise_nothing():
     assert parse_choice("Options:\n[[A]] [[B]] [[C]] [[D]]\n\n[[A]]", options).letter == "A"
 
 
+def test_an_echoed_marker_list_is_no_hedge_beside_a_stated_answer():
+    options = ["box", "basket", "bag", "drawer"]
+    # round 10: a conclusion and then nothing explicit but the instruction's list of markers
+    assert parse_choice("只有A选项最符合上述分析。\n\n[[A]] [[B]] [[C]] [[D]]", options).letter == "A"
+    # ... or an option's whole text written on a line of its own beside the list
+    assert parse_choice("因此：\n[[A]] [[B]] [[C]] [[D]]\nbox\n", options).letter == "A"
+    assert parse_choice("结果：\nA. box\n[[A]]；[[B]]；[[C]]；[[D]]", options).letter == "A"
+    # an option's word met in passing is not enough: the list stays a hedge
+    passing = parse_choice("他把它放进了bag，然后离开了。\n[[A]] [[B]] [[C]] [[D]]", options)
+    assert passing.letter is None and passing.ambiguous == ("A", "B", "C", "D")
+    # in noise: a list after the answer revises nothing when the other answers agree ...
+    noise = " шт Ž 欧 ที่ قرا ö Ж 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1"
+    assert parse_choice("[[A]]。最可能的答案选项为“A”。\n[[A]]，\n[[B]]，\n[[C]]和[[D]]，" + noise,
+                        options).letter == "A"
+    # ... but where single markers of several options go with the lists, the last of them is no answer
+    mixed = ("所以最可能的答案是 withheld\n-[[A]]</|assistant|> [[C]]</|assistant|> [[D]]</|assistant|>\n"
+             "[[A]]，[[B]]，[[C]]和[[D]]")
+    assert parse_choice(mixed + noise, options).letter is None
+
+
+def test_a_letter_glued_to_an_identifier_is_no_label():
+    options = ["box", "basket", "bag", "drawer"]
+    assert parse_choice("Let me see.\n[[D_test]]", options).letter is None
+    assert parse_choice("Let me see.\n_D_", options).letter == "D"  # markdown emphasis still closes a label
+
+
 def test_answer_tags_are_the_answer_not_the_end_of_the_turn():
     options = ["box", "basket", "bag", "drawer"]
     assert parse_choice("选项D是合理的推测。\n[[D]] [[A]] [[B]] [[C]]<|answer|>[[D]]<|/answer|>", options).letter == "D"
