@@ -233,7 +233,10 @@ def _hedge_across(text: str, start: int, found: ChoiceAnswer, item: _Item) -> Ch
 
 
 # a well-formed role token or line: <|user|>, <|system|>, <|im_start|>..., <|start_header_id|>..., "User:", "### Human:"
-_ROLE = re.compile(r"<\|\s*(?:im_start|start_header_id)\s*\|>|<\|\s*(?:user|system|human)\s*\|>"
+# (a header token counts when a role name, a line end or another token follows it: "<|start_header_id|>user", not
+# "...acaktır<|start_header_id|>说明她对演技的投入", a token dropped into the middle of a sentence)
+_ROLE = re.compile(r"<\|\s*(?:im_start|start_header_id)\s*\|>(?=\s*(?:user|system|human|assistant|tool|ipython)\b"
+                   r"|[ \t]*(?:\n|$|<))|<\|\s*(?:user|system|human)\s*\|>"
                    r"|\s*(?:#{2,}\s*)?(?:human|user)\s*:", re.IGNORECASE)
 
 

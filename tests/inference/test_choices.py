@@ -270,6 +270,17 @@ def test_a_stray_end_token_before_any_answer_does_not_end_the_turn():
     assert parse_choice("Let me think about it.\n<|user|>\nThe answer is B.", options).letter is None
 
 
+def test_a_header_token_inside_a_sentence_starts_no_turn():
+    options = ["box", "basket", "bag", "drawer"]
+    # round 11: a header token dropped into a sentence, the sentence going on after it, and the answer later
+    text = "推理一：她表演得十分传神<|start_header_id|>说明她对演技的投入。\n\n答案:C."
+    assert parse_choice(text, options).letter == "C"
+    # a header that names a role still starts that role's turn
+    header = "Let me think.<|start_header_id|>user<|end_header_id|>\nThe answer is C."
+    assert parse_choice(header, options).letter is None
+    assert parse_choice("Let me think.\n<|start_header_id|>\nThe answer is C.", options).letter is None
+
+
 def test_an_answer_stated_after_an_end_token_beats_an_option_word_before_it():
     options = ["高兴", "担忧", "兴奋", "平静"]
     # rounds 8 and 9 of the hand reading: the option word was met in the reasoning, the answer came after the token
