@@ -148,8 +148,10 @@ def _same_question_goes_on(rest: str, item: _Item) -> bool:
     """Whether the turns the model wrote after ending its own go on about this question (a self-written "user"
     pushes back, the model answers again: its last answer stands) rather than pose another one (round 6: three of
     100 held-out answers were re-answered so, six went on to other questions)."""
-    return (not _new_question(rest, item) and _names_option(rest, item) and _about_the_options(rest, item)
-            and degenerate_start(unicodedata.normalize("NFKC", rest)) is None)
+    rest = unicodedata.normalize("NFKC", rest)
+    broken = degenerate_start(rest)
+    clean = rest if broken is None else rest[:broken]  # (what it says before its turns turn into noise)
+    return not _new_question(rest, item) and _names_option(clean, item) and _about_the_options(clean, item)
 
 
 def _about_the_options(text: str, item: _Item, least: int = 2) -> bool:
