@@ -40,6 +40,7 @@ from collections.abc import Sequence
 from functools import cache
 
 from culturekb.inference import _choice_text as ct
+from culturekb.inference._choice_lists import cycling_tail, is_listing, late_listings_dropped
 from culturekb.inference._choice_text import option_letters
 from culturekb.inference._choice_turns import looped_marker, own_turn
 from culturekb.inference._choice_values import (
@@ -124,40 +125,6 @@ def _markers(text: str, item: _Item) -> list[_Reading]:
             end += 1
     close()
     return found
-
-
-def _is_listing(reading: _Reading, item: _Item) -> bool:
-    """Whether a reading is markers naming every option of three or more ("[[A]] [[B]] [[C]] [[D]]"): the list of
-    answer formats an instruction gives, echoed back."""
-    return reading.path == "marker" and len(set(reading.ambiguous)) == len(item.options) >= 3
-
-
-def _late_listings_dropped(readings: list[_Reading], item: _Item, *, agreeing: bool = False) -> list[_Reading]:
-    """`readings` without the listings of every option's marker that come after another answer: a list of the
-    options revises no answer given before it ("[[A]]。最可能的答案选项为“A”。… [[A]]，\n[[B]]，\n[[C]]和[[D]]").
-    `agreeing`: only where the other answers all name one option (in noise, a stream of markers of every option
-    mixed with single ones, "[[B]] ([[A]]) ([[B]]) ([[C]]) ([[D]]) ([[D]]) ...", is no answer whichever comes last)."""
-    others = [r for r in readings if not _is_listing(r, item)]
-    if not others or len(others) == len(readings):
-        return readings
-    if agreeing and len({r.index for r in others}) > 1:
-        return readings
-    first = min(r.at for r in others)
-    return [r for r in readings if not _is_listing(r, item) or r.at < first]
-
-
-def _cycling_tail(readings: list[_Reading], options: int) -> list[_Reading]:
-    """The last readings when they are single markers stepping through the options in order, round and round (at
-    least twice the number of options, and at least 6): a loop a model fell into; else []."""
-    markers = sorted((r for r in readings if r.path == "marker" and r.index is not None), key=lambda r: r.at)
-    if not markers or max(readings, key=lambda r: r.at) is not markers[-1]:
-        return []
-    run: list[_Reading] = []
-    for r in reversed(markers):
-        if run and ((r.index or 0) + 1) % options != run[-1].index:
-            break
-        run.append(r)
-    return run if len(run) >= max(2 * options, 6) else []
 
 
 def _sentences(text: str) -> list[tuple[int, str]]:
@@ -339,8 +306,8 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     final = _final_letter(nfkc, item)
     # markers naming every option ('randomly output one of "[[A]]", "[[B]]", "[[C]]" or "[[D]]"') list the options:
     # they revise no answer given before them
-    explicit = _late_listings_dropped(explicit, item)
-    if explicit and all(_is_listing(r, item) for r in explicit):
+    explicit = late_listings_dropped(explicit, item)
+    if explicit and all(is_listing(r, item) for r in explicit):
         # nothing explicit but the instruction's marker list echoed back ("只有A选项…最符合上述分析\n\n[[A]] [[B]]
         # [[C]] [[D]]"): the list is no answer; a conclusion, or failing that the options' text, says what it is
         said = max((r for r in soft if r.index is not None), key=lambda r: r.at, default=None)
@@ -355,7 +322,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
             return answer(said)
     # the markers of every option over and over in option order to the end ("最终答案为[[A]]。 <[[A]]> <[[B]]> <[[C]]>
     # <[[D]]> <[[A]]> <[[B]]> <", cut off anywhere) are a loop, not a revision: where it happens to stop says nothing
-    cycle = _cycling_tail(explicit, len(item.options))
+    cycle = cycling_tail(explicit, len(item.options))
     if cycle:
         explicit = [r for r in explicit if r not in cycle]
     last_explicit = max(explicit, key=lambda r: r.at, default=None)
@@ -491,7 +458,7 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     conclusion or a letter picked out of the noise."""
     letters = option_letters(len(item.options))
     clean = text[:broken].rstrip()
-    firm = _late_listings_dropped(_explicit(text, item) + _answer_phrases(text, item), item, agreeing=True)
+    firm = late_listings_dropped(_explicit(text, item) + _answer_phrases(text, item), item, agreeing=True)
     looped = looped_marker(text, broken, item)  # the noise is one option's marker over and over: the answer
     if looped is not None:
         return looped

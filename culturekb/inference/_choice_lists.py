@@ -1,0 +1,43 @@
+"""Lists and loops of option markers, for `culturekb.inference.choices`: the instruction's list of every option's
+marker echoed back (which revises no answer), and single markers stepping through the options round and round (a
+loop a model fell into, not a revision)."""
+
+from __future__ import annotations
+
+from culturekb.inference._choice_values import _Item, _Reading
+
+__all__ = ["cycling_tail", "is_listing", "late_listings_dropped"]
+
+
+def is_listing(reading: _Reading, item: _Item) -> bool:
+    """Whether a reading is markers naming every option of three or more ("[[A]] [[B]] [[C]] [[D]]"): the list of
+    answer formats an instruction gives, echoed back."""
+    return reading.path == "marker" and len(set(reading.ambiguous)) == len(item.options) >= 3
+
+
+def late_listings_dropped(readings: list[_Reading], item: _Item, *, agreeing: bool = False) -> list[_Reading]:
+    """`readings` without the listings of every option's marker that come after another answer: a list of the
+    options revises no answer given before it ("[[A]]。最可能的答案选项为“A”。… [[A]]，\n[[B]]，\n[[C]]和[[D]]").
+    `agreeing`: only where the other answers all name one option (in noise, a stream of markers of every option
+    mixed with single ones, "[[B]] ([[A]]) ([[B]]) ([[C]]) ([[D]]) ([[D]]) ...", is no answer whichever comes last)."""
+    others = [r for r in readings if not is_listing(r, item)]
+    if not others or len(others) == len(readings):
+        return readings
+    if agreeing and len({r.index for r in others}) > 1:
+        return readings
+    first = min(r.at for r in others)
+    return [r for r in readings if not is_listing(r, item) or r.at < first]
+
+
+def cycling_tail(readings: list[_Reading], options: int) -> list[_Reading]:
+    """The last readings when they are single markers stepping through the options in order, round and round (at
+    least twice the number of options, and at least 6): a loop a model fell into; else []."""
+    markers = sorted((r for r in readings if r.path == "marker" and r.index is not None), key=lambda r: r.at)
+    if not markers or max(readings, key=lambda r: r.at) is not markers[-1]:
+        return []
+    run: list[_Reading] = []
+    for r in reversed(markers):
+        if run and ((r.index or 0) + 1) % options != run[-1].index:
+            break
+        run.append(r)
+    return run if len(run) >= max(2 * options, 6) else []
