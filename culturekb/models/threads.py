@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 from culturekb.errors import ConfigError
@@ -82,18 +84,25 @@ def own_load() -> float:
     has computed at r cores for T seconds adds about r * (1 - exp(-T / 60)). The load average counts every
     runnable task, this one's threads too, so a process that has been computing (a build, a benchmark's earlier
     rounds) would otherwise see its own work as another job's and halve its threads (measured: 0.42 of the
-    compute floor instead of 0.77, `benchmarks/bench_embed_floor.py`). 0.0 where /proc is not there."""
+    compute floor instead of 0.77, `benchmarks/bench_embed_floor.py`). 0.0 where /proc is not there. Called
+    before each encode of new texts, so only the start time is read from /proc, once per process."""
+    started = _started(os.getpid())
+    if started is None:  # pragma: no cover - not Linux
+        return 0.0
+    age = max(time.clock_gettime(time.CLOCK_BOOTTIME) - started, 1e-3)
+    cpu = time.process_time()  # user + system time, every thread of this process
+    return (cpu / age) * (1.0 - math.exp(-age / _LOADAVG_S))
+
+
+@lru_cache(maxsize=4)
+def _started(pid: int) -> float | None:
+    """When process `pid` (this one: the key makes a forked child read its own) started, in seconds since boot."""
     try:
         with open("/proc/self/stat", "rb") as f:
             fields = f.read().rsplit(b")", 1)[1].split()
-        with open("/proc/uptime", "rb") as f:
-            uptime = float(f.read().split()[0])
-    except (OSError, IndexError, ValueError):  # pragma: no cover - not Linux
-        return 0.0
-    hz = os.sysconf("SC_CLK_TCK")
-    cpu = (int(fields[11]) + int(fields[12])) / hz  # utime + stime, every thread of this process
-    age = max(uptime - int(fields[19]) / hz, 1e-3)
-    return (cpu / age) * (1.0 - math.exp(-age / _LOADAVG_S))
+        return int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError, AttributeError):  # pragma: no cover - not Linux
+        return None
 
 
 @contextmanager
