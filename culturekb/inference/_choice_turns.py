@@ -88,6 +88,7 @@ def _in_math(text: str, at: int) -> bool:
     line = text[text.rfind("\n", 0, at) + 1:at]
     return len(re.findall(r"(?<!\\)\$", line)) % 2 == 1
 
+
 # what a model states as its answer (a marker, an answer line, JSON), as opposed to an option's word met in passing
 _STATED = frozenset({"marker", "answer-line", "json"})
 

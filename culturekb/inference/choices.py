@@ -235,6 +235,22 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     return _Reading(index, "final-letter", len(text))
 
 
+def _written_out(text: str, item: _Item) -> int | None:
+    """The one option whose whole text stands on a line of its own, its label before it or not ("A. box"); None
+    where no option or several are."""
+    cleaned = [ct.clean(option) for option in item.options]
+    named: set[int] = set()
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        here = ct.clean(line)
+        named.update(i for i, option in enumerate(cleaned) if here == option)
+        labelled = _leading_letter(line, item)
+        if labelled is not None and here.endswith(cleaned[labelled]):
+            named.add(labelled)
+    return named.pop() if len(named) == 1 else None
+
+
 def _identifier(line: str) -> bool:
     """Whether a line starts with a label glued to a word by an underscore ("[[D_test]]", "E_total = ...",
     "A_lonx"): an identifier, not an option standing alone (after an answer phrase, "答案是 {D_GR", it still
@@ -311,13 +327,9 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         # nothing explicit but the instruction's marker list echoed back ("只有A选项…最符合上述分析\n\n[[A]] [[B]]
         # [[C]] [[D]]"): the list is no answer; a conclusion, or failing that the options' text, says what it is
         said = max((r for r in soft if r.index is not None), key=lambda r: r.at, default=None)
-        if said is None:  # an option's whole text written out on a line of its own, its label before it or not
-            lines = [line for line in nfkc.splitlines() if line.strip()]
-            named = [i for i, option in enumerate(item.options)
-                     if any(ct.clean(line) == ct.clean(option) or (
-                         _leading_letter(line, item) == i and ct.clean(line).endswith(ct.clean(option)))
-                         for line in lines)]
-            said = _Reading(named[0], "option-text", 0) if len(named) == 1 else None
+        if said is None:
+            index = _written_out(nfkc, item)
+            said = _Reading(index, "option-text", 0) if index is not None else None
         if said is not None:
             return answer(said)
     # the markers of every option over and over in option order to the end ("最终答案为[[A]]。 <[[A]]> <[[B]]> <[[C]]>
