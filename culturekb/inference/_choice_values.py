@@ -19,7 +19,12 @@ ChoicePath = Literal["json", "marker", "answer-line", "conclusion", "final-lette
                      "invalid"]
 
 _CONNECTORS = frozenset({"or", "and", "o", "ou", "oder", "y", "et", "und", "или", "и", "أو", "या", "或", "或者", "还是",
-                         "と", "か", "au", "na", "either", "between", "maybe"})
+                         "和", "及", "与", "與", "と", "か", "au", "na", "either", "between", "maybe", "và", "hoặc",
+                         "veya", "ve"})
+# a capital label before a word is the label ("the answer is D based on ...", "答案：C Choosing ..."), except the
+# capitals that open ordinary words: "A dog", "I think" are read only before one of these
+_AFTER_LABEL = frozenset({"because", "since", "as", "based", "given", "which", "due", "for", "from", "with", "in",
+                          "by", "according"})
 
 
 @dataclass(frozen=True)
@@ -92,6 +97,22 @@ def _leading_letter(value: str, item: _Item) -> int | None:
     return None
 
 
+def _capital_before_word(value: str, item: _Item) -> int | None:
+    """The option of a value that is a capital label and then words ("D based on the table", "C choices"): an
+    answer value, where a capital standing alone before a word is the label; "A" and "I" (which also open ordinary
+    words) only before a word such as "because". Not before a connector ("B and C", a hedge)."""
+    m = re.match(r"[\(\[\s\"“'‘*_]*(?P<letter>[A-Z])[\)\]\"”'’*_]*\s+(?P<word>[^\W\d_]+)", value.strip())
+    if m is None or item.numbered or m.group("letter").lower() not in item.forms:
+        return None
+    word = m.group("word").lower()
+    if len(word) < 2 or word in _CONNECTORS or (m.group("letter") in "AI" and word not in _AFTER_LABEL):
+        return None
+    end = _SENTENCE_END.search(value)
+    if re.search(r"[?？吗嗎]", value[:end.end()] if end is not None else value):
+        return None  # "最可能的答案是 C 吗？不。" asks
+    return item.forms[m.group("letter").lower()]
+
+
 def _hedged(value: str, item: _Item) -> tuple[int, ...]:
     """The labels of a value made only of two or more labels and connectors ("A or C", "B/D", "A、C")."""
     tokens = ct.clean(value).split()
@@ -125,6 +146,9 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
     hedge = _hedged(value, item)
     if hedge:
         return None, hedge
+    index = _capital_before_word(value, item)
+    if index is not None:
+        return index, ()
     value = unicodedata.normalize("NFKC", value).strip(" *_\"“")
     m = item.phrases.option_word.match(value)
     if m is not None and normalise_text(m.group("letter")) in item.forms:

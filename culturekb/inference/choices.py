@@ -22,7 +22,8 @@ answer, and among the places that name an option the last one counts. What is re
    unless the answer walks through several options (then the leading one is just the first of the walk-through).
    "A man ..." is not read as A: a letter must be followed by punctuation, the end, or its own option's text.
 5. The option's text instead of the letter (`path="option-text"`): a short answer that is or mentions exactly one
-   option's text, or, in a long one, the last sentence that mentions an option.
+   option's text, or, in a long one, the last sentence that mentions an option; last, a concluding sentence that
+   restates one option in other words (`_choice_content`).
 6. Otherwise ``invalid`` (letter None): scored wrong, never dropped. Hedges ("A or C", "between B and D") and
    contradictions (``"C" - green_drawer`` where green_drawer is option B) are ``invalid`` with `ambiguous` listing the
    letters named: recorded, never guessed.
@@ -40,11 +41,13 @@ from collections.abc import Sequence
 from functools import cache
 
 from culturekb.inference import _choice_text as ct
+from culturekb.inference._choice_content import restated_answer
 from culturekb.inference._choice_lists import cycling_tail, is_listing, late_listings_dropped
 from culturekb.inference._choice_text import option_letters
 from culturekb.inference._choice_turns import looped_marker, own_turn
 from culturekb.inference._choice_values import (
     _BETWEEN_MARKERS,
+    _CONNECTORS,
     _SENTENCE_END,
     ChoiceAnswer,
     ChoicePath,
@@ -69,8 +72,9 @@ _JSON_KEYS = ("answer", "final_answer", "choice", "option", "letter", "correct_o
 _THINK_END = re.compile(r"</think>", re.IGNORECASE)
 # what may stand between two markers that are read together as one hedge: spaces, a separator, a connector word
 # (also after a token the model wrote, "[[D]]<|line|>或者 [[A]]", when a connector follows it)
-_ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:<\|?/?[a-z_]{1,16}/?\|?>\s*)?(?:or|and|或|或者|和|还是)"
-                       r"[\s,，、“”\"「」『』(（]*)?", re.IGNORECASE)
+_ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:<\|?/?[a-z_]{1,16}/?\|?>\s*)?(?:"
+                       + "|".join(sorted(map(re.escape, _CONNECTORS), key=len, reverse=True))
+                       + r")[\s,，、“”\"「」『』(（]*)?", re.IGNORECASE)
 _STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
 
 
@@ -510,7 +514,10 @@ def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = F
     item = _Item(tuple(options), numbered, language)
     if language is not None:
         ct.conclusion_words(language)  # a language without phrases fails here, with the list of those known
-    return own_turn(raw, item, thinking, _read)
+    found = own_turn(raw, item, thinking, _read)
+    if found.valid or found.ambiguous or thinking or _THINK_END.search(raw) or "<think>" in raw[:200].lower():
+        return found
+    return restated_answer(raw, item) or found  # nothing names an option: one restated in other words may
 
 
 def _answer_loop(text: str, item: _Item) -> tuple[str, tuple[int, ...]]:

@@ -514,3 +514,59 @@ def test_a_long_run_of_one_options_marker_after_an_end_token_revises_the_answer(
     assert parse_choice(settled, options).letter == "C"  # ten C markers against two D ones
     # a short run does not outweigh the others
     assert parse_choice("[[D]] 我选D。<|change_end|>\n[[D]] [[A]] [[C]] [[C]] [[C]]", options).letter == "D"
+
+
+@pytest.mark.parametrize(("answer", "letter"), [
+    ("I think the answer is D based on the table.", "D"),
+    ("Answer: B since the bag was moved.", "B"),
+    ("答案：C Choosing候选答案因为该选项", "C"),
+    ("The answer is A because she saw it.", "A"),  # "A" before a word such as "because"
+])
+def test_a_capital_label_before_words_in_an_answer_value_is_the_label(answer, letter):
+    assert parse_choice(answer, OPTS).letter == letter
+
+
+@pytest.mark.parametrize("answer", [
+    "The answer is A dog barking in the yard.",  # "A" opens an ordinary phrase
+    "最可能的答案是 C 吗？不。",  # asks, does not answer
+    "The answer is B and C are both wrong.",  # a connector after the label
+])
+def test_a_capital_before_words_is_not_read_where_it_opens_words_asks_or_joins(answer):
+    assert parse_choice(answer, OPTS).letter is None
+
+
+def test_markers_joined_by_a_connector_of_any_language_are_one_hedge():
+    hedged = parse_choice("[[A]]，[[B]]，[[C]] và [[D]] sacked! 1 2 3", OPTS)
+    assert hedged.letter is None and set(hedged.ambiguous) == set("ABCD")
+    assert set(parse_choice("[[B]] y [[C]]", OPTS).ambiguous) == {"B", "C"}
+
+
+def test_a_confirmation_right_after_a_pair_of_markers_settles_it():
+    answer = '所以，可能是：\n[[B]] [[A]] (这里的表示可能有误，我们确认是"B"]'
+    assert parse_choice(answer, OPTS).letter == "B"
+
+
+ZH_LONG = ["妈妈在暗示她可能需要改变晚餐的菜单。", "妈妈在抱怨李明没有及时补充食材。", "妈妈想告诉李明鸡蛋用完了。",
+           "妈妈希望李明去买一些鸡蛋回来。"]
+
+
+def test_an_answer_that_names_nothing_but_restates_one_option_in_other_words_chose_it():
+    answer = ("我认为妈妈说这些话时，真正想说的意思是她希望李明去mall或者附近的超市买一些鸡蛋回来。\n"
+              "这个推理过程就是这样。")
+    got = parse_choice(answer, ZH_LONG)
+    assert (got.letter, got.path) == ("D", "option-text")
+
+
+@pytest.mark.parametrize("answer", [
+    "她希望李明去附近的超市买一些鸡蛋回来吗？不一定。",  # asks
+    "妈妈不是希望李明去买一些鸡蛋回来，也不是在抱怨李明没有及时补充食材。",  # negates
+    "也许她希望李明去超市买一些鸡蛋回来。也可能她在抱怨李明没有及时补充食材。",  # two options restated: no choice
+    "<think>她希望李明去超市买一些鸡蛋回来",  # unfinished thinking: only explicit answers count
+])
+def test_a_restatement_that_asks_negates_or_disagrees_chooses_nothing(answer):
+    assert parse_choice(answer, ZH_LONG).letter is None
+
+
+def test_a_restatement_in_a_turn_the_model_wrote_for_the_user_does_not_count():
+    answer = "这很难说。\n<|user|>\n她希望李明去超市买一些鸡蛋回来。"
+    assert parse_choice(answer, ZH_LONG).letter is None

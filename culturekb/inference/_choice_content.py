@@ -1,0 +1,89 @@
+"""An answer that names its option only by content, in other words ("我认为……她希望李明去mall或者附近的超市买一些鸡蛋
+回来" for the option "妈妈希望李明去买一些鸡蛋回来"): the last resort of `culturekb.inference.choices` when nothing
+else in the answer names an option.
+
+Each option is reduced to the pieces only it has: the character pairs of its Chinese or Japanese text (a piece two
+options share tells them apart from neither; options in spaced scripts, whose words a reasoning repeats from the
+question, are not read this way). A concluding sentence (one with a conclusion cue: "所以", "我认为") restates an
+option when it holds at least half of that option's own pieces and no other option comes close. Every concluding
+sentence that restates one option must restate the same one; a sentence that negates, asks or supposes ("如果")
+restates nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from culturekb.inference import _choice_text as ct
+from culturekb.inference._choice_turns import _ROLE_TAG
+from culturekb.inference._choice_values import ChoiceAnswer, _Item
+
+__all__ = ["restated_answer", "restated_option"]
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_PIECES_AT_LEAST = 3  # an option with fewer pieces of its own is too short to be recognised in other words
+_SHARE = 0.5  # of the option's own pieces a restating sentence holds at least
+_MARGIN = 2.0  # ... at least this many times the share of any other option
+_SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]*")
+_QUOTE_EDGES = " \t\"'“”‘’「」『』()（）[]【】*"
+
+
+def _pieces(text: str) -> frozenset[str]:
+    """Character pairs of the CJK runs of `text`."""
+    found: set[str] = set()
+    for run in _CJK.findall(ct.clean(text)):
+        found.update(run[i:i + 2] for i in range(len(run) - 1))
+    return frozenset(found)
+
+
+@lru_cache(maxsize=1024)
+def _own_pieces(options: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+    """Each option's pieces that no other option has."""
+    every = [_pieces(o) for o in options]
+    return tuple(p - frozenset().union(*(q for j, q in enumerate(every) if j != i)) for i, p in enumerate(every))
+
+
+def _restates(sentence: str, own: tuple[frozenset[str], ...]) -> int | None:
+    have = _pieces(sentence)
+    shares = [len(p & have) / len(p) if len(p) >= _PIECES_AT_LEAST else 0.0 for p in own]
+    best = max(range(len(shares)), key=shares.__getitem__)
+    runner_up = max((s for i, s in enumerate(shares) if i != best), default=0.0)
+    if shares[best] >= _SHARE and shares[best] >= _MARGIN * runner_up:
+        return best
+    return None
+
+
+def restated_answer(text: str, item: _Item) -> ChoiceAnswer | None:
+    """The option an answer that names none restates in other words, read in the model's own turn (up to the first
+    role token: a restatement in a turn it wrote for the user is not its answer); None when there is none."""
+    end = _ROLE_TAG.search(text)
+    index = restated_option(text[:end.start()] if end is not None else text, item)
+    return None if index is None else ChoiceAnswer(ct.option_letters(len(item.options))[index], index, "option-text")
+
+
+def restated_option(text: str, item: _Item) -> int | None:
+    """The one option the sentences of `text` restate in other words; None when none does or they disagree."""
+    own = _own_pieces(tuple(item.options))
+    if sum(len(p) >= _PIECES_AT_LEAST for p in own) < 2:
+        return None
+    phrases = item.phrases
+    named: set[int] = set()
+    for m in _SENTENCE.finditer(text):
+        sentence = m.group().strip(_QUOTE_EDGES)
+        if len(sentence) < 4 or not phrases.cue.search(sentence):
+            continue
+        index = _restates(sentence, own)
+        if index is None:
+            continue
+        if (_negates(sentence, item.options[index], item) or phrases.what_if.search(sentence)
+                or sentence.rstrip().endswith(("?", "？", "吗", "嗎"))):
+            continue
+        named.add(index)
+    return named.pop() if len(named) == 1 else None
+
+
+def _negates(sentence: str, option: str, item: _Item) -> bool:
+    """Whether the sentence holds a negation that is not the option's own ("没有" restating "李明没有及时补充食材")."""
+    own = option.lower()
+    return any(m.group().lower() not in own for m in item.phrases.negation.finditer(sentence))
