@@ -50,7 +50,8 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
                 and degenerate_start(unicodedata.normalize("NFKC", before)) is None):
             found = hedge or read(before.rstrip(), item, thinking)
             if found.valid and _same_question_goes_on(text[m.start():], item):
-                return read(_until_farewell(text, m.end(), item), item, thinking)
+                again = read(_until_farewell(text, m.end(), item), item, thinking)
+                return again if again.valid else found  # a re-answer that settles on nothing takes nothing back
             return found  # (inside noise a role token is noise too)
         if not _names_option(text[checked:m.start()], item):
             continue  # nothing new since the last end token: the reading cannot have changed
