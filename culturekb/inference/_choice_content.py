@@ -21,7 +21,6 @@ from culturekb.inference._choice_values import ChoiceAnswer, _Item
 
 __all__ = ["restated_answer", "restated_option"]
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _PIECES_AT_LEAST = 3  # an option with fewer pieces of its own is too short to be recognised in other words
 _SHARE = 0.5  # of the option's own pieces a restating sentence holds at least
 _MARGIN = 2.0  # ... at least this many times the share of any other option
@@ -29,23 +28,15 @@ _SENTENCE = re.compile(r"[^。！？!?\n]+[。！？!?]*")
 _QUOTE_EDGES = " \t\"'“”‘’「」『』()（）[]【】*"
 
 
-def _pieces(text: str) -> frozenset[str]:
-    """Character pairs of the CJK runs of `text`."""
-    found: set[str] = set()
-    for run in _CJK.findall(ct.clean(text)):
-        found.update(run[i:i + 2] for i in range(len(run) - 1))
-    return frozenset(found)
-
-
 @lru_cache(maxsize=1024)
 def _own_pieces(options: tuple[str, ...]) -> tuple[frozenset[str], ...]:
     """Each option's pieces that no other option has."""
-    every = [_pieces(o) for o in options]
+    every = [ct.cjk_pairs(o) for o in options]
     return tuple(p - frozenset().union(*(q for j, q in enumerate(every) if j != i)) for i, p in enumerate(every))
 
 
 def _restates(sentence: str, own: tuple[frozenset[str], ...]) -> int | None:
-    have = _pieces(sentence)
+    have = ct.cjk_pairs(sentence)
     shares = [len(p & have) / len(p) if len(p) >= _PIECES_AT_LEAST else 0.0 for p in own]
     best = max(range(len(shares)), key=shares.__getitem__)
     runner_up = max((s for i, s in enumerate(shares) if i != best), default=0.0)
@@ -87,3 +78,4 @@ def _negates(sentence: str, option: str, item: _Item) -> bool:
     """Whether the sentence holds a negation that is not the option's own ("没有" restating "李明没有及时补充食材")."""
     own = option.lower()
     return any(m.group().lower() not in own for m in item.phrases.negation.finditer(sentence))
+

@@ -1,12 +1,19 @@
-"""Lists and loops of option markers, for `culturekb.inference.choices`: the instruction's list of every option's
-marker echoed back (which revises no answer), and single markers stepping through the options round and round (a
-loop a model fell into, not a revision)."""
+"""Lists, loops and conditions of option markers, for `culturekb.inference.choices`: the instruction's list of every
+option's marker echoed back (which revises no answer), single markers stepping through the options round and round
+(a loop a model fell into, not a revision), and markers under a condition ("如果没有足够信息，选择[[D]]": a fallback,
+not the answer)."""
 
 from __future__ import annotations
 
+import re
+
 from culturekb.inference._choice_values import _Item, _Reading
 
-__all__ = ["cycling_tail", "is_listing", "late_listings_dropped"]
+__all__ = ["cycling_tail", "is_listing", "late_listings_dropped", "unconditional"]
+
+# where a sentence ends (also at a "\\n" written out inside echoed JSON)
+_SENTENCE_END = re.compile(r"\.+(?=\s|$)|[!?。！？]+|\n+|\\n")
+_LONE_LETTER = re.compile(r"(?:^|[^A-Za-z])[A-Za-z]$")
 
 
 def is_listing(reading: _Reading, item: _Item) -> bool:
@@ -41,3 +48,27 @@ def cycling_tail(readings: list[_Reading], options: int) -> list[_Reading]:
             break
         run.append(r)
     return run if len(run) >= max(2 * options, 6) else []
+
+
+def unconditional(text: str, explicit: list[_Reading], soft: list[_Reading],
+                  item: _Item) -> tuple[list[_Reading], list[_Reading]]:
+    """`explicit` and `soft` (conclusions) without the readings in a sentence that states a condition before them
+    ("如果没有足够信息，选择[[D]]是随机选择的", "had we not inferred this, [[C]] would have been a close second"), where
+    an unconditional answer remains; otherwise both as they are."""
+    def conditional(reading: _Reading) -> bool:
+        start = _sentence_start(text, reading.at)
+        return reading.path != "json" and item.phrases.conditional.search(text[start:reading.at]) is not None
+
+    flags = {id(r): conditional(r) for r in explicit + soft}
+    if not any(flags.values()) or not any(r.index is not None and not flags[id(r)] for r in explicit + soft):
+        return explicit, soft
+    return [r for r in explicit if not flags[id(r)]], [r for r in soft if not flags[id(r)]]
+
+
+def _sentence_start(text: str, at: int) -> int:
+    """Where the sentence holding position `at` starts (looking back 400 characters at most); the full stop after a
+    lone letter ("A. Handbag") ends no sentence."""
+    low = max(0, at - 400)
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, low, at)
+            if not (m.group().startswith(".") and _LONE_LETTER.search(text, max(0, m.start() - 2), m.start()))]
+    return ends[-1] if ends else low

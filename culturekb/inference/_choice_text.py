@@ -96,10 +96,14 @@ class ConclusionWords:
     farewell: tuple[str, ...] = ()
     """Closing words ("goodbye", "再见", "不客气"): a conversation the model writes on with itself ends at one
     (optional section)."""
+    conditional: tuple[str, ...] = ()
+    """Words of a condition ("if", "如果", "otherwise"): a marker in a sentence that holds one before it ("如果没有足够
+    信息，选择[[D]]是随机选择的") is no answer where the text gives an unconditional one (optional section)."""
 
 
 _SECTIONS = ("answer_lead", "answer_tail", "conclusion_cues", "hedges", "negations")
-_OPTIONAL_SECTIONS = ("tentative", "reopen", "no_answer", "new_question", "next_question", "what_if", "farewell")
+_OPTIONAL_SECTIONS = ("tentative", "reopen", "no_answer", "new_question", "next_question", "what_if", "farewell",
+                      "conditional")
 
 
 @cache
@@ -269,6 +273,7 @@ class PhrasePatterns:
     new_question: re.Pattern[str]
     what_if: re.Pattern[str]
     farewell: re.Pattern[str]
+    conditional: re.Pattern[str]
 
 
 @cache
@@ -299,7 +304,26 @@ def phrase_patterns(language: str | None = None) -> PhrasePatterns:
                    + phrase_alternation(cw.next_question), re.IGNORECASE),
         re.compile(phrase_alternation(cw.what_if), re.IGNORECASE),
         re.compile(phrase_alternation(cw.farewell), re.IGNORECASE),
+        re.compile(phrase_alternation(cw.conditional), re.IGNORECASE),
     )
+
+
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_LATIN_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def cjk_pairs(text: str) -> frozenset[str]:
+    """The character pairs of the CJK runs of `text` (cleaned): what an option in Chinese or Japanese is made of."""
+    found: set[str] = set()
+    for run in _CJK_RUN.findall(clean(text)):
+        found.update(run[i:i + 2] for i in range(len(run) - 1))
+    return frozenset(found)
+
+
+def words_and_pairs(text: str) -> frozenset[str]:
+    """`cjk_pairs` of `text` and its other words of three letters or more (lower case)."""
+    norm = clean(text).lower()
+    return cjk_pairs(norm) | frozenset(_LATIN_WORD.findall(_CJK_RUN.sub(" ", norm)))
 
 
 def clean(text: str) -> str:

@@ -38,6 +38,7 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
     end token (``</s>``, ``<|im_end|>``, ``<|eot_id|>``, ``<|reserved_special_token_7|>``, a garbled ``<|结束头|>``)
     ends the turn once the text before it names an option (or hedges); before that it is a stray token (damaged or
     degenerate decoding writes them by the dozen) and the reading goes on past it."""
+    read = _up_to_another_question(read)
     checked = 0
     hedge: ChoiceAnswer | None = None
     for m in TURN_END.finditer(text):
@@ -252,3 +253,51 @@ def _names_option(segment: str, item: _Item) -> bool:
     if item.phrases.option_word.search(segment) or item.patterns.bare.search(segment):
         return True
     return bool(ct.options_in(segment, item.options)) or _leading_letter(segment, item) is not None
+
+
+def _up_to_another_question(read: Reader) -> Reader:
+    """`read` of the text up to where it poses another question with options of its own (`another_question_at`);
+    where the turns end is decided on the whole text, whose later questions tell turns for another question."""
+    return lambda text, item, thinking: read(text[:another_question_at(text, item) or len(text)], item, thinking)
+
+
+_OPTION_LINE_AT_MOST = 60  # an option line of a question is short; a walk-through line explains at length
+
+
+def another_question_at(text: str, item: _Item) -> int | None:
+    """Where the text goes on to pose another question with options of its own after answering this one (no role
+    token needed: "[[B]]igneoussystem>以下给你几个选项：…\n\nA. 关上窗户\n\nB. 关上冰箱门\n\nC. 关上门"): the start of
+    the first run of three or more short option lines, A, B, C in order, that share almost no words with this
+    question's options, once an answer marker came before it. None otherwise."""
+    ours = frozenset().union(*(ct.words_and_pairs(o) for o in item.options))
+    run: list[tuple[int, int, str]] = []  # (start, label index, option text) of consecutive option lines
+    for m in item.patterns.enumerated.finditer(text):
+        index = item.forms[normalise_text(ct.group_token(m))]
+        eol = text.find("\n", m.end())
+        line = text[m.end():eol if eol >= 0 else len(text)].strip()
+        if run and (index != run[-1][1] + 1 or m.start() - run[-1][0] > 400):
+            run = []
+        if index == 0 or run:
+            run.append((m.start(), index, line))
+        if len(run) == 3 and _foreign(run, ours) and item.patterns.marker.search(text, 0, run[0][0]):
+            return None if _answers_this_again(text, run[0][0], item) else run[0][0]
+    return None
+
+
+def _answers_this_again(text: str, start: int, item: _Item) -> bool:
+    """Whether a marker after `start` stands beside its own option's text of this question ("最合理的答案是C. 悲伤
+    [[C]]"): the model came back to this question after the other one."""
+    for m in item.patterns.marker.finditer(text, start):
+        index = item.forms[normalise_text(ct.group_token(m))]
+        if index in ct.options_in(text[max(start, m.start() - 40):m.end() + 40], item.options):
+            return True
+    return False
+
+
+def _foreign(run: list[tuple[int, int, str]], ours: frozenset[str]) -> bool:
+    """Whether option lines are another question's: short, and their words hardly any of this question's."""
+    if any(not line or len(line) > _OPTION_LINE_AT_MOST for _, _, line in run):
+        return False
+    pieces = [ct.words_and_pairs(line) for _, _, line in run]
+    total = sum(len(p) for p in pieces)
+    return total >= 3 and sum(len(p & ours) for p in pieces) <= 0.2 * total

@@ -23,6 +23,8 @@ _CONNECTORS = frozenset({"or", "and", "o", "ou", "oder", "y", "et", "und", "ил
                          "veya", "ve"})
 # a capital label before a word is the label ("the answer is D based on ...", "答案：C Choosing ..."), except the
 # capitals that open ordinary words: "A dog", "I think" are read only before one of these
+_DEGREE = re.compile(r"^\s*(?:most |very )?(?:likely|probably|definitely|clearly|certainly|indeed|still|actually)"
+                     r"[\s,:]+(?=[(\[{（【\"“'*]*[^\W_](?![^\W_]))", re.IGNORECASE)  # then a label alone
 _AFTER_LABEL = frozenset({"because", "since", "as", "based", "given", "which", "due", "for", "from", "with", "in",
                           "by", "according"})
 
@@ -136,12 +138,17 @@ def _contradiction(index: int, rest: str, item: _Item) -> tuple[int, ...]:
 
 def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int | None, tuple[int, ...]]:
     """(index, ambiguous) of an answer value (JSON value, answer line, the words after a conclusion phrase): a
-    label, "option B", else (with `text_ok`) the option's text."""
+    label, "option B", else (with `text_ok`) the option's text. A degree word before it is passed over ("the answer
+    is likely C", "probably (B)")."""
+    value = _DEGREE.sub("", value, count=1)
     index = _leading_letter(value, item)
     if index is not None:
         m = re.match(ct.OPEN + r"[^\W_]{1,2}[\)\]\}）】」>*\"”']*\s*[.:：\-–—]?\s*(?P<rest>.*)$", value.strip(),
                      re.DOTALL)
         conflict = _contradiction(index, m.group("rest"), item) if m else ()
+        listed = {item.forms[normalise_text(ct.group_token(x))] for x in item.patterns.strong.finditer(value)}
+        if len(listed) >= 3 and len(ct.options_in(value, item.options)) >= 3:
+            return None, tuple(sorted(listed))  # "A. green_chest, B. green_bottle, C. ...": a list, not a choice
         return (None, conflict) if conflict else (index, ())
     hedge = _hedged(value, item)
     if hedge:

@@ -42,7 +42,7 @@ from functools import cache
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_content import restated_answer
-from culturekb.inference._choice_lists import cycling_tail, is_listing, late_listings_dropped
+from culturekb.inference._choice_lists import cycling_tail, is_listing, late_listings_dropped, unconditional
 from culturekb.inference._choice_text import option_letters
 from culturekb.inference._choice_turns import looped_marker, own_turn
 from culturekb.inference._choice_values import (
@@ -324,6 +324,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         return answer(last) if last is not None else None
     soft = _conclusions(nfkc, item)
     final = _final_letter(nfkc, item)
+    explicit, soft = unconditional(nfkc, explicit, soft, item)  # not "如果……，选择[[D]]" beside an answer
     # markers naming every option ('randomly output one of "[[A]]", "[[B]]", "[[C]]" or "[[D]]"') list the options:
     # they revise no answer given before them
     explicit = late_listings_dropped(explicit, item)

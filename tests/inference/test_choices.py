@@ -570,3 +570,44 @@ def test_a_restatement_that_asks_negates_or_disagrees_chooses_nothing(answer):
 def test_a_restatement_in_a_turn_the_model_wrote_for_the_user_does_not_count():
     answer = "这很难说。\n<|user|>\n她希望李明去超市买一些鸡蛋回来。"
     assert parse_choice(answer, ZH_LONG).letter is None
+
+
+@pytest.mark.parametrize(("answer", "letter"), [
+    ("The answer is likely C because the bag was moved.", "C"),
+    ("The answer is probably (B).", "B"),
+])
+def test_a_degree_word_between_the_answer_phrase_and_the_label_is_passed_over(answer, letter):
+    assert parse_choice(answer, OPTS).letter == letter
+
+
+def test_a_marker_under_a_condition_is_no_answer_beside_an_unconditional_one():
+    fallback = "最终答案：[[A]]。如果没有足够信息，选择[[D]]是随机选择的。"
+    assert parse_choice(fallback, OPTS).letter == "A"
+    runner_up = "The final answer is [[B]]. Had we not inferred this nuance, [[C]] would have been a close second."
+    assert parse_choice(runner_up, OPTS).letter == "B"
+    # a conditional answer that is the only one still counts
+    assert parse_choice("如果只能选一个，我选[[C]]。", OPTS).letter == "C"
+    # and an unconditional later answer still revises an earlier one
+    assert parse_choice("[[A]]。如果不对呢？再想想，最终答案是[[B]]", OPTS).letter == "B"
+
+
+def test_an_answer_value_that_lists_the_options_chooses_none():
+    listed = parse_choice("So the answer is likely: A. Backpack, B. Handbag, C. Tote bag, D. Briefcase", OPTS)
+    assert listed.letter is None and set(listed.ambiguous) == set("ABCD")
+
+
+def test_another_question_the_model_poses_after_answering_is_not_read():
+    options = ["因为肚子疼", "因为害怕妈妈担心", "因为她不喜欢聚会", "她不能参加聚会了"]
+    answer = ("因此最可能的答案为：\n[[B]] <<= 合理答案\n[[B]]igneoussystem>以下给你几个选项，请选择一个和'打开计算机'相似的动作：\n\n"
+              "A. 关上窗户\n\nB. 关上冰箱门\n\nC. 关上门\n\nD. 关上风扇盖\n\n最相似的动作是\"C. 关上门\"。答案是：[[C]]。")
+    assert parse_choice(answer, options).letter == "B"
+    # a walk-through of this question's own options is no other question
+    walk = "[[A]]\nA. 因为肚子疼\nB. 因为害怕妈妈担心\nC. 因为她不喜欢聚会\n所以答案是[[C]]"
+    assert parse_choice(walk, options).letter == "C"
+
+
+def test_an_answer_to_this_question_after_the_other_one_counts():
+    options = ["开心", "害羞", "悲伤", "愤怒"]
+    answer = ("我选[[B]]。\n请回答：小明丢了钥匙怎么办？\nA. 报警\nB. 回家\nC. 找锁匠\n答案：[[C]]\n"
+              "回到小丁的问题，再想想，最合理的答案是C. 悲伤 [[C]]")
+    assert parse_choice(answer, options).letter == "C"
