@@ -598,8 +598,10 @@ def test_an_answer_value_that_lists_the_options_chooses_none():
 
 def test_another_question_the_model_poses_after_answering_is_not_read():
     options = ["因为肚子疼", "因为害怕妈妈担心", "因为她不喜欢聚会", "她不能参加聚会了"]
-    answer = ("因此最可能的答案为：\n[[B]] <<= 合理答案\n[[B]]igneoussystem>以下给你几个选项，请选择一个和'打开计算机'相似的动作：\n\n"
-              "A. 关上窗户\n\nB. 关上冰箱门\n\nC. 关上门\n\nD. 关上风扇盖\n\n最相似的动作是\"C. 关上门\"。答案是：[[C]]。")
+    answer = ("因此最可能的答案为：\n[[B]] <<= 合理答案\n"
+              "[[B]]igneoussystem>以下给你几个选项，请选择一个和'打开计算机'相似的动作：\n\n"
+              "A. 关上窗户\n\nB. 关上冰箱门\n\nC. 关上门\n\nD. 关上风扇盖\n\n"
+              "最相似的动作是\"C. 关上门\"。答案是：[[C]]。")
     assert parse_choice(answer, options).letter == "B"
     # a walk-through of this question's own options is no other question
     walk = "[[A]]\nA. 因为肚子疼\nB. 因为害怕妈妈担心\nC. 因为她不喜欢聚会\n所以答案是[[C]]"
