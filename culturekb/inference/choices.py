@@ -48,18 +48,22 @@ from culturekb.inference._choice_turns import looped_marker, own_turn
 from culturekb.inference._choice_values import (
     _BETWEEN_MARKERS,
     _CONNECTORS,
-    _SENTENCE_END,
     ChoiceAnswer,
     ChoicePath,
     _contradiction,
     _from_value,
     _hedged,
+    _is_enumeration_item,
     _Item,
     _leading_letter,
     _letter_then_tail,
     _marker_run_to_end,
     _Reading,
+    _sentences,
     _settled,
+    _strong_at_start,
+    _strong_labels,
+    _without_option_text,
 )
 from culturekb.inference._json_objects import json_objects
 from culturekb.inference._lexicon import normalise_text
@@ -131,26 +135,6 @@ def _markers(text: str, item: _Item) -> list[_Reading]:
     return found
 
 
-def _sentences(text: str) -> list[tuple[int, str]]:
-    """(start, sentence) pieces; a full stop right after a lone capital ("B. Backpack") does not end one."""
-    out: list[tuple[int, str]] = []
-    start = 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.group().startswith(".") and re.search(r"(?:^|[^A-Za-z])[A-Za-z]$", text[max(0, m.start() - 2):m.start()]):
-            continue
-        out.append((start, text[start:m.end()]))
-        start = m.end()
-    if start < len(text):
-        out.append((start, text[start:]))
-    return [(s, t) for s, t in out if t.strip()]
-
-
-def _strong_labels(sentence: str, item: _Item) -> list[int]:
-    """The options a sentence names unmistakably (bracketed, bold, after an option word, a capital alone)."""
-    return list(dict.fromkeys(item.forms[normalise_text(ct.group_token(m))]
-                              for m in item.patterns.strong.finditer(sentence)))
-
-
 def _conclusions(text: str, item: _Item) -> list[_Reading]:
     """Conclusion phrases and concluding sentences that name one option (or hedge between several)."""
     found: list[_Reading] = []
@@ -188,27 +172,6 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
         elif len(labels) > 1 and phrases.hedge.search(sentence):
             found.append(_Reading(None, "conclusion", start, tuple(labels)))
     return found
-
-
-def _without_option_text(sentence: str, labels: list[int], item: _Item) -> str:
-    """The sentence with the text of the one option it names cut out (unchanged otherwise)."""
-    if len(labels) != 1:
-        return sentence
-    own = item.options[labels[0]].strip()
-    if len(own) < 8:
-        return sentence
-    at = sentence.lower().find(own.lower())
-    return sentence if at < 0 else sentence[:at] + sentence[at + len(own):]
-
-
-def _strong_at_start(value: str, item: _Item) -> bool:
-    m = item.patterns.strong.search(value)
-    return m is not None and not value[:m.start()].strip(" \t*_\"“'‘:：")
-
-
-def _is_enumeration_item(sentence: str, item: _Item) -> bool:
-    """A sentence that starts with a label and goes on about it ("(b) This is the best option because ...")."""
-    return item.patterns.enumerated.match(sentence.lstrip("\n")) is not None and len(sentence.strip()) > 12
 
 
 def _walks_through(text: str, item: _Item) -> bool:
