@@ -34,6 +34,7 @@ _OPEN_BRACKETS = "(\\[{（【「〔〖〘《『⟨«<"
 _CLOSE_BRACKETS = ")\\]}）】」〕〗〙》』⟩»>"
 NOSPACE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af\u0e00-\u0eff]")
 _SPACES = re.compile(r"\s+")
+_DECIMAL = re.compile(r"(?<=\d)[.,](?=\d)")
 # a letter token must not touch another letter or digit of its script (CJK around it is fine: "选项C是")
 _BEFORE = r"(?<![A-Za-z0-9\u0600-\u06ff\u0900-\u097f])"
 _AFTER = r"(?![A-Za-z0-9\u0600-\u06ff\u0900-\u097f]|['’][A-Za-z])"
@@ -326,12 +327,22 @@ def words_and_pairs(text: str) -> frozenset[str]:
     return cjk_pairs(norm) | frozenset(_LATIN_WORD.findall(_CJK_RUN.sub(" ", norm)))
 
 
+_MATH = re.compile(r"\$\$[^$]{1,2000}?\$\$|\$[^$\n]{1,300}?\$|\\\([^\n]{1,300}?\\\)|\\\[[^$]{1,2000}?\\\]")
+
+
+def math_masked(text: str) -> str:
+    """`text` with its TeX math blanked out (same length), except where it holds a ``\\boxed``: the capitals of
+    "$H$ is the enthalpy" or "\\frac{RT}{F}" are symbols, not options."""
+    return _MATH.sub(lambda m: m.group() if "boxed" in m.group() else " " * len(m.group()), text)
+
+
 def clean(text: str) -> str:
-    """Comparison form of option texts and answers: normalised, punctuation to spaces, spaces collapsed."""
-    norm = normalise_text(text)
-    norm = "".join(" " if (not ch.isalnum() and not unicodedata.category(ch).startswith("M")) else ch
-                   for ch in norm)
-    return _SPACES.sub(" ", norm).strip()
+    """Comparison form of option texts and answers: normalised, punctuation to spaces (a decimal point or comma
+    inside a number stays: "4.5 ft" does not hold the option "5 ft"), spaces collapsed."""
+    norm = _DECIMAL.sub("\x00", normalise_text(text))
+    norm = "".join(" " if (not ch.isalnum() and ch != "\x00" and not unicodedata.category(ch).startswith("M"))
+                   else ch for ch in norm)
+    return _SPACES.sub(" ", norm).replace("\x00", ".").strip()
 
 
 @lru_cache(maxsize=1024)
@@ -351,7 +362,9 @@ def contains(haystack: str, needle: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _whole_words(needle: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![\w]){re.escape(needle)}(?![\w])")
+    # a number is not read inside a longer one either ("5 ft" is not in "4.5 ft", "2" not in "1,2")
+    number = r"(?<!\d[.,])" if needle[:1].isdigit() else ""
+    return re.compile(rf"(?<![\w]){number}{re.escape(needle)}(?![\w])")
 
 
 def options_in(text: str, options: Sequence[str]) -> list[int]:

@@ -8,6 +8,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from culturekb.inference import _choice_text as ct
@@ -241,16 +242,25 @@ def _sentences(text: str) -> list[tuple[int, str]]:
 
 
 def _strong_labels(sentence: str, item: _Item) -> list[int]:
-    """The options a sentence names unmistakably (bracketed, bold, after an option word, a capital alone)."""
+    """The options a sentence names unmistakably (bracketed, bold, after an option word, a capital alone); a capital
+    alone that the options themselves use as a name ("70.78°C for A and 75.56°C for B") is no label."""
+    names = _capital_names(tuple(item.options))
     return list(dict.fromkeys(item.forms[normalise_text(ct.group_token(m))]
-                              for m in item.patterns.strong.finditer(sentence)))
+                              for m in item.patterns.strong.finditer(sentence)
+                              if not (m.group("t3") and m.group("t3") in names)))
+
+
+@lru_cache(maxsize=1024)
+def _capital_names(options: tuple[str, ...]) -> frozenset[str]:
+    """The capitals that stand alone inside the options' own text ("for A and ... for B", "point P")."""
+    return frozenset(m.group() for o in options for m in re.finditer(r"(?<![A-Za-z0-9])[A-Z](?![A-Za-z0-9'])", o))
 
 
 def _without_option_text(sentence: str, labels: list[int], item: _Item) -> str:
     """The sentence with the text of the one option it names cut out (unchanged otherwise)."""
     if len(labels) != 1:
         return sentence
-    own = item.options[labels[0]].strip()
+    own = unicodedata.normalize("NFKC", item.options[labels[0]]).strip().rstrip("。.")
     if len(own) < 8:
         return sentence
     at = sentence.lower().find(own.lower())

@@ -136,7 +136,9 @@ def _markers(text: str, item: _Item) -> list[_Reading]:
 
 
 def _conclusions(text: str, item: _Item) -> list[_Reading]:
-    """Conclusion phrases and concluding sentences that name one option (or hedge between several)."""
+    """Conclusion phrases and concluding sentences that name one option (or hedge between several); TeX math is
+    blanked out first ("$H$ is the enthalpy": a symbol)."""
+    text = ct.math_masked(text)
     found: list[_Reading] = []
     phrases = item.phrases
     for m in phrases.lead.finditer(text):
@@ -251,9 +253,9 @@ def _option_text(text: str, item: _Item) -> tuple[int | None, tuple[int, ...]]:
     if last and item.phrases.no_answer.search(last[-1][1]) and not ct.options_in(last[-1][1], item.options):
         return None, ()  # "..., only Jack knows it is in the green_bottle. Therefore, the answer cannot be determined."
     for _, sentence in reversed(last):
-        if item.phrases.negation.search(sentence):
+        named = ct.options_in(sentence, item.options)  # a negation inside the option's own words ("不同") is its own
+        if item.phrases.negation.search(_without_option_text(sentence, named, item)):
             continue
-        named = ct.options_in(sentence, item.options)
         if len(named) == 1:
             return named[0], ()
         if len(named) > 1:
@@ -295,8 +297,9 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         # nothing explicit but the instruction's marker list echoed back ("只有A选项…最符合上述分析\n\n[[A]] [[B]]
         # [[C]] [[D]]"): the list is no answer; a conclusion, or failing that the options' text, says what it is
         said = max((r for r in soft if r.index is not None), key=lambda r: r.at, default=None)
-        if said is None:
+        if said is None:  # an option's whole text on a line of its own, or in the last sentence naming options
             index = _written_out(nfkc, item)
+            index = index if index is not None else _option_text(nfkc[:min(r.at for r in explicit)], item)[0]
             said = _Reading(index, "option-text", 0) if index is not None else None
         if said is not None:
             return answer(said)

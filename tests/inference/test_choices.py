@@ -613,3 +613,23 @@ def test_an_answer_to_this_question_after_the_other_one_counts():
     answer = ("我选[[B]]。\n请回答：小明丢了钥匙怎么办？\nA. 报警\nB. 回家\nC. 找锁匠\n答案：[[C]]\n"
               "回到小丁的问题，再想想，最合理的答案是C. 悲伤 [[C]]")
     assert parse_choice(answer, options).letter == "C"
+
+
+def test_capitals_in_tex_math_are_symbols_not_options():
+    options = ["0.3 volts", "0.12 volts", "0.06 volts", "0.6 volts", "0.9 volts", "0.02 volts"]
+    cut = "The cell potential is given by the Nernst equation: $$E = E_0 - \\frac{RT}{F}\\ln Q$$ Plugging in, we get"
+    assert parse_choice(cut, options).letter is None
+    assert parse_choice("Where $H$ is the enthalpy, so", ["1", "2", "3", "4", "5", "6", "7", "8"]).letter is None
+    assert parse_choice("So the answer is $\\boxed{B}$.", options).letter == "B"
+
+
+def test_a_capital_the_options_use_as_a_name_is_no_label():
+    options = ["70.78°C for A and 75.56°C for B", "90.78°C for A and 81.56°C for B", "80.78°C for A and 66.56°C for B"]
+    cut = "For A it is about 74.78°C.\n\nSo, the normal boiling point for B is: 95.78°C"
+    assert parse_choice(cut, options).letter is None
+
+
+def test_a_number_inside_a_longer_number_is_not_the_option():
+    options = ["7 ft", "3 ft", "5 ft", "9 ft"]
+    assert parse_choice("Solving for the depth, we find that it is approximately 4.5 ft. However", options).letter is None
+    assert parse_choice("Solving for the depth, we find that it is 5 ft.", options).letter == "C"
