@@ -631,5 +631,6 @@ def test_a_capital_the_options_use_as_a_name_is_no_label():
 
 def test_a_number_inside_a_longer_number_is_not_the_option():
     options = ["7 ft", "3 ft", "5 ft", "9 ft"]
-    assert parse_choice("Solving for the depth, we find that it is approximately 4.5 ft. However", options).letter is None
+    cut = "Solving for the depth, we find that it is approximately 4.5 ft. However"
+    assert parse_choice(cut, options).letter is None
     assert parse_choice("Solving for the depth, we find that it is 5 ft.", options).letter == "C"
