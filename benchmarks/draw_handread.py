@@ -6,7 +6,7 @@ Input: the part files of a run of ``benchmarks/bench_parser.py --real-only --par
 answer id already read by hand is left out: ``sample`` and ``round3_changed`` of each ``--exclude JSON``
 (repeatable; default ``results/parser_real_answers_handread.json``, ``..._handread_fresh.json``,
 ``..._handread_round5.json``, ``..._handread_round6.json``, ``..._handread_round7.json``,
-``..._handread_round8.json`` to ``..._handread_round13.json``). The rest are
+``..._handread_round8.json`` to ``..._handread_round14.json``). The rest are
 shuffled with a fixed seed and taken in that order; each taken row is read again from its JSONL file with the
 CURRENT reader (``parse_choice(answer, options, thinking=reasoning == "think")``) and the set's own rule
 (``_real_answers.RULES``), and kept only when the two still disagree (so a reader change since the run cannot put
@@ -53,8 +53,9 @@ ROUND10 = HERE / "results" / "parser_real_answers_handread_round10.json"
 ROUND11 = HERE / "results" / "parser_real_answers_handread_round11.json"
 ROUND12 = HERE / "results" / "parser_real_answers_handread_round12.json"
 ROUND13 = HERE / "results" / "parser_real_answers_handread_round13.json"
+ROUND14 = HERE / "results" / "parser_real_answers_handread_round14.json"
 # every earlier hand reading: none of their answers is drawn again
-EXCLUDE = [EARLIER, FRESH, ROUND5, ROUND6, ROUND7, ROUND8, ROUND9, ROUND10, ROUND11, ROUND12, ROUND13]
+EXCLUDE = [EARLIER, FRESH, ROUND5, ROUND6, ROUND7, ROUND8, ROUND9, ROUND10, ROUND11, ROUND12, ROUND13, ROUND14]
 OUT = HERE / "results" / "parser_real_answers_handread_fresh.json"
 SEED = 20261203
 
