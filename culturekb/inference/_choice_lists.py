@@ -6,10 +6,11 @@ not the answer)."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from culturekb.inference._choice_values import _Item, _Reading
 
-__all__ = ["cycling_tail", "is_listing", "late_listings_dropped", "unconditional"]
+__all__ = ["cycling_tail", "is_listing", "late_listings_dropped", "outvoted", "unconditional"]
 
 # where a sentence ends (also at a "\\n" written out inside echoed JSON)
 _SENTENCE_END = re.compile(r"\.+(?=\s|$)|[!?。！？]+|\n+|\\n")
@@ -72,3 +73,20 @@ def _sentence_start(text: str, at: int) -> int:
     ends = [m.end() for m in _SENTENCE_END.finditer(text, low, at)
             if not (m.group().startswith(".") and _LONE_LETTER.search(text, max(0, m.start() - 2), m.start()))]
     return ends[-1] if ends else low
+
+
+def outvoted(hedge: _Reading, explicit: list[_Reading]) -> _Reading:
+    """A last hedge of markers of other options after one option's answer was given three or more times (twice as
+    often as any other; "[[C]] is the final answer." over and over, then "[[D]] would overestimate while [[B]] and
+    [[A]] fall far short"): the hedge compares the options the model set aside, the repeated answer stands. Any
+    other reading as it is."""
+    if hedge.index is not None or not hedge.ambiguous:
+        return hedge
+    before = [r for r in explicit if r.at < hedge.at and r.index is not None]
+    if not before:
+        return hedge
+    counts = Counter(r.index for r in before)
+    top, n = counts.most_common(1)[0]
+    if n < 3 or n < 2 * max((m for i, m in counts.items() if i != top), default=0) or top in hedge.ambiguous:
+        return hedge
+    return max((r for r in before if r.index == top), key=lambda r: r.at)

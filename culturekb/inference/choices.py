@@ -42,7 +42,7 @@ from functools import cache
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_content import restated_answer
-from culturekb.inference._choice_lists import cycling_tail, is_listing, late_listings_dropped, unconditional
+from culturekb.inference._choice_lists import cycling_tail, is_listing, late_listings_dropped, outvoted, unconditional
 from culturekb.inference._choice_text import option_letters
 from culturekb.inference._choice_turns import looped_marker, own_turn
 from culturekb.inference._choice_values import (
@@ -315,6 +315,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
             final = None  # "[[B]]\n[[C]]\n[[D]]": the last line is the end of a list of markers, not an answer
         if last_explicit.path == "marker":  # "...选项是B。\n\n[[B]]([[D]])": B
             last_explicit = _settled(last_explicit, _beside(nfkc, last_explicit, explicit + soft, item))
+            last_explicit = outvoted(last_explicit, explicit)  # "[[C]] is the answer" x3, "[[B]] and [[A]] fall short"
     if final is not None and (last_explicit is None or last_explicit.index != final.index):
         # a bare option on the last line is the final word, unless an explicit answer says otherwise after a
         # walk-through; then the explicit one stands

@@ -634,3 +634,11 @@ def test_a_number_inside_a_longer_number_is_not_the_option():
     cut = "Solving for the depth, we find that it is approximately 4.5 ft. However"
     assert parse_choice(cut, options).letter is None
     assert parse_choice("Solving for the depth, we find that it is 5 ft.", options).letter == "C"
+
+
+def test_a_last_comparison_of_the_options_set_aside_does_not_take_back_a_repeated_answer():
+    settled = "[[D]] maybe.\n" + "[[C]] is the final answer.\n" * 3 + (
+        "[[D]] would overestimate the majority while [[B]] and [[A]] fall far short.")
+    assert parse_choice(settled, OPTS).letter == "C"
+    # a hedge that includes the repeated answer, or after an answer given once, stays a hedge
+    assert parse_choice("[[C]] is the answer.\n[[B]] and [[A]] are close too.", OPTS).letter is None
