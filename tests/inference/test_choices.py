@@ -637,8 +637,8 @@ def test_a_number_inside_a_longer_number_is_not_the_option():
 
 
 def test_a_last_comparison_of_the_options_set_aside_does_not_take_back_a_repeated_answer():
-    settled = "[[D]] maybe.\n" + "[[C]] is the final answer.\n" * 3 + (
-        "[[D]] would overestimate the majority while [[B]] and [[A]] fall far short.")
+    settled = "[[D]] maybe.\n" + "[[C]] is the final answer.\n" * 4 + (
+        "[[D]] would overestimate the majority while [[B]] and [[A]] fall far short.\n\nThus, the most logical")
     assert parse_choice(settled, OPTS).letter == "C"
     # a hedge that includes the repeated answer, or after an answer given once, stays a hedge
-    assert parse_choice("[[C]] is the answer.\n[[B]] and [[A]] are close too.", OPTS).letter is None
+    assert parse_choice("[[C]] is the answer. But [[B]] and [[A]] are close too.", OPTS).letter is None
