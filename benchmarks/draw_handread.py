@@ -44,18 +44,11 @@ from culturekb.inference.choices import option_letters, parse_choice  # noqa: E4
 
 EARLIER = HERE / "results" / "parser_real_answers_handread.json"
 FRESH = HERE / "results" / "parser_real_answers_handread_fresh.json"
-ROUND5 = HERE / "results" / "parser_real_answers_handread_round5.json"
-ROUND6 = HERE / "results" / "parser_real_answers_handread_round6.json"
-ROUND7 = HERE / "results" / "parser_real_answers_handread_round7.json"
-ROUND8 = HERE / "results" / "parser_real_answers_handread_round8.json"
-ROUND9 = HERE / "results" / "parser_real_answers_handread_round9.json"
-ROUND10 = HERE / "results" / "parser_real_answers_handread_round10.json"
-ROUND11 = HERE / "results" / "parser_real_answers_handread_round11.json"
-ROUND12 = HERE / "results" / "parser_real_answers_handread_round12.json"
-ROUND13 = HERE / "results" / "parser_real_answers_handread_round13.json"
-ROUND14 = HERE / "results" / "parser_real_answers_handread_round14.json"
+LAST_ROUND = 14
+"""The last hand-reading round; a new round adds its file and raises this."""
+ROUNDS = [HERE / "results" / f"parser_real_answers_handread_round{n}.json" for n in range(5, LAST_ROUND + 1)]
 # every earlier hand reading: none of their answers is drawn again
-EXCLUDE = [EARLIER, FRESH, ROUND5, ROUND6, ROUND7, ROUND8, ROUND9, ROUND10, ROUND11, ROUND12, ROUND13, ROUND14]
+EXCLUDE = [EARLIER, FRESH, *ROUNDS]
 OUT = HERE / "results" / "parser_real_answers_handread_fresh.json"
 SEED = 20261203
 

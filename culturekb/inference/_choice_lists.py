@@ -8,13 +8,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from culturekb.inference._choice_values import _Item, _Reading
+from culturekb.inference._choice_values import LONE_LETTER, _Item, _Reading
 
 __all__ = ["cycling_tail", "is_listing", "late_listings_dropped", "outvoted", "unconditional"]
 
 # where a sentence ends (also at a "\\n" written out inside echoed JSON)
 _SENTENCE_END = re.compile(r"\.+(?=\s|$)|[!?。！？]+|\n+|\\n")
-_LONE_LETTER = re.compile(r"(?:^|[^A-Za-z])[A-Za-z]$")
 
 
 def is_listing(reading: _Reading, item: _Item) -> bool:
@@ -71,7 +70,7 @@ def _sentence_start(text: str, at: int) -> int:
     lone letter ("A. Handbag") ends no sentence."""
     low = max(0, at - 400)
     ends = [m.end() for m in _SENTENCE_END.finditer(text, low, at)
-            if not (m.group().startswith(".") and _LONE_LETTER.search(text, max(0, m.start() - 2), m.start()))]
+            if not (m.group().startswith(".") and LONE_LETTER.search(text, max(0, m.start() - 2), m.start()))]
     return ends[-1] if ends else low
 
 

@@ -216,7 +216,7 @@ def patterns(n: int, numbered: bool = False) -> Patterns:
     capitals = [f for f in letter_forms(n, numbered) if not ("a" <= f <= "z")] + list(option_letters(n))
     capital = (r"(?-i:" + _BEFORE + r"(?P<t>" + "|".join(re.escape(f) for f in sorted(capitals, key=len, reverse=True))
                + r")" + _AFTER + r")" + r"(?=\s*(?:$|[.)\]:：,，;；!?。、\"”]|\s[-–—]|[\u3040-\u30ff\u4e00-\u9fff]))")
-    strong = "|".join(f"(?:{p})" for p in (bracketed, bold, after_word, capital))
+    strong = "|".join(f"(?:{p})" for p in (bracketed, bold, after_word, capital))  # capital: CAPITAL_GROUP
     strong = _number_groups(strong)
     marker = (r"\[\[\s*" + tok + r"\s*\]\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok + r"|<answer>\s*[\(\[]?\s*" + tok
               + r"|[\[【]\s*(?:" + answer + r")\s*[:：]?\s*[\(\[]?" + tok + r"[\)\]]?\s*[\]】]"
@@ -230,6 +230,11 @@ def patterns(n: int, numbered: bool = False) -> Patterns:
                     re.compile(enumerated, re.IGNORECASE | re.MULTILINE),
                     re.compile(bare, re.IGNORECASE | re.MULTILINE),
                     re.compile(inline, re.IGNORECASE))
+
+
+CAPITAL_GROUP = "t3"
+"""The group of `Patterns.strong` that a capital standing alone fills (its fourth alternative, numbered by
+`_number_groups`)."""
 
 
 def _number_groups(regex: str) -> str:

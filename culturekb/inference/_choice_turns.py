@@ -269,7 +269,6 @@ def another_question_at(text: str, item: _Item) -> int | None:
     token needed: "[[B]]igneoussystem>以下给你几个选项：…\n\nA. 关上窗户\n\nB. 关上冰箱门\n\nC. 关上门"): the start of
     the first run of three or more short option lines, A, B, C in order, that share almost no words with this
     question's options, once an answer marker came before it. None otherwise."""
-    ours = frozenset().union(*(ct.words_and_pairs(o) for o in item.options))
     run: list[tuple[int, int, str]] = []  # (start, label index, option text) of consecutive option lines
     for m in item.patterns.enumerated.finditer(text):
         index = item.forms[normalise_text(ct.group_token(m))]
@@ -279,7 +278,7 @@ def another_question_at(text: str, item: _Item) -> int | None:
             run = []
         if index == 0 or run:
             run.append((m.start(), index, line))
-        if len(run) == 3 and _foreign(run, ours) and item.patterns.marker.search(text, 0, run[0][0]):
+        if len(run) == 3 and _foreign(run, tuple(item.options)) and item.patterns.marker.search(text, 0, run[0][0]):
             return None if _answers_this_again(text, run[0][0], item) else run[0][0]
     return None
 
@@ -294,10 +293,17 @@ def _answers_this_again(text: str, start: int, item: _Item) -> bool:
     return False
 
 
-def _foreign(run: list[tuple[int, int, str]], ours: frozenset[str]) -> bool:
+def _foreign(run: list[tuple[int, int, str]], options: tuple[str, ...]) -> bool:
     """Whether option lines are another question's: short, and their words hardly any of this question's."""
     if any(not line or len(line) > _OPTION_LINE_AT_MOST for _, _, line in run):
         return False
+    ours = _option_words(options)
     pieces = [ct.words_and_pairs(line) for _, _, line in run]
     total = sum(len(p) for p in pieces)
     return total >= 3 and sum(len(p & ours) for p in pieces) <= 0.2 * total
+
+
+@lru_cache(maxsize=1024)
+def _option_words(options: tuple[str, ...]) -> frozenset[str]:
+    """The words and character pairs of all of a question's options (once per item)."""
+    return frozenset().union(*(ct.words_and_pairs(o) for o in options))

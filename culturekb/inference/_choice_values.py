@@ -172,6 +172,8 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
 
 # -- what a reading weighs: a letter before a tail phrase, a hedge of markers and what settles it ---------------------
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|[。！？]+|\n+")
+LONE_LETTER = re.compile(r"(?:^|[^A-Za-z])[A-Za-z]$")
+"""A lone letter just before a full stop ("B. Backpack"): that full stop ends no sentence."""
 
 _LETTER_BEFORE = re.compile(r"(?-i:(?:^|(?<=[\s,，:：(\"“*]))(?P<letter>[A-Z])\**\s+)$")
 
@@ -232,7 +234,7 @@ def _sentences(text: str) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     start = 0
     for m in _SENTENCE_END.finditer(text):
-        if m.group().startswith(".") and re.search(r"(?:^|[^A-Za-z])[A-Za-z]$", text[max(0, m.start() - 2):m.start()]):
+        if m.group().startswith(".") and LONE_LETTER.search(text, max(0, m.start() - 2), m.start()):
             continue
         out.append((start, text[start:m.end()]))
         start = m.end()
@@ -247,7 +249,7 @@ def _strong_labels(sentence: str, item: _Item) -> list[int]:
     names = _capital_names(tuple(item.options))
     return list(dict.fromkeys(item.forms[normalise_text(ct.group_token(m))]
                               for m in item.patterns.strong.finditer(sentence)
-                              if not (m.group("t3") and m.group("t3") in names)))
+                              if not (m.group(ct.CAPITAL_GROUP) and m.group(ct.CAPITAL_GROUP) in names)))
 
 
 @lru_cache(maxsize=1024)
