@@ -6,7 +6,7 @@ Input: the part files of a run of ``benchmarks/bench_parser.py --real-only --par
 answer id already read by hand is left out: ``sample`` and ``round3_changed`` of each ``--exclude JSON``
 (repeatable; default ``results/parser_real_answers_handread.json``, ``..._handread_fresh.json``,
 ``..._handread_round5.json``, ``..._handread_round6.json``, ``..._handread_round7.json``,
-``..._handread_round8.json`` to ``..._handread_round14.json``). The rest are
+``..._handread_round8.json`` to ``..._handread_round15.json``). The rest are
 shuffled with a fixed seed and taken in that order; each taken row is read again from its JSONL file with the
 CURRENT reader (``parse_choice(answer, options, thinking=reasoning == "think")``) and the set's own rule
 (``_real_answers.RULES``), and kept only when the two still disagree (so a reader change since the run cannot put
@@ -17,7 +17,8 @@ or None, right, guessed), culturekb's (letter, path, ambiguous) and empty ``righ
 
     python benchmarks/draw_handread.py [--n 100] [--seed 20261203] [--out JSON] [--exclude JSON ...] [--force] \\
         PART_0.json PART_1.json
-    python benchmarks/draw_handread.py --show K [--tail] [--out JSON]   # answer K's text (--tail: last 2,000 chars)
+    python benchmarks/draw_handread.py --show K [--tail] [--blind] [--out JSON]   # answer K's text
+        # --tail: only the last 2,000 characters; --blind: no gold and no readings (a second reader's view)
 
 ``--show`` re-reads the row from the JSONL file named in the skeleton and prints its options, gold, both readings and
 the text. The answer texts are never written into the skeleton (the sets stay outside the repository). A skeleton
@@ -44,7 +45,7 @@ from culturekb.inference.choices import option_letters, parse_choice  # noqa: E4
 
 EARLIER = HERE / "results" / "parser_real_answers_handread.json"
 FRESH = HERE / "results" / "parser_real_answers_handread_fresh.json"
-LAST_ROUND = 14
+LAST_ROUND = 15
 """The last hand-reading round; a new round adds its file and raises this."""
 ROUNDS = [HERE / "results" / f"parser_real_answers_handread_round{n}.json" for n in range(5, LAST_ROUND + 1)]
 # every earlier hand reading: none of their answers is drawn again
@@ -146,17 +147,20 @@ def draw(parts: list[Path], n: int, seed: int, out: Path, exclude: list[Path] | 
     return result
 
 
-def show(k: int, tail: bool, out: Path) -> None:
+def show(k: int, tail: bool, out: Path, blind: bool = False) -> None:
+    """Print drawn answer `k`: its options, gold and both readings (`blind`: none of the three, for a second
+    reader who must not know what either reader or the gold says) and its text."""
     drawn = json.loads(out.read_text(encoding="utf-8"))
     a = drawn["sample"][k]
     row = rows_at([a["file"]], {(0, a["at"][1])})[(0, a["at"][1])]
     assert row["id"] == a["id"]
-    rule, mine, _ = readings(row)
     letters = option_letters(len(row["options"]))
-    print(f"#{k} {a['set']} | {a['model']} | {a['language']} | {a['reasoning']} | {a['id']}")
+    print(f"#{k} {a['set']} | {a['model']} | {a['language']} | {a['reasoning']}" + ("" if blind else f" | {a['id']}"))
     for letter, option in zip(letters, row["options"], strict=True):
-        print(f"  {letter}{' *' if letter == a['gold'] else '  '} {option}")
-    print(f"rule: {rule}\nours: {mine}")
+        print(f"  {letter}{' *' if letter == a['gold'] and not blind else '  '} {option}")
+    if not blind:
+        rule, mine, _ = readings(row)
+        print(f"rule: {rule}\nours: {mine}")
     text = row["answer"]
     print(f"--- {len(text)} chars" + (" (last 2,000)" if tail and len(text) > 2000 else "") + " ---")
     print(text[-2000:] if tail else text)
@@ -171,13 +175,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=OUT, help=f"the skeleton to write / read (default {OUT.name})")
     parser.add_argument("--show", type=int, metavar="K", help="print drawn answer K's options, readings and text")
     parser.add_argument("--tail", action="store_true", help="with --show: only the last 2,000 characters")
+    parser.add_argument("--blind", action="store_true",
+                        help="with --show: leave out the gold and both readings (for a second, blind reader)")
     parser.add_argument("--exclude", type=Path, action="append", metavar="JSON",
                         help="an earlier hand reading whose answers (sample, round3_changed) are not drawn again; "
                              "repeatable (default: " + ", ".join(p.name for p in EXCLUDE) + ")")
     parser.add_argument("--force", action="store_true", help="overwrite a skeleton that already holds verdicts")
     args = parser.parse_args(argv)
     if args.show is not None:
-        show(args.show, args.tail, args.out)
+        show(args.show, args.tail, args.out, args.blind)
         return
     if not args.parts:
         parser.error("give the part files to draw from (or --show K)")
