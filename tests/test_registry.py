@@ -28,6 +28,7 @@ from culturekb.models import OpenAICompatClient, make_client, make_embedder, reg
 from culturekb.registry import Registry, which
 from culturekb.retrieval.retriever import open_retriever
 from culturekb.retrieval.stores import list_stores, make_store, register_store
+from culturekb.retrieval.stores.faiss_store import FaissStore
 from culturekb.text.concepts import TextConceptExtractor
 
 PROBE = "culturekb_registry_probe"
@@ -380,7 +381,8 @@ def test_what_an_isolated_block_discovers_is_found_again_after_it(monkeypatch: p
 
 
 def test_a_spec_argument_may_come_as_the_factorys_keyword_but_not_twice() -> None:
-    assert make_store("faiss", 8, kind="flat").kind == "flat"  # the same as make_store("faiss:flat", 8)
-    assert make_store("faiss:hnsw", 8, kind="hnsw").kind == "hnsw"  # both ways, one value
+    flat, hnsw = make_store("faiss", 8, kind="flat"), make_store("faiss:hnsw", 8, kind="hnsw")
+    assert isinstance(flat, FaissStore) and flat.kind == "flat"  # the same as make_store("faiss:flat", 8)
+    assert isinstance(hnsw, FaissStore) and hnsw.kind == "hnsw"  # both ways, one value
     with pytest.raises(ConfigError, match=r"'faiss:hnsw' already names its kind \('hnsw'\); kind='flat'"):
         make_store("faiss:hnsw", 8, kind="flat")

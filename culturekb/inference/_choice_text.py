@@ -193,7 +193,8 @@ class Patterns:
     strong: re.Pattern[str]
     """A label that can only mean an option: bracketed, bold, after an option word, or a capital alone."""
     marker: re.Pattern[str]
-    """An explicit answer marker: [[B]], \\boxed{B}, <answer>B</answer>, [答案B], 【B】, 〔B〕, 〖B〗."""
+    """An explicit answer marker: [[B]] (also quoted, [['B']]), \\boxed{B}, <answer>B</answer>, [答案B], 【B】, 〔B〕,
+    〖B〗."""
     enumerated: re.Pattern[str]
     """A line that starts with a label, as in a walk-through of the options."""
     bare: re.Pattern[str]
@@ -218,7 +219,8 @@ def patterns(n: int, numbered: bool = False) -> Patterns:
                + r")" + _AFTER + r")" + r"(?=\s*(?:$|[.)\]:：,，;；!?。、\"”]|\s[-–—]|[\u3040-\u30ff\u4e00-\u9fff]))")
     strong = "|".join(f"(?:{p})" for p in (bracketed, bold, after_word, capital))  # capital: CAPITAL_GROUP
     strong = _number_groups(strong)
-    marker = (r"\[\[\s*" + tok + r"\s*\]\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok + r"|<answer>\s*[\(\[]?\s*" + tok
+    marker = (r"\[\[\s*['\"]?\s*" + tok + r"\s*['\"]?\s*\]\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok
+              + r"|<answer>\s*[\(\[]?\s*" + tok
               + r"|[\[【]\s*(?:" + answer + r")\s*[:：]?\s*[\(\[]?" + tok + r"[\)\]]?\s*[\]】]"
               + r"|【\s*" + tok + r"\s*】|〔\s*" + tok + r"\s*〕|〖\s*" + tok + r"\s*〗")
     enumerated = r"^[ \t]*(?:[-*•>#]+\s*)?(?:\*\*)?[\(\[（]?\s*" + tok + r"\s*[\)\]）.:：、](?!\d)"

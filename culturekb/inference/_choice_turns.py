@@ -43,8 +43,8 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
     hedge: ChoiceAnswer | None = None
     for m in TURN_END.finditer(text):
         before = text[:m.start()]
-        if _WORD.search(before) is None:  # nothing said yet ("```<|user|> Step 1: ..."): no turn has ended
-            continue
+        if _WORD.search(TURN_END.sub("", _PLACEHOLDER.sub("", before))) is None:
+            continue  # nothing said yet ("```<|user|> Step 1: ...", "[[Answer Index]]\n<|user|>"): no turn ended
         if _MATH_LIKE.match(m.group()) and _in_math(text, m.start()):  # "$0 < |x| + |y| < 1$": not a token
             continue
         if (_ROLE.match(text, m.start()) is not None
@@ -78,6 +78,9 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
 
 
 _WORD = re.compile(r"\w")
+# a template's placeholder the model wrote out instead of filling it ("[[Penultimate Reasoning Steps 3]]",
+# "[[Answer Index]]"): no answer text (an answer marker names one label, "[[B]]")
+_PLACEHOLDER = re.compile(r"\[\[[^\[\]\n]{3,60}\]\]|\.{3}")
 
 
 # a spaced "< |...|" with no closing ">": what a less-than before an absolute value looks like ("$|n| < |n-3| < 9$")

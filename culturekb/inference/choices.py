@@ -104,10 +104,19 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
         for m in pattern.finditer(text):
             if item.phrases.negation.match(m.group("value").lstrip(" *_\"“(")):
                 continue  # "The answer is not listed, but the closest option is (J)": the value names no answer
+            if _taken_back(m.group("value"), item):
+                continue  # "the answer is 21 * 2 * 120 = 5040. However, this is not among the choices"
             index, ambiguous = _from_value(m.group("value"), item)
             if index is not None or ambiguous:
                 found.append(_Reading(index, "answer-line", m.start(), ambiguous))
     return found
+
+
+def _taken_back(value: str, item: _Item) -> bool:
+    """Whether the sentence right after an answer line's first sentence says no option is the answer ("Thus, the
+    answer is 504. However, this is not among the choices"): the value was a result, not a choice."""
+    parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？])", value, maxsplit=2)
+    return len(parts) > 1 and item.phrases.no_answer.search(" ".join(parts[1:])[:200]) is not None
 
 
 def _markers(text: str, item: _Item) -> list[_Reading]:
@@ -452,7 +461,11 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         if last.index is None:
             return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in last.ambiguous))
         return ChoiceAnswer(letters[last.index], last.index, last.path)
-    first = min((r for r in firm if r.at >= len(clean)), key=lambda r: r.at, default=None)
+    after = [r for r in firm if r.at >= len(clean)]
+    first = min(after, key=lambda r: r.at, default=None)
+    stated = [r for r in after if r.index is not None and r.path != "marker"]
+    if first is not None and first.index is None and first.path == "marker" and stated:
+        first = min(stated, key=lambda r: r.at)  # a column of markers in the noise, then "答案是[[B]]": B
     first = _settled(first, firm) if first is not None else None
     if clean.strip():
         found = _parse_one(clean, item, explicit_only=explicit_only)

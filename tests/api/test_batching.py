@@ -291,7 +291,8 @@ def test_a_request_that_never_encodes_settles_and_frees_the_encoder(kb_dirs, cou
     exact = {"concepts": ["Storms", "full moon"], "culture": "en"}
     responses = asyncio.run(_post_many(app, [exact, {"concepts": ["ocean waves"], "culture": "en"}]))
     assert [r.status_code for r in responses] == [200, 200]  # the exact one settled; the semantic one went
-    assert _batcher(app).arrivals is not None and _batcher(app).arrivals.pending() == 0
+    arrivals = _batcher(app).arrivals
+    assert arrivals is not None and arrivals.pending() == 0
 
 
 def test_a_lookup_waits_for_its_batch_on_the_event_loop_and_runs_there_on_one_core(

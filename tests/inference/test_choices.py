@@ -642,3 +642,40 @@ def test_a_last_comparison_of_the_options_set_aside_does_not_take_back_a_repeate
     assert parse_choice(settled, OPTS).letter == "C"
     # a hedge that includes the repeated answer, or after an answer given once, stays a hedge
     assert parse_choice("[[C]] is the answer. But [[B]] and [[A]] are close too.", OPTS).letter is None
+
+
+def test_a_quoted_marker_is_a_marker():
+    assert parse_choice("最可能的是：\n\n[['B']] [['B']]", OPTS).letter == "B"
+    assert parse_choice('[["C"]]', OPTS).letter == "C"
+
+
+def test_an_answer_line_after_a_column_of_markers_in_noise_is_read():
+    noise = "小王面其口售WARNING Vue it边 istr0克 0 3 0 1 ÷ Дом ทดสอบ 0 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 "
+    column = "\n".join(["[[D]] ", "[[B]] ", "[[A]] ", "[[C]] "] * 3)
+    answer = "他可能会" + noise * 3 + "\n" + column + "\n\n\n答案是[[B]]._formats\n" + noise
+    assert parse_choice(answer, OPTS).letter == "B"
+    assert parse_choice("他可能会" + noise * 3 + "\n" + column + "\n" + noise, OPTS).letter is None
+
+
+def test_a_template_placeholder_before_a_role_token_is_no_answer_turn():
+    answer = ("[[Penultimate Reasoning Steps 3]]\n\n[[Answer Index]]\n<|user|>\n...\n<|system|>\n\n"
+              "A. 35 sparrows: plausible.\nB. 39 sparrows: too high.\n\nSo the most unlikely must be C.\n\n[[A]]")
+    assert parse_choice(answer, ["35", "39", "40", "20"]).letter == "A"
+    # an answer before the role token still ends the turn there
+    assert parse_choice("[[B]]\n<|user|>\nNow a new question: 1+1?\n[[A]]", ["x", "y", "z", "w"]).letter == "B"
+
+
+def test_a_result_the_next_sentence_says_is_not_among_the_choices_is_no_answer():
+    options = ["200", "210", "250", "150", "300", "120"]
+    loop = "Thus, the answer is 330/5! = 330/120 = 66. The answer is not among the choices, so we try again. " + (
+        "We can use the following method. Thus, the answer is 21 * 2 * 120 = 5040. However, this is not among the "
+        "choices, so we have to try another method. ") * 3
+    assert parse_choice(loop, options).letter is None
+    assert parse_choice("Thus, the answer is 120. This matches option F.", options).letter == "F"
+
+
+def test_more_conclusion_phrases():
+    stick = ("[[B]]\n\nSo the most accurate answer choice should be A. However, I will stick to the former guess and "
+             "choose B for the initial question's response.")
+    assert parse_choice(stick, OPTS).letter == "B"
+    assert parse_choice("噪音 x 答案，只能是B。 yy", ["感激", "开心", "厌烦", "满足"]).letter == "B"
