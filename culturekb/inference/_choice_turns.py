@@ -41,9 +41,11 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
     read = _up_to_another_question(read)
     checked = 0
     hedge: ChoiceAnswer | None = None
+    said = False  # (once something is said before a token, it is said before every later one)
     for m in TURN_END.finditer(text):
         before = text[:m.start()]
-        if _WORD.search(TURN_END.sub("", _PLACEHOLDER.sub("", before))) is None:
+        said = said or _WORD.search(TURN_END.sub("", _PLACEHOLDER.sub("", before))) is not None
+        if not said:
             continue  # nothing said yet ("```<|user|> Step 1: ...", "[[Answer Index]]\n<|user|>"): no turn ended
         if _MATH_LIKE.match(m.group()) and _in_math(text, m.start()):  # "$0 < |x| + |y| < 1$": not a token
             continue

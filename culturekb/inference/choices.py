@@ -115,8 +115,8 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
 def _taken_back(value: str, item: _Item) -> bool:
     """Whether the sentence right after an answer line's first sentence says no option is the answer ("Thus, the
     answer is 504. However, this is not among the choices"): the value was a result, not a choice."""
-    parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？])", value, maxsplit=2)
-    return len(parts) > 1 and item.phrases.no_answer.search(" ".join(parts[1:])[:200]) is not None
+    parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？])", value, maxsplit=1)
+    return len(parts) > 1 and item.phrases.no_answer.search(parts[1][:200]) is not None
 
 
 def _markers(text: str, item: _Item) -> list[_Reading]:
