@@ -8,9 +8,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from culturekb.inference._choice_text import clean, clean_options
 from culturekb.inference._choice_values import LONE_LETTER, _Item, _Reading
 
-__all__ = ["cycling_tail", "is_listing", "late_listings_dropped", "outvoted", "unconditional"]
+__all__ = ["complemented", "cycling_tail", "is_listing", "late_listings_dropped", "outvoted", "unconditional",
+           "walk_through_tail"]
 
 # where a sentence ends (also at a "\\n" written out inside echoed JSON)
 _SENTENCE_END = re.compile(r"\.+(?=\s|$)|[!?。！？]+|\n+|\\n")
@@ -48,6 +50,30 @@ def cycling_tail(readings: list[_Reading], options: int) -> list[_Reading]:
             break
         run.append(r)
     return run if len(run) >= max(2 * options, 6) else []
+
+
+def walk_through_tail(text: str, readings: list[_Reading], item: _Item) -> list[_Reading]:
+    """The last readings when they are markers each followed by its own option's text, in label order from the
+    first option ("选项[[A]]：“建议她和家长……” 选项[[B]]：“建议她定期更改密码，保持", cut off): a walk-through of the
+    options under way, not an answer; else []."""
+    run: list[_Reading] = []
+    for r in sorted(readings, key=lambda r: r.at, reverse=True):
+        if r.path != "marker" or r.index is None or not _labels_own_text(text, r, item):
+            break
+        run.append(r)
+    run.reverse()
+    return run if len(run) >= 2 and [r.index for r in run] == list(range(len(run))) else []
+
+
+def _labels_own_text(text: str, reading: _Reading, item: _Item) -> bool:
+    """Whether the marker at `reading` is followed (after its closing brackets and a colon or quote) by the start
+    of its own option's text."""
+    own = clean_options(item.options)[reading.index or 0]
+    after = re.sub(r"^[^\]】〕〗>)）}]*[\]】〕〗>)）}]+", "", text[reading.at:reading.at + 20 + len(own)])
+    m = re.match(r"\s*[:：.、]\s*[\"“「『']?", after)
+    if m is None or not own:
+        return False
+    return clean(after[m.end():]).startswith(own[:min(len(own), 8)])
 
 
 def unconditional(text: str, explicit: list[_Reading], soft: list[_Reading],
@@ -89,3 +115,16 @@ def outvoted(hedge: _Reading, explicit: list[_Reading]) -> _Reading:
     if n < 3 or n < 2 * max((m for i, m in counts.items() if i != top), default=0) or top in hedge.ambiguous:
         return hedge
     return max((r for r in before if r.index == top), key=lambda r: r.at)
+
+
+def complemented(hedge: _Reading, explicit: list[_Reading], item: _Item) -> _Reading:
+    """A last hedge of markers naming every option but one, right after a marker of that one ("[[D]] [[]]\n[[A]]\n
+    [[B]]\n[[C]]"): the remaining options listed after the answer; the answer stands. Any other reading as it is."""
+    if hedge.index is not None or hedge.path != "marker" or len(item.options) < 3:
+        return hedge
+    before = max((r for r in explicit if r.at < hedge.at), key=lambda r: r.at, default=None)
+    if (before is None or before.path != "marker" or before.index is None or hedge.at - before.at > 40
+            or before.index in hedge.ambiguous or {*hedge.ambiguous, before.index} != set(range(len(item.options)))
+            or [before.index, *hedge.ambiguous] == list(range(len(item.options)))):
+        return hedge  # "[[A]]，[],\n[[B]]，\n[[C]]，\n[[D]]" in label order lists the options
+    return before

@@ -42,7 +42,15 @@ from functools import cache
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_content import restated_answer
-from culturekb.inference._choice_lists import cycling_tail, is_listing, late_listings_dropped, outvoted, unconditional
+from culturekb.inference._choice_lists import (
+    complemented,
+    cycling_tail,
+    is_listing,
+    late_listings_dropped,
+    outvoted,
+    unconditional,
+    walk_through_tail,
+)
 from culturekb.inference._choice_text import option_letters
 from culturekb.inference._choice_turns import looped_marker, own_turn
 from culturekb.inference._choice_values import (
@@ -207,10 +215,30 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
             index = item.forms[normalise_text(m.group("letter"))]
     if index is None:
         return None
-    rest = ct.clean(re.sub(r"^" + ct.OPEN + r"[^\W_]{1,2}", "", last))
+    column = _marker_column(lines[:-1], item)
+    if len(column) >= 3 and len({*column, index}) >= 3 and column[0] != index:
+        # "[[B]]\n[[A]]\n[[C]]\n[[D]] (……应为[[B]])": the last of a column of options' markers, no answer of its own
+        return None
+    after = re.sub(r"^" + ct.OPEN + r"[^\W_]{1,2}", "", last)
+    if any(r.index not in (None, index) and r.path != "marker" for r in _explicit(after, item)):
+        return None  # "[[C]]虽然部分符合逻辑……最符合条件的答案是[[B]]。": the line answers B after naming C
+    rest = ct.clean(after)
     if rest and rest != ct.clean(item.options[index]) and _walks_through(text, item):
         return None  # the last item of a walk-through, not an answer
     return _Reading(index, "final-letter", len(text))
+
+
+def _marker_column(lines: list[str], item: _Item) -> list[int]:
+    """The options of the lines at the end of `lines` that hold only an option's label ("[[B]]", "[[A]]，"), in
+    order."""
+    column: list[int] = []
+    for line in reversed(lines):
+        line = line.strip(" \t*_#>")
+        index = _leading_letter(line, item)
+        if index is None or ct.clean(re.sub(ct.OPEN + r"[^\W_]{1,2}", "", line, count=1)):
+            break
+        column.append(index)
+    return column[::-1]
 
 
 def _written_out(text: str, item: _Item) -> int | None:
@@ -314,8 +342,8 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
             return answer(said)
     # the markers of every option over and over in option order to the end ("最终答案为[[A]]。 <[[A]]> <[[B]]> <[[C]]>
     # <[[D]]> <[[A]]> <[[B]]> <", cut off anywhere) are a loop, not a revision: where it happens to stop says nothing
-    cycle = cycling_tail(explicit, len(item.options))
-    if cycle:
+    cycle = cycling_tail(explicit, len(item.options)) or walk_through_tail(nfkc, explicit, item)
+    if cycle:  # also options' markers each before its own text, from the first, cut off: a walk-through under way
         explicit = [r for r in explicit if r not in cycle]
     last_explicit = max(explicit, key=lambda r: r.at, default=None)
     last_soft = max(soft, key=lambda r: r.at, default=None)
@@ -325,6 +353,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         if last_explicit.path == "marker":  # "...选项是B。\n\n[[B]]([[D]])": B
             last_explicit = _settled(last_explicit, _beside(nfkc, last_explicit, explicit + soft, item))
             last_explicit = outvoted(last_explicit, explicit)  # "[[C]] is the answer" x3, "[[B]] and [[A]] fall short"
+            last_explicit = complemented(last_explicit, explicit, item)  # "[[D]] [[]]\n[[A]]\n[[B]]\n[[C]]": D
     if final is not None and (last_explicit is None or last_explicit.index != final.index):
         # a bare option on the last line is the final word, unless an explicit answer says otherwise after a
         # walk-through; then the explicit one stands

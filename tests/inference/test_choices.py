@@ -679,3 +679,31 @@ def test_more_conclusion_phrases():
              "choose B for the initial question's response.")
     assert parse_choice(stick, OPTS).letter == "B"
     assert parse_choice("噪音 x 答案，只能是B。 yy", ["感激", "开心", "厌烦", "满足"]).letter == "B"
+
+
+def test_a_last_line_that_answers_another_option_after_its_label_is_no_bare_option():
+    options = ["box", "basket", "bag", "drawer"]
+    text = ("所以，最可能的答案是【B】。 [[B]]\n[[A]]与【D】的解释不符合。因此，最终答案为[[B]]。\n"
+            "[[C]]虽然部分符合逻辑，但不完全吻合。综合分析后，最符合条件的答案是[[B]]。 [[B]] [[A]] [[C]] [[D]]")
+    assert parse_choice(text, options).letter == "B"
+    assert parse_choice("Let me think.\n[[C]] is right: the bag.", options).letter == "C"  # its own answer
+
+
+def test_a_walk_through_cut_off_after_the_answer_is_no_revision():
+    options = ["和家长讨论这个问题。", "定期更改密码，保持隐私设置。", "提醒她要保持警惕。", "看一些调研报告。"]
+    text = ("综上，最直接有效的答案序号是[[C]]。\n\n分析每个选项：\n\n选项[[A]]：“和家长讨论这个问题。” 不够直接。\n\n"
+            "选项[[B]]：“定期更改密码，保持")
+    assert parse_choice(text, options).letter == "C"
+    # the options' labels in another order, or not before their own text, are read as before
+    assert parse_choice("选项[[B]]：“定期更改密码。”\n选项[[A]]：“和家长讨论", options).letter == "A"
+
+
+def test_a_column_of_markers_after_the_answer_is_no_answer_of_its_own():
+    options = ["展览会", "在家打游戏", "图书馆", "购物中心"]
+    text = ("因此，李敏最可能的选择会是B. 在家打游戏。\n\n[[B]]\n[[A]]\n[[C]]\n"
+            "[[D]] (此为随机选项示例，实际推理后应为[[B]])")
+    assert parse_choice(text, options).letter == "B"
+    # the other options listed after the answer, apart from it
+    assert parse_choice("所以正确的推测是购物中心。\n\n[[D]] [[]]\n[[A]]\n[[B]]\n[[C]] [[]]", options).letter == "D"
+    # every option in label order is a listing, not an answer
+    assert parse_choice("噪声 ！[[A]]，[],\n[[B]]，\n[[C]]，\n[[D]]。", options).letter is None
