@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from culturekb.inference._choice_text import clean, clean_options
+from culturekb.inference._choice_text import answer_words, clean, clean_options
 from culturekb.inference._choice_values import LONE_LETTER, _Item, _Reading
 
-__all__ = ["complemented", "cycling_tail", "is_listing", "late_listings_dropped", "outvoted", "unconditional",
-           "walk_through_tail"]
+__all__ = ["complemented", "cycling_tail", "is_listing", "late_listings_dropped", "outvoted", "scattered_listing",
+           "unconditional", "walk_through_tail"]
 
 # where a sentence ends (also at a "\\n" written out inside echoed JSON)
 _SENTENCE_END = re.compile(r"\.+(?=\s|$)|[!?。！？]+|\n+|\\n")
@@ -128,3 +128,21 @@ def complemented(hedge: _Reading, explicit: list[_Reading], item: _Item) -> _Rea
             or [before.index, *hedge.ambiguous] == list(range(len(item.options)))):
         return hedge  # "[[A]]，[],\n[[B]]，\n[[C]]，\n[[D]]" in label order lists the options
     return before
+
+
+def scattered_listing(text: str, readings: list[_Reading], item: _Item, gap: int = 30) -> list[_Reading]:
+    """The last readings when they are single markers a few characters apart (at most `gap`) naming three or more
+    different options, no more than twice as many markers as options, none followed by an answer word
+    ("1[[B]]]]>。[[C]]ąż。[[D]]12alice"): options listed with junk between them, not answers; else []."""
+    options = len(item.options)
+    words = [w for w in answer_words() if len(w) >= 2]
+    run: list[_Reading] = []
+    for r in sorted(readings, key=lambda r: r.at, reverse=True):
+        if r.path != "marker" or r.index is None or (run and run[-1].at - r.at > gap):
+            break
+        if any(w in text[r.at:r.at + 16].lower() for w in words):
+            return []  # "因此 [[D]] 是最有可能的答案": stated, not listed
+        run.append(r)
+    if options < 3 or len(run) > 2 * options or len({r.index for r in run}) < 3:
+        return []
+    return run

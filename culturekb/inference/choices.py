@@ -48,6 +48,7 @@ from culturekb.inference._choice_lists import (
     is_listing,
     late_listings_dropped,
     outvoted,
+    scattered_listing,
     unconditional,
     walk_through_tail,
 )
@@ -485,6 +486,16 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     if looped is not None:
         return looped
     before = [r for r in firm if r.at < len(clean)]
+    scattered = scattered_listing(text, before, item)
+    if scattered:  # "[[C]]eptentals6VIP\n [[D]]_terr Adolf\n [[A]]_bang\n [[B]]_atted …": the options listed into noise
+        before = [r for r in before if r not in scattered]
+        said = [] if explicit_only else [r for r in _conclusions(text[:scattered[-1].at], item) if r.index is not None]
+        if not before and said:  # "最可能的答案选项是B，……\n[[B]]！或[[C]]！或[[D]]！或[[A]]！": B
+            last = max(said, key=lambda r: r.at)
+            return ChoiceAnswer(letters[last.index or 0], last.index, last.path)
+        if not before:
+            return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in dict.fromkeys(
+                r.index for r in reversed(scattered) if r.index is not None)))
     if before:  # the last answer before the noise; a passing conclusion after it is not read
         last = _settled(max(before, key=lambda r: r.at), firm)
         if last.index is None:

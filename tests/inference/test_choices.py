@@ -707,3 +707,16 @@ def test_a_column_of_markers_after_the_answer_is_no_answer_of_its_own():
     assert parse_choice("所以正确的推测是购物中心。\n\n[[D]] [[]]\n[[A]]\n[[B]]\n[[C]] [[]]", options).letter == "D"
     # every option in label order is a listing, not an answer
     assert parse_choice("噪声 ！[[A]]，[],\n[[B]]，\n[[C]]，\n[[D]]。", options).letter is None
+
+
+def test_options_listed_a_few_characters_apart_into_noise_are_no_answer():
+    options = ["开心", "害怕", "自豪", "难过"]
+    noise = " 440  307   시irical intussdd  3  vit 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1 1" * 4
+    listed = ("[结论]\n节选出比赛只与台历播放结束\n\n[[C]]eptentals6VIP\n [[D]]_terr Adolf\n [[A]]_bang\n [[B]]_atted"
+              + noise)
+    assert parse_choice(listed, options).letter is None
+    # an answer stated before the list stands; a marker followed by an answer word is stated, not listed
+    stated = "最可能的答案选项是B，因为她很害怕。\n[[B]]！或[[C]]！或[[D]]！或[[A]]！ \n告尺？啦" + noise
+    assert parse_choice(stated, options).letter == "B"
+    stated = "然而，“[[D]]”在 点，\n[[A]] 或是，[[B]]”，因此 [[D]] 是最有可能的答案"
+    assert parse_choice(stated + noise, options).letter == "D"
