@@ -16,6 +16,9 @@ _SCRIPT_NAMES = ("CJK", "HIRAGANA", "KATAKANA", "HANGUL", "CYRILLIC", "ARABIC", 
                  "HEBREW", "BENGALI", "TAMIL", "ARMENIAN", "GEORGIAN", "ETHIOPIC", "LAO", "KHMER", "MYANMAR",
                  "GUJARATI", "TELUGU", "KANNADA", "MALAYALAM", "SINHALA", "TIBETAN", "LATIN")
 _REPEATED = re.compile(r"(?<!\S)(\S{1,12})(?:\s+\1(?!\S)){11,}")
+# a short unit of two or more different characters, none a letter or digit, glued to itself twenty times or more
+# ("|->|->|->...", '=""=""=""')
+_GLUED = re.compile(r"(\S{2,6}?)\1{19,}")
 _WINDOW = 160
 
 
@@ -35,11 +38,16 @@ def _script(ch: str) -> str | None:
 def degenerate_start(text: str) -> int | None:
     """Where an answer turns into noise: a stretch of about 160 characters with letters of four or more scripts, or
     of three with one besides Latin, CJK, kana and Greek (the noise starts at the first letter outside Latin and CJK
-    there), or one token repeated a dozen times. None for an answer without noise."""
+    there), one token repeated a dozen times, or a short unit of punctuation glued to itself twenty times
+    ("|->|->|->"). None for an answer without noise."""
     starts: list[int] = []
     m = _REPEATED.search(text)
     if m is not None and re.search(r"\w", m.group(1)):
         starts.append(m.start())
+    glued = next((g for g in _GLUED.finditer(text)
+                  if len(set(g.group(1))) >= 2 and not any(ch.isalnum() for ch in g.group(1))), None)
+    if glued is not None:
+        starts.append(glued.start())
     scripts = [_script(ch) for ch in text]
     for w in range(0, max(1, len(text) - _WINDOW // 2), _WINDOW // 2):
         seen = {sc for sc in scripts[w:w + _WINDOW] if sc}

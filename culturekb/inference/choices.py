@@ -509,6 +509,8 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     first = _settled(first, firm) if first is not None else None
     if clean.strip():
         found = _parse_one(clean, item, explicit_only=explicit_only)
+        if found is not None and found.path == "option-text" and _walks_through(clean, item):
+            found = None  # 'B. "Daniel expresses regret ..." - It might seem like, butdeserialize error |->': cut off
         # an explicit answer after the noise beats an option's word in the clean part
         if found is not None and (found.valid or found.ambiguous) and not (
                 first is not None and first.index is not None and found.path in ("option-text", "invalid")):

@@ -720,3 +720,16 @@ def test_options_listed_a_few_characters_apart_into_noise_are_no_answer():
     assert parse_choice(stated, options).letter == "B"
     stated = "然而，“[[D]]”在 点，\n[[A]] 或是，[[B]]”，因此 [[D]] 是最有可能的答案"
     assert parse_choice(stated + noise, options).letter == "D"
+
+
+def test_punctuation_glued_to_itself_is_noise_and_a_walk_through_cut_off_by_it_is_no_answer():
+    options = ["Daniel thinks his work ability is not enough.", "Daniel expresses regret for Richard's decision.",
+               "Daniel wants the project.", "Daniel feels sorry for being idle now."]
+    text = ("Step 3: Evaluate each candidate answer.\nA. \"Daniel thinks his work ability is not enough\" - This isn't "
+            "related.\nB. \"Daniel expresses regret for Richard's decision\" - It might seem like it, but"
+            + "deserialize error " + "|->" * 60)
+    assert parse_choice(text, options).letter is None
+    # the answer given before such noise is read
+    assert parse_choice("所以我的回答仍然是：\n[[A]]\"\"\n该答案表明选项A是答案。" + '=""' * 40, options).letter == "A"
+    # a separator line of one character is no noise
+    assert parse_choice("The answer is (B).\n" + "=" * 80 + "\nThat is all.", options).letter == "B"
