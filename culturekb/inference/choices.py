@@ -242,6 +242,19 @@ def _marker_column(lines: list[str], item: _Item) -> list[int]:
     return column[::-1]
 
 
+def _closing_label(text: str, item: _Item) -> int | None:
+    """The option of a one-sentence answer that ends on it in brackets, the only option it names in brackets ("The
+    two sources best illustrate the aspect ... that is (D)."); None otherwise."""
+    stripped = text.strip()
+    m = re.search(r"[(（](?P<letter>[^\W_]{1,2})[)）]\s*[.。]?$", stripped)
+    if m is None or "\n" in stripped or len(stripped) > 400 or normalise_text(m.group("letter")) not in item.forms:
+        return None
+    bracketed = {normalise_text(b) for b in re.findall(r"[(（]([^\W_]{1,2})[)）]", stripped)}
+    if len(_sentences(stripped)) > 1 or len(bracketed & set(item.forms)) != 1:
+        return None
+    return item.forms[normalise_text(m.group("letter"))]
+
+
 def _written_out(text: str, item: _Item) -> int | None:
     """The one option whose whole text stands on a line of its own, its label before it or not ("A. box"); None
     where no option or several are."""
@@ -373,6 +386,9 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     index = _leading(nfkc, item)
     if index is not None:
         return ChoiceAnswer(letters[index], index, "letter")
+    index = _closing_label(nfkc, item)
+    if index is not None:
+        return ChoiceAnswer(letters[index], index, "final-letter")
     index, ambiguous = _option_text(nfkc, item)
     if index is not None or ambiguous:
         return answer(_Reading(index, "option-text", 0, ambiguous))

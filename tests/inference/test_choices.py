@@ -733,3 +733,11 @@ def test_punctuation_glued_to_itself_is_noise_and_a_walk_through_cut_off_by_it_i
     assert parse_choice("所以我的回答仍然是：\n[[A]]\"\"\n该答案表明选项A是答案。" + '=""' * 40, options).letter == "A"
     # a separator line of one character is no noise
     assert parse_choice("The answer is (B).\n" + "=" * 80 + "\nThat is all.", options).letter == "B"
+
+
+def test_a_one_sentence_answer_that_ends_on_a_bracketed_option_chooses_it():
+    options = ["Constitutions", "Monarchs", "Military dictatorships", "Industrialization"]
+    text = " The two sources best illustrate the aspect of the period circa 1750–1900 C.E. that is (D).\n\n"
+    assert parse_choice(text, options).letter == "D"
+    # two bracketed options, or more than one sentence, are not read so
+    assert parse_choice("It is either (A) or (D).", options).letter is None
