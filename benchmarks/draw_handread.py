@@ -6,7 +6,7 @@ Input: the part files of a run of ``benchmarks/bench_parser.py --real-only --par
 answer id already read by hand is left out: ``sample`` and ``round3_changed`` of each ``--exclude JSON``
 (repeatable; default ``results/parser_real_answers_handread.json``, ``..._handread_fresh.json``,
 ``..._handread_round5.json``, ``..._handread_round6.json``, ``..._handread_round7.json``,
-``..._handread_round8.json`` to ``..._handread_round15.json``). The rest are
+``..._handread_round8.json`` to ``..._handread_round16.json``). The rest are
 shuffled with a fixed seed and taken in that order; each taken row is read again from its JSONL file with the
 CURRENT reader (``parse_choice(answer, options, thinking=reasoning == "think")``) and the set's own rule
 (``_real_answers.RULES``), and kept only when the two still disagree (so a reader change since the run cannot put
@@ -45,7 +45,7 @@ from culturekb.inference.choices import option_letters, parse_choice  # noqa: E4
 
 EARLIER = HERE / "results" / "parser_real_answers_handread.json"
 FRESH = HERE / "results" / "parser_real_answers_handread_fresh.json"
-LAST_ROUND = 15
+LAST_ROUND = 16
 """The last hand-reading round; a new round adds its file and raises this."""
 ROUNDS = [HERE / "results" / f"parser_real_answers_handread_round{n}.json" for n in range(5, LAST_ROUND + 1)]
 # every earlier hand reading: none of their answers is drawn again
