@@ -19,6 +19,7 @@ _REPEATED = re.compile(r"(?<!\S)(\S{1,12})(?:\s+\1(?!\S)){11,}")
 # a short unit of two or more different characters, none a letter or digit, glued to itself twenty times or more
 # ("|->|->|->...", '=""=""=""')
 _GLUED = re.compile(r"(\S{2,6}?)\1{19,}")
+_PUNCTUATION_RUN = re.compile(r"(?:[^\w\s]|_){40,}")  # where such a unit can be (found first: a linear scan)
 _WINDOW = 160
 
 
@@ -44,10 +45,11 @@ def degenerate_start(text: str) -> int | None:
     m = _REPEATED.search(text)
     if m is not None and re.search(r"\w", m.group(1)):
         starts.append(m.start())
-    glued = next((g for g in _GLUED.finditer(text)
-                  if len(set(g.group(1))) >= 2 and not any(ch.isalnum() for ch in g.group(1))), None)
-    if glued is not None:
-        starts.append(glued.start())
+    for run in _PUNCTUATION_RUN.finditer(text):
+        glued = next((g for g in _GLUED.finditer(text, run.start(), run.end()) if len(set(g.group(1))) >= 2), None)
+        if glued is not None:
+            starts.append(glued.start())
+            break
     scripts = [_script(ch) for ch in text]
     for w in range(0, max(1, len(text) - _WINDOW // 2), _WINDOW // 2):
         seen = {sc for sc in scripts[w:w + _WINDOW] if sc}
