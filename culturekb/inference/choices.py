@@ -181,8 +181,9 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
             continue
         labels = _strong_labels(sentence, item)
         # a negation rejects an option ("(a) is not correct"), unless it is only inside the option's own words
-        # ("Therefore ... that (F) we cannot know what is right", F being "we cannot know what is right")
-        if phrases.negation.search(_without_option_text(sentence, labels, item)):
+        # ("Therefore ... that (F) we cannot know what is right", F being "we cannot know what is right") or in
+        # the reason given after it ("答案选项应该是“C”因为……但没有立即处理")
+        if phrases.negation.search(_without_option_text(_before_reason(sentence, item), labels, item)):
             continue
         if len(labels) == 1 and not _is_enumeration_item(sentence, item):
             label = list(item.patterns.strong.finditer(sentence))[-1]
@@ -192,6 +193,23 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
         elif len(labels) > 1 and phrases.hedge.search(sentence):
             found.append(_Reading(None, "conclusion", start, tuple(labels)))
     return found
+
+
+_REASON = re.compile(r"\b(?:because|since)\b|因为|因為|由于|由於", re.IGNORECASE)
+
+
+def _before_reason(sentence: str, item: _Item) -> str:
+    """A sentence up to the reason it gives right after its last option label (or that option's text: "... 应该是
+    “C”因为 ...", "the answer is A. blue_crate, since ..."); all of it where it gives none there."""
+    last = max(item.patterns.strong.finditer(sentence), key=lambda m: m.start(), default=None)
+    if last is None:
+        return sentence
+    reason = _REASON.search(sentence, last.end())
+    if reason is None:
+        return sentence
+    between = ct.clean(sentence[last.end():reason.start()])
+    own = ct.clean(item.options[item.forms[normalise_text(ct.group_token(last))]])
+    return sentence[:reason.start()] if len(between.replace(own, "", 1).strip()) <= 3 else sentence
 
 
 def _walks_through(text: str, item: _Item) -> bool:
@@ -514,6 +532,9 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
                 r.index for r in reversed(scattered) if r.index is not None)))
     if before:  # the last answer before the noise; a passing conclusion after it is not read
         last = _settled(max(before, key=lambda r: r.at), firm)
+        lines = [r for r in before if r.path == "answer-line" and r.index is not None and r.at < last.at - 30]
+        if last.index is None and last.path == "marker" and lines and lines[-1].index not in last.ambiguous:
+            last = lines[-1]  # "答案：[[B]] 是最可能的反应……\n最上有“[[A]]”，“[[D]]”，并其他心的lgPainter": B
         if last.index is None:
             return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in last.ambiguous))
         return ChoiceAnswer(letters[last.index], last.index, last.path)

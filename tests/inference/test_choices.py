@@ -741,3 +741,23 @@ def test_a_one_sentence_answer_that_ends_on_a_bracketed_option_chooses_it():
     assert parse_choice(text, options).letter == "D"
     # two bracketed options, or more than one sentence, are not read so
     assert parse_choice("It is either (A) or (D).", options).letter is None
+
+
+def test_a_negation_in_the_reason_after_the_option_does_not_undo_the_conclusion():
+    options = ["把注意力转移到其他事情上", "和同事小李讨论", "从不同角度看待小张的行为", "向经理反映"]
+    text = "经过分析，这个问题最合理的答案选项应该是“C”因为从故事中看小刚虽然看到了有问题但没有立即处理。"
+    assert parse_choice(text, options).letter == "C"
+    # a negation before the reason still rejects the option
+    assert parse_choice("因此选项C不正确，因为小刚没有处理。", options).letter is None
+
+
+def test_in_noise_a_hedge_of_other_markers_after_an_answer_line_does_not_undo_it():
+    options = ["困惑", "惊慌和内疚", "无动于衷", "满意"]
+    noise = " mpbdssv 512050442 523465576 P7中的exc Subscription PeE ace gesliezhtaraden رفعoci auf" * 3
+    text = ("答案：[[B]] 是最可能的反应，因为考虑到剧社成员李明的利钧倾向，他可能会感到惊扰和焦虑。\n"
+            "有一种可能存在的损实，而他可能会对其他人怀有反感。\n"
+            "最上有“[[A]]”，“[[D]]”，并其他心的lgPainter.assignantages glow*e以" + noise)
+    assert parse_choice(text, options).letter == "B"
+    # right after the answer line the markers are a listing of every option: no answer
+    listed = "[答案]\n[[A]]，[B]],[[C]]，[[D]],由于故事没有提供任何信息来回答这些问题，" + noise
+    assert parse_choice(listed, options).letter is None
