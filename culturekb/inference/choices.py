@@ -42,6 +42,14 @@ from functools import cache
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_content import restated_answer
+from culturekb.inference._choice_layout import (
+    before_reason,
+    closing_label,
+    identifier,
+    marker_column,
+    walks_through,
+    written_out,
+)
 from culturekb.inference._choice_lists import (
     complemented,
     cycling_tail,
@@ -183,7 +191,7 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
         # a negation rejects an option ("(a) is not correct"), unless it is only inside the option's own words
         # ("Therefore ... that (F) we cannot know what is right", F being "we cannot know what is right") or in
         # the reason given after it ("答案选项应该是“C”因为……但没有立即处理")
-        if phrases.negation.search(_without_option_text(_before_reason(sentence, item), labels, item)):
+        if phrases.negation.search(_without_option_text(before_reason(sentence, item), labels, item)):
             continue
         if len(labels) == 1 and not _is_enumeration_item(sentence, item):
             label = list(item.patterns.strong.finditer(sentence))[-1]
@@ -195,30 +203,6 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
     return found
 
 
-_REASON = re.compile(r"\b(?:because|since)\b|因为|因為|由于|由於", re.IGNORECASE)
-
-
-def _before_reason(sentence: str, item: _Item) -> str:
-    """A sentence up to the reason it gives right after its last option label (or that option's text: "... 应该是
-    “C”因为 ...", "the answer is A. blue_crate, since ..."); all of it where it gives none there."""
-    last = max(item.patterns.strong.finditer(sentence), key=lambda m: m.start(), default=None)
-    if last is None:
-        return sentence
-    reason = _REASON.search(sentence, last.end())
-    if reason is None:
-        return sentence
-    between = ct.clean(sentence[last.end():reason.start()])
-    own = ct.clean(item.options[item.forms[normalise_text(ct.group_token(last))]])
-    return sentence[:reason.start()] if len(between.replace(own, "", 1).strip()) <= 3 else sentence
-
-
-def _walks_through(text: str, item: _Item) -> bool:
-    """Whether the answer lists two or more options as its own lines or items ("(a) ... (b) ...")."""
-    starts = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.enumerated.finditer(text)}
-    inline = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.inline.finditer(text)}
-    return len(starts) >= 2 or len(inline) >= 3
-
-
 def _final_letter(text: str, item: _Item) -> _Reading | None:
     lines = [ln for ln in text.strip().splitlines() if ln.strip(" \t*_#>")]
     if len(lines) < 2:
@@ -227,14 +211,14 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     named = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(last)]
     if named == list(range(len(item.options))) and not item.patterns.marker.sub("", last).strip(_BETWEEN_MARKERS):
         return None  # "[[A]] [[B]] [[C]] [[D]]" in label order lists the options ("[[D]] [[A]] [[B]] [[C]]" picks D)
-    index = _leading_letter(last, item) if len(last) <= 100 and not _identifier(last) else None
+    index = _leading_letter(last, item) if len(last) <= 100 and not identifier(last) else None
     if index is None:
         m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", last).strip(" *_.。:："))
         if m is not None and normalise_text(m.group("letter")) in item.forms:
             index = item.forms[normalise_text(m.group("letter"))]
     if index is None:
         return None
-    column = _marker_column(lines[:-1], item)
+    column = marker_column(lines[:-1], item)
     if len(column) >= 3 and len({*column, index}) >= 3 and column[0] != index:
         # "[[B]]\n[[A]]\n[[C]]\n[[D]] (……应为[[B]])": the last of a column of options' markers, no answer of its own
         return None
@@ -242,70 +226,21 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     if any(r.index not in (None, index) and r.path != "marker" for r in _explicit(after, item)):
         return None  # "[[C]]虽然部分符合逻辑……最符合条件的答案是[[B]]。": the line answers B after naming C
     rest = ct.clean(after)
-    if rest and rest != ct.clean(item.options[index]) and _walks_through(text, item):
+    if rest and rest != ct.clean(item.options[index]) and walks_through(text, item):
         return None  # the last item of a walk-through, not an answer
     return _Reading(index, "final-letter", len(text))
-
-
-def _marker_column(lines: list[str], item: _Item) -> list[int]:
-    """The options of the lines at the end of `lines` that hold only an option's label ("[[B]]", "[[A]]，"), in
-    order."""
-    column: list[int] = []
-    for line in reversed(lines):
-        line = line.strip(" \t*_#>")
-        index = _leading_letter(line, item)
-        if index is None or ct.clean(re.sub(ct.OPEN + r"[^\W_]{1,2}", "", line, count=1)):
-            break
-        column.append(index)
-    return column[::-1]
-
-
-def _closing_label(text: str, item: _Item) -> int | None:
-    """The option of a one-sentence answer that ends on it in brackets, the only option it names in brackets ("The
-    two sources best illustrate the aspect ... that is (D)."); None otherwise."""
-    stripped = text.strip()
-    m = re.search(r"[(（](?P<letter>[^\W_]{1,2})[)）]\s*[.。]?$", stripped)
-    if m is None or "\n" in stripped or len(stripped) > 400 or normalise_text(m.group("letter")) not in item.forms:
-        return None
-    bracketed = {normalise_text(b) for b in re.findall(r"[(（]([^\W_]{1,2})[)）]", stripped)}
-    if len(_sentences(stripped)) > 1 or len(bracketed & set(item.forms)) != 1:
-        return None
-    return item.forms[normalise_text(m.group("letter"))]
-
-
-def _written_out(text: str, item: _Item) -> int | None:
-    """The one option whose whole text stands on a line of its own, its label before it or not ("A. box"); None
-    where no option or several are."""
-    cleaned = [ct.clean(option) for option in item.options]
-    named: set[int] = set()
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        here = ct.clean(line)
-        named.update(i for i, option in enumerate(cleaned) if here == option)
-        labelled = _leading_letter(line, item)
-        if labelled is not None and here.endswith(cleaned[labelled]):
-            named.add(labelled)
-    return named.pop() if len(named) == 1 else None
-
-
-def _identifier(line: str) -> bool:
-    """Whether a line starts with a label glued to a word by an underscore ("[[D_test]]", "E_total = ...",
-    "A_lonx"): an identifier, not an option standing alone (after an answer phrase, "答案是 {D_GR", it still
-    names D)."""
-    return re.match(ct.OPEN + r"[^\W_]{1,2}_[^\W_]", line.strip()) is not None
 
 
 def _leading(text: str, item: _Item) -> int | None:
     stripped = text.strip()
     # a stray closing bracket or "=" before the option ("]=[B].") is not part of it
     first_line = _STRAY_START.sub("", stripped.splitlines()[0]) if stripped else ""
-    index = _leading_letter(first_line, item) if not _identifier(first_line) else None
+    index = _leading_letter(first_line, item) if not identifier(first_line) else None
     if index is None:
         m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", stripped).strip(" *_.。:："))
         if m is not None and normalise_text(m.group("letter")) in item.forms:
             index = item.forms[normalise_text(m.group("letter"))]
-    if index is not None and len(stripped.splitlines()) > 1 and _walks_through(stripped, item):
+    if index is not None and len(stripped.splitlines()) > 1 and walks_through(stripped, item):
         return None
     if index is not None and item.phrases.negation.search(first_line):
         rest = ct.clean(re.sub(r"^" + ct.OPEN + r"[^\W_]{1,2}", "", first_line))
@@ -367,7 +302,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         # [[C]] [[D]]"): the list is no answer; a conclusion, or failing that the options' text, says what it is
         said = max((r for r in soft if r.index is not None), key=lambda r: r.at, default=None)
         if said is None:  # an option's whole text on a line of its own, or in the last sentence naming options
-            index = _written_out(nfkc, item)
+            index = written_out(nfkc, item)
             index = index if index is not None else _option_text(nfkc[:min(r.at for r in explicit)], item)[0]
             said = _Reading(index, "option-text", 0) if index is not None else None
         if said is not None:
@@ -389,7 +324,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     if final is not None and (last_explicit is None or last_explicit.index != final.index):
         # a bare option on the last line is the final word, unless an explicit answer says otherwise after a
         # walk-through; then the explicit one stands
-        if last_explicit is None or not _walks_through(nfkc, item):
+        if last_explicit is None or not walks_through(nfkc, item):
             return answer(final)
     if last_explicit is not None and (last_soft is None or last_soft.at <= last_explicit.at
                                       or last_soft.index == last_explicit.index or last_soft.index is None):
@@ -404,7 +339,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     index = _leading(nfkc, item)
     if index is not None:
         return ChoiceAnswer(letters[index], index, "letter")
-    index = _closing_label(nfkc, item)
+    index = closing_label(nfkc, item)
     if index is not None:
         return ChoiceAnswer(letters[index], index, "final-letter")
     index, ambiguous = _option_text(nfkc, item)
@@ -546,7 +481,7 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     first = _settled(first, firm) if first is not None else None
     if clean.strip():
         found = _parse_one(clean, item, explicit_only=explicit_only)
-        if found is not None and found.path == "option-text" and _walks_through(clean, item):
+        if found is not None and found.path == "option-text" and walks_through(clean, item):
             found = None  # 'B. "Daniel expresses regret ..." - It might seem like, butdeserialize error |->': cut off
         # an explicit answer after the noise beats an option's word in the clean part
         if found is not None and (found.valid or found.ambiguous) and not (

@@ -1,0 +1,85 @@
+"""The layout of an answer, for `culturekb.inference.choices`: whether it walks through the options, a column of
+options' markers at its end, an option written out on a line of its own, a one-sentence answer that ends on a
+bracketed option, a label glued to an identifier, and where a concluding sentence's reason begins."""
+
+from __future__ import annotations
+
+import re
+
+from culturekb.inference import _choice_text as ct
+from culturekb.inference._choice_values import _Item, _leading_letter, _sentences
+from culturekb.inference._lexicon import normalise_text
+
+__all__ = ["before_reason", "closing_label", "identifier", "marker_column", "walks_through", "written_out"]
+
+_REASON = re.compile(r"\b(?:because|since)\b|因为|因為|由于|由於", re.IGNORECASE)
+
+
+def before_reason(sentence: str, item: _Item) -> str:
+    """A sentence up to the reason it gives right after its last option label (or that option's text: "... 应该是
+    “C”因为 ...", "the answer is A. blue_crate, since ..."); all of it where it gives none there."""
+    last = max(item.patterns.strong.finditer(sentence), key=lambda m: m.start(), default=None)
+    if last is None:
+        return sentence
+    reason = _REASON.search(sentence, last.end())
+    if reason is None:
+        return sentence
+    between = ct.clean(sentence[last.end():reason.start()])
+    own = ct.clean(item.options[item.forms[normalise_text(ct.group_token(last))]])
+    return sentence[:reason.start()] if len(between.replace(own, "", 1).strip()) <= 3 else sentence
+
+
+def walks_through(text: str, item: _Item) -> bool:
+    """Whether the answer lists two or more options as its own lines or items ("(a) ... (b) ...")."""
+    starts = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.enumerated.finditer(text)}
+    inline = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.inline.finditer(text)}
+    return len(starts) >= 2 or len(inline) >= 3
+
+
+def marker_column(lines: list[str], item: _Item) -> list[int]:
+    """The options of the lines at the end of `lines` that hold only an option's label ("[[B]]", "[[A]]，"), in
+    order."""
+    column: list[int] = []
+    for line in reversed(lines):
+        line = line.strip(" \t*_#>")
+        index = _leading_letter(line, item)
+        if index is None or ct.clean(re.sub(ct.OPEN + r"[^\W_]{1,2}", "", line, count=1)):
+            break
+        column.append(index)
+    return column[::-1]
+
+
+def closing_label(text: str, item: _Item) -> int | None:
+    """The option of a one-sentence answer that ends on it in brackets, the only option it names in brackets ("The
+    two sources best illustrate the aspect ... that is (D)."); None otherwise."""
+    stripped = text.strip()
+    m = re.search(r"[(（](?P<letter>[^\W_]{1,2})[)）]\s*[.。]?$", stripped)
+    if m is None or "\n" in stripped or len(stripped) > 400 or normalise_text(m.group("letter")) not in item.forms:
+        return None
+    bracketed = {normalise_text(b) for b in re.findall(r"[(（]([^\W_]{1,2})[)）]", stripped)}
+    if len(_sentences(stripped)) > 1 or len(bracketed & set(item.forms)) != 1:
+        return None
+    return item.forms[normalise_text(m.group("letter"))]
+
+
+def written_out(text: str, item: _Item) -> int | None:
+    """The one option whose whole text stands on a line of its own, its label before it or not ("A. box"); None
+    where no option or several are."""
+    cleaned = [ct.clean(option) for option in item.options]
+    named: set[int] = set()
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        here = ct.clean(line)
+        named.update(i for i, option in enumerate(cleaned) if here == option)
+        labelled = _leading_letter(line, item)
+        if labelled is not None and here.endswith(cleaned[labelled]):
+            named.add(labelled)
+    return named.pop() if len(named) == 1 else None
+
+
+def identifier(line: str) -> bool:
+    """Whether a line starts with a label glued to a word by an underscore ("[[D_test]]", "E_total = ...",
+    "A_lonx"): an identifier, not an option standing alone (after an answer phrase, "答案是 {D_GR", it still
+    names D)."""
+    return re.match(ct.OPEN + r"[^\W_]{1,2}_[^\W_]", line.strip()) is not None
