@@ -43,7 +43,7 @@ def marker_column(lines: list[str], item: _Item) -> list[int]:
     for line in reversed(lines):
         line = line.strip(" \t*_#>")
         index = _leading_letter(line, item)
-        if index is None or ct.clean(re.sub(ct.OPEN + r"[^\W_]{1,2}", "", line, count=1)):
+        if index is None or ct.clean(ct.without_label(line)):
             break
         column.append(index)
     return column[::-1]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from culturekb.inference._choice_text import answer_words, clean, clean_options
+from culturekb.inference._choice_text import clean, clean_options, long_answer_words, marker_end
 from culturekb.inference._choice_values import LONE_LETTER, _Item, _Reading
 
 __all__ = ["complemented", "cycling_tail", "is_listing", "late_listings_dropped", "outvoted", "scattered_listing",
@@ -69,11 +69,13 @@ def _labels_own_text(text: str, reading: _Reading, item: _Item) -> bool:
     """Whether the marker at `reading` is followed (after its closing brackets and a colon or quote) by the start
     of its own option's text."""
     own = clean_options(item.options)[reading.index or 0]
-    after = re.sub(r"^[^\]】〕〗>)）}]*[\]】〕〗>)）}]+", "", text[reading.at:reading.at + 20 + len(own)])
-    m = re.match(r"\s*[:：.、]\s*[\"“「『']?", after)
-    if m is None or not own:
+    marker = item.patterns.marker.match(text, reading.at)
+    if marker is None or not own:
         return False
-    return clean(after[m.end():]).startswith(own[:min(len(own), 8)])
+    end = marker_end(text, marker)
+    after = text[end:end + 20 + len(own)]
+    m = re.match(r"\s*[:：.、]\s*[\"“「『']?", after)
+    return m is not None and clean(after[m.end():]).startswith(own[:min(len(own), 8)])
 
 
 def unconditional(text: str, explicit: list[_Reading], soft: list[_Reading],
@@ -135,7 +137,7 @@ def scattered_listing(text: str, readings: list[_Reading], item: _Item, gap: int
     different options, no more than twice as many markers as options, none followed by an answer word
     ("1[[B]]]]>。[[C]]ąż。[[D]]12alice"): options listed with junk between them, not answers; else []."""
     options = len(item.options)
-    words = [w for w in answer_words() if len(w) >= 2]
+    words = long_answer_words()
     run: list[_Reading] = []
     for r in sorted(readings, key=lambda r: r.at, reverse=True):
         if r.path != "marker" or r.index is None or (run and run[-1].at - r.at > gap):

@@ -262,6 +262,29 @@ def answer_words() -> tuple[str, ...]:
     return tuple(sorted(found, key=len, reverse=True))
 
 
+@cache
+def long_answer_words() -> tuple[str, ...]:
+    """`answer_words` of two or more characters (a one-letter word would match inside any text)."""
+    return tuple(w for w in answer_words() if len(w) >= 2)
+
+
+def marker_end(text: str, marker: re.Match[str]) -> int:
+    """Where a marker found by `Patterns.marker` ends, with the closing brackets and quotes the pattern stops
+    inside ("[[B]]]", "【C】”")."""
+    end = marker.end()
+    while end < len(text) and text[end] in "]】〕〗>)）”\"」』":
+        end += 1
+    return end
+
+
+_LEADING_LABEL = re.compile(r"^" + OPEN + r"[^\W_]{1,2}")
+
+
+def without_label(line: str) -> str:
+    """A line without the option label it starts with ("[[C]]虽然……" -> "]]虽然……")."""
+    return _LEADING_LABEL.sub("", line, count=1)
+
+
 @dataclass(frozen=True)
 class PhrasePatterns:
     """Compiled phrase patterns of one language set (case-insensitive, on NFKC text)."""

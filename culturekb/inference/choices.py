@@ -154,9 +154,7 @@ def _markers(text: str, item: _Item) -> list[_Reading]:
             close()
             group = []
         group.append((index, m.start()))
-        end = m.end()
-        while end < len(text) and text[end] in "]】〕〗>)）”\"」』":  # a marker's closing the pattern stops inside
-            end += 1
+        end = ct.marker_end(text, m)
     close()
     return found
 
@@ -191,7 +189,8 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
         # a negation rejects an option ("(a) is not correct"), unless it is only inside the option's own words
         # ("Therefore ... that (F) we cannot know what is right", F being "we cannot know what is right") or in
         # the reason given after it ("答案选项应该是“C”因为……但没有立即处理")
-        if phrases.negation.search(_without_option_text(before_reason(sentence, item), labels, item)):
+        if (phrases.negation.search(_without_option_text(sentence, labels, item))
+                and phrases.negation.search(_without_option_text(before_reason(sentence, item), labels, item))):
             continue
         if len(labels) == 1 and not _is_enumeration_item(sentence, item):
             label = list(item.patterns.strong.finditer(sentence))[-1]
@@ -222,7 +221,7 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     if len(column) >= 3 and len({*column, index}) >= 3 and column[0] != index:
         # "[[B]]\n[[A]]\n[[C]]\n[[D]] (……应为[[B]])": the last of a column of options' markers, no answer of its own
         return None
-    after = re.sub(r"^" + ct.OPEN + r"[^\W_]{1,2}", "", last)
+    after = ct.without_label(last)
     if any(r.index not in (None, index) and r.path != "marker" for r in _explicit(after, item)):
         return None  # "[[C]]虽然部分符合逻辑……最符合条件的答案是[[B]]。": the line answers B after naming C
     rest = ct.clean(after)
@@ -243,7 +242,7 @@ def _leading(text: str, item: _Item) -> int | None:
     if index is not None and len(stripped.splitlines()) > 1 and walks_through(stripped, item):
         return None
     if index is not None and item.phrases.negation.search(first_line):
-        rest = ct.clean(re.sub(r"^" + ct.OPEN + r"[^\W_]{1,2}", "", first_line))
+        rest = ct.clean(ct.without_label(first_line))
         if not rest.startswith(ct.clean(item.options[index])):
             return None  # "(c) is not correct"
     return index
@@ -267,13 +266,18 @@ def _option_text(text: str, item: _Item) -> tuple[int | None, tuple[int, ...]]:
     return None, ()
 
 
+def _as_answer(reading: _Reading, letters: Sequence[str]) -> ChoiceAnswer:
+    """The answer a reading gives: its option, or invalid with the options it hedged between."""
+    if reading.index is None:
+        return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in reading.ambiguous))
+    return ChoiceAnswer(letters[reading.index], reading.index, reading.path)
+
+
 def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished: bool = False) -> ChoiceAnswer | None:
     letters = option_letters(len(item.options))
 
     def answer(reading: _Reading) -> ChoiceAnswer:
-        if reading.index is None:
-            return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in reading.ambiguous))
-        return ChoiceAnswer(letters[reading.index], reading.index, reading.path)
+        return _as_answer(reading, letters)
 
     nfkc = unicodedata.normalize("NFKC", text)
     broken = degenerate_start(nfkc)
@@ -386,7 +390,7 @@ def _beside(text: str, hedge: _Reading, readings: list[_Reading], item: _Item) -
 def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
     """Conclusion phrases that are answers in all but name: a phrase with an answer word ("the most likely answer
     is D", "最可能的答案是 D") or a Chinese/Japanese one ("故选 B", "故:B", "我选择 C"), right before the option."""
-    words = [w for w in ct.answer_words() if len(w) >= 2]
+    words = ct.long_answer_words()
     found = []
     for m in item.phrases.lead.finditer(text):
         phrase = text[m.start():m.start("value")].lower()
@@ -460,19 +464,16 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         before = [r for r in before if r not in scattered]
         said = [] if explicit_only else [r for r in _conclusions(text[:scattered[-1].at], item) if r.index is not None]
         if not before and said:  # "最可能的答案选项是B，……\n[[B]]！或[[C]]！或[[D]]！或[[A]]！": B
-            last = max(said, key=lambda r: r.at)
-            return ChoiceAnswer(letters[last.index or 0], last.index, last.path)
+            return _as_answer(max(said, key=lambda r: r.at), letters)
         if not before:
-            return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in dict.fromkeys(
-                r.index for r in reversed(scattered) if r.index is not None)))
+            listed = tuple(dict.fromkeys(r.index for r in reversed(scattered) if r.index is not None))
+            return _as_answer(_Reading(None, "invalid", 0, listed), letters)
     if before:  # the last answer before the noise; a passing conclusion after it is not read
         last = _settled(max(before, key=lambda r: r.at), firm)
         lines = [r for r in before if r.path == "answer-line" and r.index is not None and r.at < last.at - 30]
         if last.index is None and last.path == "marker" and lines and lines[-1].index not in last.ambiguous:
             last = lines[-1]  # "答案：[[B]] 是最可能的反应……\n最上有“[[A]]”，“[[D]]”，并其他心的lgPainter": B
-        if last.index is None:
-            return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in last.ambiguous))
-        return ChoiceAnswer(letters[last.index], last.index, last.path)
+        return _as_answer(last, letters)
     after = [r for r in firm if r.at >= len(clean)]
     first = min(after, key=lambda r: r.at, default=None)
     stated = [r for r in after if r.index is not None and r.path != "marker"]
@@ -487,11 +488,7 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         if found is not None and (found.valid or found.ambiguous) and not (
                 first is not None and first.index is not None and found.path in ("option-text", "invalid")):
             return found
-    if first is None:
-        return None
-    if first.index is None:
-        return ChoiceAnswer(None, None, "invalid", tuple(letters[i] for i in first.ambiguous))
-    return ChoiceAnswer(letters[first.index], first.index, first.path)
+    return _as_answer(first, letters) if first is not None else None
 
 
 def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = False,
