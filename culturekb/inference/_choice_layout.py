@@ -12,19 +12,17 @@ from culturekb.inference._lexicon import normalise_text
 
 __all__ = ["before_reason", "closing_label", "identifier", "marker_column", "walks_through", "written_out"]
 
-_REASON = re.compile(r"\b(?:because|since)\b|因为|因為|由于|由於", re.IGNORECASE)
-
-
 def before_reason(sentence: str, item: _Item) -> str:
-    """A sentence up to the reason it gives right after its last option label (or that option's text: "... 应该是
-    “C”因为 ...", "the answer is A. blue_crate, since ..."); all of it where it gives none there."""
+    """A sentence up to the reason it gives right after its last option label, that option's text or a phrase that
+    declares it the answer ("... 应该是“C”因为 ...", "the answer is A. blue_crate, since ...", "(C) is correct
+    because ..."; the words of the language's [reason] section); all of it where it gives none there."""
     last = max(item.patterns.strong.finditer(sentence), key=lambda m: m.start(), default=None)
     if last is None:
         return sentence
-    reason = _REASON.search(sentence, last.end())
+    reason = item.phrases.reason.search(sentence, last.end())
     if reason is None:
         return sentence
-    between = ct.clean(sentence[last.end():reason.start()])
+    between = ct.clean(item.phrases.tail.sub(" ", sentence[last.end():reason.start()], count=1))
     own = ct.clean(item.options[item.forms[normalise_text(ct.group_token(last))]])
     return sentence[:reason.start()] if len(between.replace(own, "", 1).strip()) <= 3 else sentence
 

@@ -100,11 +100,14 @@ class ConclusionWords:
     conditional: tuple[str, ...] = ()
     """Words of a condition ("if", "如果", "otherwise"): a marker in a sentence that holds one before it ("如果没有足够
     信息，选择[[D]]是随机选择的") is no answer where the text gives an unconditional one (optional section)."""
+    reason: tuple[str, ...] = ()
+    """Words that open the reason given right after the chosen option ("because", "因为"): a negation inside that
+    reason ("... is C because he did not see it") does not reject the option (optional section)."""
 
 
 _SECTIONS = ("answer_lead", "answer_tail", "conclusion_cues", "hedges", "negations")
 _OPTIONAL_SECTIONS = ("tentative", "reopen", "no_answer", "new_question", "next_question", "what_if", "farewell",
-                      "conditional")
+                      "conditional", "reason")
 
 
 @cache
@@ -193,8 +196,8 @@ class Patterns:
     strong: re.Pattern[str]
     """A label that can only mean an option: bracketed, bold, after an option word, or a capital alone."""
     marker: re.Pattern[str]
-    """An explicit answer marker: [[B]] (also quoted, [['B']]), \\boxed{B}, <answer>B</answer>, [答案B], 【B】, 〔B〕,
-    〖B〗."""
+    """An explicit answer marker: [[B]] (also quoted, [['B']], or broken over a line, "[\\n[A]]"), \\boxed{B},
+    <answer>B</answer>, [答案B], 【B】, 〔B〕, 〖B〗."""
     enumerated: re.Pattern[str]
     """A line that starts with a label, as in a walk-through of the options."""
     bare: re.Pattern[str]
@@ -219,7 +222,7 @@ def patterns(n: int, numbered: bool = False) -> Patterns:
                + r")" + _AFTER + r")" + r"(?=\s*(?:$|[.)\]:：,，;；!?。、\"”]|\s[-–—]|[\u3040-\u30ff\u4e00-\u9fff]))")
     strong = "|".join(f"(?:{p})" for p in (bracketed, bold, after_word, capital))  # capital: CAPITAL_GROUP
     strong = _number_groups(strong)
-    marker = (r"\[\[\s*['\"]?\s*" + tok + r"\s*['\"]?\s*\]\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok
+    marker = (r"\[\n?\[\s*['\"]?\s*" + tok + r"\s*['\"]?\s*\]\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok
               + r"|<answer>\s*[\(\[]?\s*" + tok
               + r"|[\[【]\s*(?:" + answer + r")\s*[:：]?\s*[\(\[]?" + tok + r"[\)\]]?\s*[\]】]"
               + r"|【\s*" + tok + r"\s*】|〔\s*" + tok + r"\s*〕|〖\s*" + tok + r"\s*〗")
@@ -305,6 +308,7 @@ class PhrasePatterns:
     what_if: re.Pattern[str]
     farewell: re.Pattern[str]
     conditional: re.Pattern[str]
+    reason: re.Pattern[str]
 
 
 @cache
@@ -336,6 +340,7 @@ def phrase_patterns(language: str | None = None) -> PhrasePatterns:
         re.compile(phrase_alternation(cw.what_if), re.IGNORECASE),
         re.compile(phrase_alternation(cw.farewell), re.IGNORECASE),
         re.compile(phrase_alternation(cw.conditional), re.IGNORECASE),
+        re.compile(phrase_alternation(cw.reason), re.IGNORECASE),
     )
 
 

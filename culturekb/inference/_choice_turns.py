@@ -45,8 +45,9 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
     for m in TURN_END.finditer(text):
         before = text[:m.start()]
         said = said or _WORD.search(TURN_END.sub("", _PLACEHOLDER.sub("", before))) is not None
-        if not said:
-            continue  # nothing said yet ("```<|user|> Step 1: ...", "[[Answer Index]]\n<|user|>"): no turn ended
+        if not said or _answer_header_at_end(before):
+            continue  # nothing said yet ("```<|user|> Step 1: ...", "[[Answer Index]]\n<|user|>"), or an answer
+            # header waits for its value ("Answer:\n<|user|>[[A]]"): no turn ended
         if _MATH_LIKE.match(m.group()) and _in_math(text, m.start()):  # "$0 < |x| + |y| < 1$": not a token
             continue
         if (_ROLE.match(text, m.start()) is not None
@@ -80,6 +81,18 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
 
 
 _WORD = re.compile(r"\w")
+
+
+@lru_cache(maxsize=1)
+def _empty_answer_header() -> re.Pattern[str]:
+    return re.compile(r"(?:^|\n)[ \t*#>_\[【]*(?:" + ct.phrase_alternation(ct.answer_words())
+                      + r")[ \t*_\]】]*[:：][\s*_]*$", re.IGNORECASE)
+
+
+def _answer_header_at_end(before: str) -> bool:
+    """Whether `before` ends on an answer header with nothing after it ("...\n\nAnswer:\n", "最终答案："): a token
+    there stands between the header and its value."""
+    return _empty_answer_header().search(unicodedata.normalize("NFKC", before[-200:])) is not None
 # a template's placeholder the model wrote out instead of filling it ("[[Penultimate Reasoning Steps 3]]",
 # "[[Answer Index]]"): no answer text (an answer marker names one label, "[[B]]")
 _PLACEHOLDER = re.compile(r"\[\[[^\[\]\n]{3,60}\]\]|\.{3}")

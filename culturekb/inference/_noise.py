@@ -21,6 +21,11 @@ _REPEATED = re.compile(r"(?<!\S)(\S{1,12})(?:\s+\1(?!\S)){11,}")
 _GLUED = re.compile(r"(\S{2,6}?)\1{19,}")
 _PUNCTUATION_RUN = re.compile(r"(?:[^\w\s]|_){40,}")  # where such a unit can be (found first: a linear scan)
 _WINDOW = 160
+# numbers strung together without arithmetic ("2625 23934 5500 5118  138 1288  17 ..."): four in five of a stretch's
+# tokens, with no operator among them (a calculation has one)
+_TOKEN = re.compile(r"\S+")
+_NUMBER = re.compile(r"\d[\d.,:\-]*")
+_ARITHMETIC = re.compile(r"[=+*/×÷^%$<>]")
 
 
 @lru_cache(maxsize=65536)
@@ -39,8 +44,9 @@ def _script(ch: str) -> str | None:
 def degenerate_start(text: str) -> int | None:
     """Where an answer turns into noise: a stretch of about 160 characters with letters of four or more scripts, or
     of three with one besides Latin, CJK, kana and Greek (the noise starts at the first letter outside Latin and CJK
-    there), one token repeated a dozen times, or a short unit of punctuation glued to itself twenty times
-    ("|->|->|->"). None for an answer without noise."""
+    there), one token repeated a dozen times, a short unit of punctuation glued to itself twenty times
+    ("|->|->|->"), or a stretch of numbers strung together without arithmetic ("2625 23934 5500 5118 138 ..."). None
+    for an answer without noise."""
     starts: list[int] = []
     m = _REPEATED.search(text)
     if m is not None and re.search(r"\w", m.group(1)):
@@ -58,4 +64,19 @@ def degenerate_start(text: str) -> int | None:
                          if scripts[i] and scripts[i] not in ("LATIN", "CJK"))
             starts.append(first)
             break
+    numbers = _numbers_start(text)
+    if numbers is not None:
+        starts.append(numbers)
     return min(starts) if starts else None
+
+
+def _numbers_start(text: str) -> int | None:
+    """Where a stretch of about 160 characters of 15 or more tokens, four in five of them numbers and none an
+    operator, begins (at its first digit)."""
+    for w in range(0, max(1, len(text) - _WINDOW // 2), _WINDOW // 2):
+        stretch = text[w:w + _WINDOW]
+        tokens = _TOKEN.findall(stretch)
+        if (len(tokens) >= 15 and sum(_NUMBER.fullmatch(tok) is not None for tok in tokens) >= 0.8 * len(tokens)
+                and _ARITHMETIC.search(stretch) is None):
+            return w + next(i for i, ch in enumerate(stretch) if ch.isdigit())
+    return None

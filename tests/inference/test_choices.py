@@ -735,6 +735,19 @@ def test_punctuation_glued_to_itself_is_noise_and_a_walk_through_cut_off_by_it_i
     assert parse_choice("The answer is (B).\n" + "=" * 80 + "\nThat is all.", options).letter == "B"
 
 
+def test_numbers_strung_together_without_arithmetic_are_noise():
+    from culturekb.inference._noise import degenerate_start
+
+    numbers = " 2625 23934 5500 5118  138 1288  17 136398138  550 64609129756406  11592000 234002122  140 02319929 23"
+    text = "所以答案是[[B]]。" + numbers * 3 + " [[D]] " + numbers * 2
+    assert degenerate_start(text) == text.index("2625")
+    options = ["生气", "满意", "紧张", "后悔"]
+    assert parse_choice(text, options).letter == "B"  # what the text says before its noise, not a marker in it
+    # a calculation is no noise: it has operators
+    calc = "Total = 2625 + 23934 + 5500 + 5118 + 138 + 1288 + 17 + 550 + 140 + 23 + 240 + 12 + 77 + 9 = 39671. (B)"
+    assert degenerate_start(calc) is None
+
+
 def test_a_one_sentence_answer_that_ends_on_a_bracketed_option_chooses_it():
     options = ["Constitutions", "Monarchs", "Military dictatorships", "Industrialization"]
     text = " The two sources best illustrate the aspect of the period circa 1750–1900 C.E. that is (D).\n\n"
@@ -749,6 +762,43 @@ def test_a_negation_in_the_reason_after_the_option_does_not_undo_the_conclusion(
     assert parse_choice(text, options).letter == "C"
     # a negation before the reason still rejects the option
     assert parse_choice("因此选项C不正确，因为小刚没有处理。", options).letter is None
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("Therefore, (C) is correct because he did not see it move.", "en"),  # after a phrase declaring it the answer
+    ("Therefore (C), since he never saw it move.", "en"),
+    ("Por lo tanto, (C) es correcta porque no lo vio.", "es"),  # the [reason] words of each language
+    ("Par conséquent, (C) parce qu'il ne l'a pas vu.", "fr"),
+    ("Поэтому (C), потому что он этого не видел.", "ru"),
+])
+def test_a_negation_in_the_reason_is_read_with_each_language_s_reason_words(text, language):
+    options = ["the red basket", "the green box", "the blue drawer", "the suitcase"]
+    assert parse_choice(text, options, language=language).letter == "C"
+    assert parse_choice(text.replace("(C)", "(C) is not right,"), options).letter is None  # a rejection stays one
+
+
+def test_the_reason_words_are_data_one_section_per_language():
+    from culturekb.inference._choice_text import CHOICE_LANGUAGES, conclusion_words
+
+    assert "because" in conclusion_words("en").reason and "因为" in conclusion_words("zh").reason
+    for code in CHOICE_LANGUAGES:  # each language's own words, beside English
+        assert set(conclusion_words(code).reason) - set(conclusion_words("en").reason) or code == "en", code
+
+
+def test_a_marker_broken_over_a_line_is_a_marker():
+    options = ["Handbag", "Backpack", "Hand suitcase", "Briefcase"]
+    text = "Thus, the most likely answer is: [\n[A]]\nYou are an AI assistant tasked with generating questions."
+    assert (parse_choice(text, options).letter, parse_choice(text, options).path) == ("A", "marker")
+    assert parse_choice("Thus: [\n\n[A]] and more", options).path != "marker"  # one line break only
+
+
+def test_a_role_token_between_an_answer_header_and_its_value_ends_no_turn():
+    options = ["Worry", "Thrilled", "Sadness", "Satisfaction"]
+    text = "【Step 4】\nWhile there is a hint of positive feelings, the response adds complexity.\n\nAnswer:\n"
+    assert parse_choice(text + "<|user|>[[A]]", options).letter == "A"
+    assert parse_choice("最终答案：\n<|user|>[[D]]", options).letter == "D"
+    # a header that already holds its value still ends the turn at the token
+    assert parse_choice("Answer: [[B]]\n<|user|>[[A]]", options).letter == "B"
 
 
 def test_in_noise_a_hedge_of_other_markers_after_an_answer_line_does_not_undo_it():
