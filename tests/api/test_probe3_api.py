@@ -73,5 +73,5 @@ def test_augment_takes_prompt_language(client: Any) -> None:
     assert "mostly contentment" in english["block"]
     assert english["template_id"] != native["template_id"]
     # a language without the packaged template: English, and the answer says so
-    other = client.post("/v1/augment", json={**body, "prompt_language": "fr"}).json()
+    other = client.post("/v1/augment", json={**body, "prompt_language": "ko"}).json()
     assert other["language"] == "en", json.dumps(other)

@@ -159,7 +159,7 @@ def test_text_templates_show_the_text_and_no_artwork(mode):
     rendered = template.fill(values)
     assert "It was the dance of my heart." in rendered and "ignored" not in rendered
     assert "artwork" not in rendered.lower() and '{"emotion": "' in rendered
-    # the seven prompt languages have text templates (tests/inference/test_text_prompts.py); French has none:
+    # the seven prompt languages have text templates (tests/inference/test_text_prompts.py); Korean has none:
     # English, recorded as a fallback on the prediction
     assert prediction_template(mode, "zh", text=True).language_status == "native"
-    assert prediction_template(mode, "fr", text=True).language_status == "fallback:en"
+    assert prediction_template(mode, "ko", text=True).language_status == "fallback:en"

@@ -16,7 +16,7 @@ from culturekb.retrieval.index import build_index
 
 CEDAR = get_scheme("cedar14")
 # zh as the packaged registry does not describe it (Chinese, language zh), and a culture it does not know at all
-KB_CULTURES = [Culture(id="zh", name="Sinitic", language="ja"), Culture(id="xq", name="Xanadu", language="fr")]
+KB_CULTURES = [Culture(id="zh", name="Sinitic", language="ja"), Culture(id="xq", name="Xanadu", language="ko")]
 
 
 def _tuple(concept: str, culture: str, label: str) -> KnowledgeTuple:
@@ -65,7 +65,7 @@ def test_the_kb_manifest_drives_the_cedar_prompt_language_and_name(kb_and_data, 
     by_item = {(r["sample_id"], r["mode"]): r for r in (json.loads(x)["prediction"] for x in lines if x.strip())}
     for mode in ("orig", "know"):
         zh_rec, xq_rec = by_item[("zh-1", mode)], by_item[("xq-1", mode)]
-        # zh: Japanese, as the KB says, natively; xq: French has no Cedar template, so English, and it says so
+        # zh: Japanese, as the KB says, natively; xq: Korean has no Cedar template, so English, and it says so
         assert zh_rec["prompt_language"] == "ja" and zh_rec["template_id"].startswith(f"cedar_{mode}.ja@")
         assert zh_rec["language_status"] == "native"
         assert xq_rec["prompt_language"] == "en" and xq_rec["template_id"].startswith(f"cedar_{mode}.en@")
@@ -80,7 +80,7 @@ def test_a_predictor_without_a_kb_takes_the_run_registry(kb_and_data, openai_ser
 
     registry = packaged_registry()
     registry.declare(Culture(id="zh", name="Sinitic", language="ja"))
-    registry.declare(Culture(id="xq", name="Xanadu", language="fr"))
+    registry.declare(Culture(id="xq", name="Xanadu", language="ko"))
     client = OpenAICompatClient("cedar-vlm", base_url=srv.base_url, max_retries=0)
     samples = load_cedar(data, registry=registry)
     res = CedarRunner(samples, CedarPredictor("cedar14", client=client, cultures=registry), modes=["orig"],

@@ -60,8 +60,8 @@ def test_the_option_takes_the_seven_languages_and_normalises_them(tmp_path: Path
     assert art.prompt_languages == cedar.prompt_languages == PROMPT_LANGUAGES
     assert prompt_language_tuple(" zh-CN, ZH ,ja_JP", "cedar_know") == ("zh", "ja")
     assert prompt_language_tuple(None, "cedar_know") is None
-    with pytest.raises(ConfigError, match=r"no packaged cedar_know prompt in \['fr'\].*'sw', 'zh'\]"):
-        cedar_options(tmp_path / "d.jsonl", tmp_path / "out", prompt_languages="en,fr")
+    with pytest.raises(ConfigError, match=r"no packaged cedar_know prompt in \['ko'\].*'sw', 'zh'\]"):
+        cedar_options(tmp_path / "d.jsonl", tmp_path / "out", prompt_languages="en,ko")
 
 
 def test_cedar_kb_prior_grid_has_a_row_per_language(retriever: Retriever, tmp_path: Path) -> None:
@@ -155,5 +155,5 @@ def test_cli_cedar_over_the_seven_languages(default_embedder: Any, tmp_path: Pat
     assert sorted(report["grid"]) == sorted(PROMPT_LANGUAGES)
     assert all(sorted(row) == sorted(PROMPT_LANGUAGES) for row in report["grid"].values())
     bad = CliRunner().invoke(app, ["eval", "cedar", str(data), "--kb", str(tmp_path / "kb"), "--out",
-                                   str(tmp_path / "bad"), "--prompt-languages", "en,fr"])
-    assert bad.exit_code == 2 and "fr" in bad.output and "cedar_know" in bad.output
+                                   str(tmp_path / "bad"), "--prompt-languages", "en,ko"])
+    assert bad.exit_code == 2 and "ko" in bad.output and "cedar_know" in bad.output

@@ -62,8 +62,8 @@ def test_model_predictor_records_failures(augmenter, openai_server, tmp_path):
                         Sample(id="b", culture="zh", image=str(tmp_path / "missing.jpg"))], mode="orig")
     assert [p.parse_status for p in out] == ["error", "error"]
     assert out[1].error is not None and "missing.jpg" in out[1].error and out[0].error
-    # no French prompt: the English one, and the record says so (text.prompts.resolve_prompt)
-    de = pred.predict([Sample(id="a", culture="zh")], mode="orig", prompt_language="fr")[0]
+    # no Korean prompt: the English one, and the record says so (text.prompts.resolve_prompt)
+    de = pred.predict([Sample(id="a", culture="zh")], mode="orig", prompt_language="ko")[0]
     assert (de.prompt_language, de.language_status) == ("en", "fallback:en")
     assert de.template_id.startswith("predict_text_orig.en@")  # no image: the text prompt
     with pytest.raises(ConfigError, match="unknown model"):

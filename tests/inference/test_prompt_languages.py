@@ -142,20 +142,26 @@ def test_blocks_render_in_each_language(small_retriever: Retriever, language: st
             assert re.search(SCRIPT[language], block.text.replace("满月让人思念远方的亲人", ""))
 
 
-EXTRA = ("de", "ru")  # prompt files beyond the seven Cedar languages (the demo's German and Russian cultures)
+EXTRA = ("de", "ru", "fr", "pt")  # prompt files beyond the seven Cedar languages (de, ru: the demo's cultures)
+VARIANTS = ("predict_image_orig", "predict_image_know", "predict_image_internal_know", "predict_text_orig",
+            "predict_text_know", "predict_text_internal_know")  # the image and text versions, packaged in them too
 
 
 @pytest.mark.parametrize("language", EXTRA)
-def test_german_and_russian_prompts_are_native_and_parse(language: str) -> None:
-    for name in MULTILINGUAL:
-        template = load_prompt(name, language)
-        assert template.placeholders == load_prompt(name, "en").placeholders, (name, language)
-        assert template.text != load_prompt(name, "en").text, (name, language)
-    explanation = {"de": "Die Laternen erinnern an Familientreffen.", "ru": "Фонари напоминают о семейных встречах."}
-    for mode in ("orig", "know"):
-        template = prediction_template(mode, language)
+def test_extra_language_prompts_are_native_and_parse(language: str) -> None:
+    for name in (*MULTILINGUAL, *VARIANTS):
+        template, english = load_prompt(name, language), load_prompt(name, "en")
+        assert template.placeholders == english.placeholders, (name, language)
+        assert template.text.count("{culture}") == english.text.count("{culture}"), (name, language)
+        assert template.text != english.text, (name, language)
+    explanation = {"de": "Die Laternen erinnern an Familientreffen.", "ru": "Фонари напоминают о семейных встречах.",
+                   "fr": "Les lanternes rappellent les réunions de famille.",
+                   "pt": "As lanternas lembram as reuniões de família."}
+    for mode, item_text in (("orig", None), ("know", None), ("orig", "A lantern."), ("know", "A lantern.")):
+        template = prediction_template(mode, language, text=item_text is not None)
         assert template.language_status == "native"
-        text = template.fill(prediction_values("zh", ARTEMIS, language, knowledge="- lantern: mostly awe."))
+        text = template.fill(prediction_values("zh", ARTEMIS, language, knowledge="- lantern: mostly awe.",
+                                               text=item_text))
         assert not LEFTOVER.search(text) and culture_display_name("zh", language) in text
         [example] = ANSWER_FORMAT.findall(text)
         fields = re.findall(r"<[^<>]+>", example)

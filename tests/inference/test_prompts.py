@@ -71,11 +71,11 @@ def test_unknown_mode_lists_the_modes() -> None:
 
 
 def test_language_without_template_falls_back_to_english_and_says_so() -> None:
-    fr = prediction_template("know", "fr")
-    assert fr.id == prediction_template("know", "en").id and fr.language == "en"
-    assert (fr.requested_language, fr.language_status) == ("fr", "fallback:en")
+    ko = prediction_template("know", "ko")
+    assert ko.id == prediction_template("know", "en").id and ko.language == "en"
+    assert (ko.requested_language, ko.language_status) == ("ko", "fallback:en")
     assert prediction_template("know", "zh").language_status == "native"
-    assert prediction_languages("orig") == sorted([*SEVEN, "de", "ru"])  # the seven, and German and Russian
+    assert prediction_languages("orig") == sorted([*SEVEN, "de", "fr", "pt", "ru"])  # the seven, and de, fr, pt, ru
 
 
 def test_language_codes_are_normalised() -> None:
@@ -100,10 +100,10 @@ def test_override_dir_replaces_a_template_by_file_name(tmp_path: Path) -> None:
 
 
 def test_override_dir_can_add_a_language(tmp_path: Path) -> None:
-    (tmp_path / "predict_know.fr.txt").write_text("Culture {culture}; savoir: {knowledge}; {labels}\n", "utf-8")
-    assert "fr" in prediction_languages("random-know", override_dir=tmp_path)
-    assert prediction_template("random-know", "fr", override_dir=tmp_path).id.startswith("predict_know.fr@")
-    orig = prediction_template("orig", "fr", override_dir=tmp_path)  # orig has no fr file: English, recorded
+    (tmp_path / "predict_know.ko.txt").write_text("문화 {culture}; 지식: {knowledge}; {labels}\n", "utf-8")
+    assert "ko" in prediction_languages("random-know", override_dir=tmp_path)
+    assert prediction_template("random-know", "ko", override_dir=tmp_path).id.startswith("predict_know.ko@")
+    orig = prediction_template("orig", "ko", override_dir=tmp_path)  # orig has no ko file: English, recorded
     assert orig.id.startswith("predict_orig.en@") and orig.language_status == "fallback:en"
 
 

@@ -80,4 +80,4 @@ def test_prediction_template_reads_the_text_variant_natively(mode: str) -> None:
         template = prediction_template(mode, language, text=True)
         assert template.language_status == "native" and template.id.startswith(
             f"{TEXT_PREDICTION_TEMPLATES[mode]}.{language}@"), (mode, language)
-    assert prediction_template(mode, "fr", text=True).language_status == "fallback:en"  # no French file
+    assert prediction_template(mode, "ko", text=True).language_status == "fallback:en"  # no Korean file

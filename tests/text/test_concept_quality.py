@@ -111,7 +111,7 @@ def test_instruction_words_are_never_concepts_at_test_time() -> None:
 
 
 def test_every_prompt_language_has_an_instruction_list_that_says_where_it_came_from() -> None:
-    required = {"en", "zh", "ar", "es", "hi", "ja", "sw", "de", "ru"}
+    required = {"en", "zh", "ar", "es", "hi", "ja", "sw", "de", "ru", "fr", "pt"}
     assert required <= set(instruction_languages())
     for lang in instruction_languages():
         found = instruction_list(lang)

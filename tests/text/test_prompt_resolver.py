@@ -28,29 +28,29 @@ def test_a_missing_language_falls_back_to_english_and_records_it(caplog: pytest.
     assert fr.id == resolve_prompt("ricevl_global", "en").id and fr.text == load_prompt("ricevl_global", "en").text
     assert (fr.language, fr.requested_language, fr.language_status) == ("en", "fr", "fallback:en")
     # every loading path keeps the rule: prediction and Cedar templates, and knowledge blocks
-    assert prediction_template("orig", "fr").language_status == "fallback:en"
+    assert prediction_template("orig", "ko").language_status == "fallback:en"
     assert cedar_template("know", "sw").language_status == "native"
     assert cedar_template("orig", "tet").language_status == "fallback:en"
-    block = load_block_template(CUES, "fr")
+    block = load_block_template(CUES, "ko")
     assert (block.language, block.language_status) == ("en", "fallback:en")
     assert load_block_template(CUES, "ja").language_status == "native"
 
 
 def test_a_missing_english_template_or_wrong_placeholders_still_raise(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no prompt template"):
-        resolve_prompt("no_such_prompt", "fr")
-    (tmp_path / "cedar_orig.fr.txt").write_text("{culture} {nonsense}\n", encoding="utf-8")
+        resolve_prompt("no_such_prompt", "ko")
+    (tmp_path / "cedar_orig.ko.txt").write_text("{culture} {nonsense}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=re.escape("unknown placeholders ['nonsense']")):
-        cedar_template("orig", "fr", tmp_path)  # the user's French file exists, so it is read (and is wrong)
+        cedar_template("orig", "ko", tmp_path)  # the user's Korean file exists, so it is read (and is wrong)
     with pytest.raises(ConfigError, match="does not exist"):
-        resolve_prompt("cedar_orig", "fr", template_dir=tmp_path / "missing")
+        resolve_prompt("cedar_orig", "ko", template_dir=tmp_path / "missing")
 
 
 def test_a_users_folder_adds_a_language(tmp_path: Path) -> None:
-    (tmp_path / "cues.fr.txt").write_text("Repères pour {culture} :\n{items}\n", encoding="utf-8")
-    fr = resolve_prompt("cues", "fr", template_dir=tmp_path)
-    assert fr.language_status == "native" and fr.source == str(tmp_path / "cues.fr.txt")
-    assert resolve_prompt("cue_item", "fr", template_dir=tmp_path).language_status == "fallback:en"
+    (tmp_path / "cues.ko.txt").write_text("{culture} 문화의 단서:\n{items}\n", encoding="utf-8")
+    ko = resolve_prompt("cues", "ko", template_dir=tmp_path)
+    assert ko.language_status == "native" and ko.source == str(tmp_path / "cues.ko.txt")
+    assert resolve_prompt("cue_item", "ko", template_dir=tmp_path).language_status == "fallback:en"
 
 
 def test_joint_status() -> None:
