@@ -137,6 +137,18 @@ def _contradiction(index: int, rest: str, item: _Item) -> tuple[int, ...]:
     return ()
 
 
+def _joined(value: str, index: int, item: _Item) -> tuple[int, ...]:
+    """The two options of a value that gives its label, maybe that option's text, then a connector and a second
+    option's label ("**B. (s)he feels ashamed ...** and **D. (s)he uses ...**", "(B) and (D)"); () otherwise."""
+    labels = [(m, item.forms[normalise_text(ct.group_token(m))]) for m in item.patterns.strong.finditer(value)]
+    first = next((m for m, i in labels if i == index), None)
+    second = next(((m, i) for m, i in labels if first is not None and m.start() >= first.end() and i != index), None)
+    if first is None or second is None:
+        return ()
+    between = ct.clean(value[first.end():second[0].start()]).replace(ct.clean(item.options[index]), " ", 1).split()
+    return tuple(sorted({index, second[1]})) if between and all(w in _CONNECTORS for w in between) else ()
+
+
 def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int | None, tuple[int, ...]]:
     """(index, ambiguous) of an answer value (JSON value, answer line, the words after a conclusion phrase): a
     label, "option B", else (with `text_ok`) the option's text. A degree word before it is passed over ("the answer
@@ -150,6 +162,9 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
         listed = {item.forms[normalise_text(ct.group_token(x))] for x in item.patterns.strong.finditer(value)}
         if len(listed) >= 3 and len(ct.options_in(value, item.options)) >= 3:
             return None, tuple(sorted(listed))  # "A. green_chest, B. green_bottle, C. ...": a list, not a choice
+        joined = _joined(value, index, item)
+        if joined:
+            return None, joined
         return (None, conflict) if conflict else (index, ())
     hedge = _hedged(value, item)
     if hedge:

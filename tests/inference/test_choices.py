@@ -735,6 +735,28 @@ def test_punctuation_glued_to_itself_is_noise_and_a_walk_through_cut_off_by_it_i
     assert parse_choice("The answer is (B).\n" + "=" * 80 + "\nThat is all.", options).letter == "B"
 
 
+def test_an_answer_value_that_joins_two_options_is_a_hedge():
+    options = ["the red basket", "the green box", "the blue drawer", "the suitcase"]
+    for text in ("The answer is (H) and (G).", "The answer is (B) or (D).",
+                 "Final Answer: The answer is **B. the green box** and **D. the suitcase**. Both are common."):
+        found = parse_choice(text.replace("(H)", "(B)").replace("(G)", "(D)"), options)
+        assert (found.letter, found.ambiguous) == (None, ("B", "D")), text
+    # one option, then another one named in a separate sentence, is still the answer
+    assert parse_choice("The answer is (B). (D) is wrong.", options).letter == "B"
+    assert parse_choice("The answer is (B) the green box.", options).letter == "B"
+
+
+def test_an_answer_declared_unknown_is_not_read_from_option_words():
+    options = ["green_envelope", "red_basket", "blue_drawer", "green_bottle"]
+    reasoning = ("Abigail moved the lime to the green_envelope while Jack was away, and nobody told Avery. "
+                 "Jack tends to lie, and Avery did not see the move either. "
+                 "Therefore, we cannot say where Avery thinks Jack thinks the lime is. ")  # long: read by its end
+    for end in ("The answer is unknown.", "The answer is inconclusive.",
+                "The answer is: Not enough information to determine."):
+        assert parse_choice(reasoning + end, options).letter is None, end
+    assert parse_choice(reasoning + "The answer is (B).", options).letter == "B"
+
+
 def test_numbers_strung_together_without_arithmetic_are_noise():
     from culturekb.inference._noise import degenerate_start
 

@@ -16,14 +16,16 @@ SAMPLE = Path(__file__).parents[1] / "fixtures" / "real_answers" / "sample.jsonl
 # (set, model): (answers, right under culturekb's reader, same reading as the set's own rule, invalid)
 EXPECTED = {
     ('hi-tom-responses', 'claude-instant'): (24, 13, 22, 1),
-    ('hi-tom-responses', 'gpt-3.5-turbo (prompt v0)'): (24, 6, 24, 2),
+    # 'The answer is inconclusive.' after naming locations is read as none (was an option's word; round 18)
+    ('hi-tom-responses', 'gpt-3.5-turbo (prompt v0)'): (24, 6, 24, 3),
     # two answers that end 'the answer is not provided in the story ...' are read as none (were an option's word)
     ('hi-tom-responses', 'gpt-3.5-turbo (prompt v1)'): (24, 8, 24, 6),
     ('hi-tom-responses', 'gpt-4-0314 (azure gpt4-8k)'): (24, 16, 23, 0),
     ('hi-tom-responses', 'llama-65b'): (24, 11, 17, 1),
     ('mmlu-pro-outputs', 'Llama-2-7b-hf'): (5, 0, 4, 0),
     ('mmlu-pro-outputs', 'Meta-Llama-3_1-8B-Instruct'): (5, 4, 5, 0),
-    ('mmlu-pro-outputs', 'Mistral-7B-Instruct-v0.2'): (5, 1, 4, 1),
+    # 'The answer is (C) or (D), depending on ...' is a hedge, recorded as ambiguous (the rule reads C; round 18)
+    ('mmlu-pro-outputs', 'Mistral-7B-Instruct-v0.2'): (5, 1, 3, 2),
     ('mmlu-pro-outputs', 'Mixtral-8x7B-Instruct-v0.1'): (5, 1, 3, 1),
     ('mmlu-pro-outputs', 'Phi-3-mini-4k-instruct'): (5, 2, 3, 1),
     ('mmlu-pro-outputs', 'Qwen1.5-7B-Chat'): (5, 1, 4, 1),
