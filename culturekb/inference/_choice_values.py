@@ -137,10 +137,10 @@ def _contradiction(index: int, rest: str, item: _Item) -> tuple[int, ...]:
     return ()
 
 
-def _joined(value: str, index: int, item: _Item) -> tuple[int, ...]:
+def _joined(value: str, index: int, labels: list[tuple[re.Match[str], int]], item: _Item) -> tuple[int, ...]:
     """The two options of a value that gives its label, maybe that option's text, then a connector and a second
-    option's label ("**B. (s)he feels ashamed ...** and **D. (s)he uses ...**", "(B) and (D)"); () otherwise."""
-    labels = [(m, item.forms[normalise_text(ct.group_token(m))]) for m in item.patterns.strong.finditer(value)]
+    option's label ("**B. (s)he feels ashamed ...** and **D. (s)he uses ...**", "(B) and (D)"); () otherwise.
+    `labels`: the value's strong labels and their options."""
     first = next((m for m, i in labels if i == index), None)
     second = next(((m, i) for m, i in labels if first is not None and m.start() >= first.end() and i != index), None)
     if first is None or second is None:
@@ -159,10 +159,11 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
         m = re.match(ct.OPEN + r"[^\W_]{1,2}[\)\]\}）】」>*\"”']*\s*[.:：\-–—]?\s*(?P<rest>.*)$", value.strip(),
                      re.DOTALL)
         conflict = _contradiction(index, m.group("rest"), item) if m else ()
-        listed = {item.forms[normalise_text(ct.group_token(x))] for x in item.patterns.strong.finditer(value)}
+        labels = [(x, item.forms[normalise_text(ct.group_token(x))]) for x in item.patterns.strong.finditer(value)]
+        listed = {i for _, i in labels}
         if len(listed) >= 3 and len(ct.options_in(value, item.options)) >= 3:
             return None, tuple(sorted(listed))  # "A. green_chest, B. green_bottle, C. ...": a list, not a choice
-        joined = _joined(value, index, item)
+        joined = _joined(value, index, labels, item)
         if joined:
             return None, joined
         return (None, conflict) if conflict else (index, ())

@@ -446,8 +446,8 @@ def _tentative(text: str, at: int, item: _Item) -> bool:
     """Whether the sentence around position `at` is a guess under way ("perhaps the answer is C", "wait"); not by a
     word of the options' own text ("the best fit is Option A: Sam possibly misunderstood ...")."""
     start = max(text.rfind(ch, 0, at) for ch in ".!?。！？\n") + 1
-    own = ct.clean(" ".join(item.options))
-    return any(not ct.contains(own, ct.clean(m.group())) for m in item.phrases.tentative.finditer(text[start:at + 40]))
+    words = [ct.clean(m.group()) for m in item.phrases.tentative.finditer(text[start:at + 40])]
+    return any(not ct.contains(" ".join(ct.clean_options(item.options)), w) for w in words)
 
 
 def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: bool) -> ChoiceAnswer | None:
