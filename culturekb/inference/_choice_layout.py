@@ -10,7 +10,8 @@ from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_values import _Item, _leading_letter, _sentences
 from culturekb.inference._lexicon import normalise_text
 
-__all__ = ["before_reason", "closing_label", "identifier", "marker_column", "walks_through", "written_out"]
+__all__ = ["before_reason", "closing_label", "identifier", "marker_column", "opens_walk_through", "walks_through",
+           "written_out"]
 
 def before_reason(sentence: str, item: _Item) -> str:
     """A sentence up to the reason it gives right after its last option label, that option's text or a phrase that
@@ -32,6 +33,14 @@ def walks_through(text: str, item: _Item) -> bool:
     starts = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.enumerated.finditer(text)}
     inline = {item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.inline.finditer(text)}
     return len(starts) >= 2 or len(inline) >= 3
+
+
+def opens_walk_through(text: str, item: _Item) -> bool:
+    """Whether `text` (what follows an answer header on the lines after it) is the first option's line of a list
+    that goes on to the second option's ("choice:\n\nA. ... \n\nB. ..."): the options about to be weighed one
+    by one, not an answer."""
+    labels = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.enumerated.finditer(text[:800])]
+    return labels[:2] == [0, 1]
 
 
 def marker_column(lines: list[str], item: _Item) -> list[int]:

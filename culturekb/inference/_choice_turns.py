@@ -53,7 +53,8 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
         if (_ROLE.match(text, m.start()) is not None
                 and degenerate_start(unicodedata.normalize("NFKC", before)) is None):
             found = hedge or read(before.rstrip(), item, thinking)
-            if found.valid and _same_question_goes_on(text[m.start():], item):
+            if found.valid and _may_answer_again(before, text[m.start():]) \
+                    and _same_question_goes_on(text[m.start():], item):
                 again = read(_until_farewell(text, m.end(), item), item, thinking)
                 return again if again.valid else found  # a re-answer that settles on nothing takes nothing back
             return found  # (inside noise a role token is noise too)
@@ -68,7 +69,9 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
                 continue
             if hedge is None:
                 rest = text[m.end():]
-                if _ROLE_TAG.search(rest) is not None and _same_question_goes_on(rest, item):
+                tag = _ROLE_TAG.search(rest)
+                if (tag is not None and _may_answer_again(before, rest[tag.start():])
+                        and _same_question_goes_on(rest, item)):
                     return read(_until_farewell(text, m.end(), item), item, thinking)
                 return looped_marker(text, m.end(), item) or _stated_after(rest, found, item, thinking, read)
             return found if found.letter in hedge.ambiguous else hedge
@@ -163,6 +166,26 @@ def _user_turns(text: str, start: int = 0, end: int | None = None) -> Iterator[t
         stop = _ROLE_TAG.search(text, m.end(), end)
         at = stop.start() if stop is not None else end
         yield m.start(), m.end(), at
+
+
+def _may_answer_again(own: str, rest: str) -> bool:
+    """Whether an answer after the role token that opens `rest` may revise the answer of the model's own turn
+    (`own`). A turn the model writes for someone else (``<|user|>``, ``<|system|>``, "User:") is text a chat server
+    would never have let it write, since generation stops at the end of its turn: what it then concedes to its
+    own invented pushback ("<|user|>你再想想，应该是C吧？<|assistant|>[[C]]") does not take back the answer it gave.
+    Only an own turn that said nothing but a marker ("[[B]] <|system|> 答案解析：……最终答案：[[D]]") leaves the
+    answer to what follows. Careful readers who were told no rule kept the own turn's answer 10 times out of 11 in
+    rounds 13-19 of the hand reading (issue 21)."""
+    if _OTHER_PARTY.match(rest) is None:
+        return True  # <|im_start|>assistant: the model's own turn goes on
+    said = _MARKER_OR_TOKEN.sub("", TURN_END.sub("", own))
+    return _WORD.search(said) is None
+
+
+# a role token that opens a turn for someone other than the model (a user, the system)
+_OTHER_PARTY = re.compile(r"\s*(?:<\|\s*(?:im_start|start_header_id)\s*\|>\s*)?(?:<\|\s*/?\s*)?(?:user|system|human)\b"
+                          r"|\s*(?:#{2,}\s*)?(?:human|user)\s*:", re.IGNORECASE)
+_MARKER_OR_TOKEN = re.compile(r"\[\[[^\]\n]{0,6}\]\]|<\|[^|\n]{0,30}\|>?")
 
 
 def _same_question_goes_on(rest: str, item: _Item) -> bool:

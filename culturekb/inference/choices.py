@@ -47,6 +47,7 @@ from culturekb.inference._choice_layout import (
     closing_label,
     identifier,
     marker_column,
+    opens_walk_through,
     walks_through,
     written_out,
 )
@@ -123,6 +124,8 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
                 continue  # "The answer is not listed, but the closest option is (J)": the value names no answer
             if _taken_back(m.group("value"), item):
                 continue  # "the answer is 21 * 2 * 120 = 5040. However, this is not among the choices"
+            if "\n" in text[m.start():m.start("value")] and opens_walk_through(text[m.start("value"):], item):
+                continue  # "let's analyze each choice:\n\nA. He calls back ...\n\nB. He prepares ...": no answer
             index, ambiguous = _from_value(m.group("value"), item)
             if index is not None or ambiguous:
                 found.append(_Reading(index, "answer-line", m.start(), ambiguous))
@@ -300,7 +303,10 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     explicit, soft = unconditional(nfkc, explicit, soft, item)  # not "如果……，选择[[D]]" beside an answer
     # markers naming every option ('randomly output one of "[[A]]", "[[B]]", "[[C]]" or "[[D]]"') list the options:
     # they revise no answer given before them
+    listed = explicit
     explicit = late_listings_dropped(explicit, item)
+    if final is not None and any(r not in explicit and _marker_run_to_end(nfkc, r, item) for r in listed):
+        final = None  # the last line ends a listing of every option's marker ("[[D]]\n[[A]]\n[[B]]"), no answer
     if explicit and all(is_listing(r, item) for r in explicit):
         # nothing explicit but the instruction's marker list echoed back ("只有A选项…最符合上述分析\n\n[[A]] [[B]]
         # [[C]] [[D]]"): the list is no answer; a conclusion, or failing that the options' text, says what it is

@@ -473,11 +473,20 @@ def test_one_options_marker_repeated_after_an_end_token_revises_the_answer_befor
     assert parse_choice(other, options).letter == "D"
 
 
-def test_a_re_answer_of_the_same_question_in_turns_the_model_wrote_itself_stands():
+def test_what_the_model_concedes_in_turns_it_wrote_for_others_revises_no_answer():
     options = ["box", "basket", "bag", "drawer"]
+    # a chat server stops at the end of the model's turn: the user it invents, and what it concedes to them, came after
     pushed = ("他会去篮子里找。\n[[B]]<|user|>你确定吗？故事里他看到了袋子。<|assistant|>\n您说得对，重新考虑后，"
               "最合理的答案是C。\n[[C]]")
-    assert parse_choice(pushed, options).letter == "C"
+    assert parse_choice(pushed, options).letter == "B"
+    critique = "最合理的答案是B。[[B]]<|system|>答案有误，应该是袋子。<|assistant|>重新考虑后，最合理的答案是C。[[C]]"
+    assert parse_choice(critique, options).letter == "B"
+    # an own turn that was only a marker leaves the answer to what follows it
+    bare = "[[B]] <|system|>\n答案解析：他看到了袋子，最合理的答案是C。\n最终答案：[[C]]"
+    assert parse_choice(bare, options).letter == "C"
+    # the model's own turn going on (a new assistant header) still re-answers
+    own = "[[B]]<|im_end|>\n<|im_start|>assistant\n重新考虑后，最合理的答案是C。[[C]]"
+    assert parse_choice(own, options).letter == "C"
     # another question (a header, a "next question", a hypothetical asked as the user) is not this one's answer
     header = "[[B]]<|user|>\n[故事]\n小明有三个苹果。\n[问题]\n他有几个？<|assistant|>\n[[D]]"
     assert parse_choice(header, options).letter == "B"
@@ -833,3 +842,28 @@ def test_in_noise_a_hedge_of_other_markers_after_an_answer_line_does_not_undo_it
     # right after the answer line the markers are a listing of every option: no answer
     listed = "[答案]\n[[A]]，[B]],[[C]]，[[D]],由于故事没有提供任何信息来回答这些问题，" + noise
     assert parse_choice(listed, options).letter is None
+
+
+def test_a_listing_of_every_options_marker_running_to_the_end_gives_no_final_letter():
+    options = ["热气球漂浮。", "飞机在天空中转弯。", "风中漂浮的风筝。", "鹰的翱翔。"]
+    loop = "[[D]] \n[[A]] \n[[B]] \n[[C]] \n[[D]] " * 6 + "我确认，最可能的答案是[[D]]。" + "[[D]] \n[[A]] \n[[B]] \n[[C]] \n" * 3
+    answer = "让人想起了鹰的翱翔飞行。因此，最可能的答案是D。[[D]]。最终答案是[[D]]。" + loop + "[[D]] \n[[A]] \n[[B]]"
+    assert parse_choice(answer, options).letter == "D"  # not the B the listing stops at
+
+
+def test_saying_the_question_cannot_be_answered_is_no_answer():
+    options = ["red_box", "green_cupboard", "blue_pantry", "red_pantry"]
+    answer = ("Nathan moved the cabbage to the red_box. William privately told Isabella that the cabbage is in the "
+              "green_cupboard.\n\nTherefore, Aiden does not know where William thinks the cabbage is, and we cannot "
+              "answer the question.")
+    assert parse_choice(answer, options).letter is None
+
+
+def test_a_header_that_opens_a_walk_through_of_the_options_is_no_answer_line():
+    options = ["He calls back Li Lei.", "He prepares to attend the family gathering.", "He reorganizes the studio.",
+               "He opens the door."]
+    walk = ("So, let's analyze each choice:\n\nA. He calls back Li Lei. He's preoccupied, so he probably doesn't call "
+            "yet.\n\nB. He prepares to attend the family gathering. Perhaps.\n\nC. He reorganizes the studio. Maybe "
+            "not, because")
+    assert parse_choice(walk, options, thinking=True).letter is None
+    assert parse_choice("My choice:\nA. He calls back Li Lei.", options).letter == "A"

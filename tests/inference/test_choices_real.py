@@ -42,9 +42,10 @@ EXPECTED = {
     ('tombench-outputs', 'Qwen2.5-32B-Instruct-AWQ'): (9, 6, 9, 0),
     ('tombench-outputs', 'Qwen2.5-32B-Instruct-GPTQ-Int4'): (9, 6, 9, 0),
     ('tombench-outputs', 'Qwen2.5-7B-Instruct'): (9, 5, 8, 0),
-    # two answers re-answer the same question in turns the model wrote itself (the re-asked lion count: A; a
-    # self-written critique: B); a careful reader takes the re-answer (round 6), the gold was the first answer
-    ('tombench-outputs', 'Qwen2.5-7B-Instruct-GPTQ-Int4'): (9, 4, 8, 0),
+    # two answers give C in the model's own turn and then concede A (a lion count re-asked by a self-written user)
+    # and B (a self-written system critique) in turns written for others: the own turn's C stands (blind careful
+    # readers of rounds 13-19 kept the own turn's answer 10 times out of 11); the set's rule reads the last letter
+    ('tombench-outputs', 'Qwen2.5-7B-Instruct-GPTQ-Int4'): (9, 6, 6, 0),
     ('tombench-outputs', 'Qwen2.5-7B-Instruct-GPTQ-Int8'): (9, 2, 7, 0),
     ('tombench-outputs', 'llama3.1-8B-Instruct'): (9, 2, 8, 0),
     ('tombench-outputs', 'qwen2.5-14B'): (18, 7, 17, 0),
