@@ -20,8 +20,8 @@ ChoicePath = Literal["json", "marker", "answer-line", "conclusion", "final-lette
                      "invalid"]
 
 _CONNECTORS = frozenset({"or", "and", "o", "ou", "oder", "y", "et", "und", "или", "и", "أو", "या", "或", "或者", "还是",
-                         "和", "及", "与", "與", "と", "か", "au", "na", "either", "between", "maybe", "và", "hoặc",
-                         "veya", "ve"})
+                         "和", "及", "以及", "并且", "与", "與", "と", "か", "au", "na", "either", "between",
+                         "maybe", "và", "hoặc", "veya", "ve"})
 # a capital label before a word is the label ("the answer is D based on ...", "答案：C Choosing ..."), except the
 # capitals that open ordinary words: "A dog", "I think" are read only before one of these
 _DEGREE = re.compile(r"^\s*(?:most |very )?(?:likely|probably|definitely|clearly|certainly|indeed|still|actually)"

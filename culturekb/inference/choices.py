@@ -228,8 +228,9 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     if any(r.index not in (None, index) and r.path != "marker" for r in _explicit(after, item)):
         return None  # "[[C]]虽然部分符合逻辑……最符合条件的答案是[[B]]。": the line answers B after naming C
     rest = ct.clean(after)
-    if rest and rest != ct.clean(item.options[index]) and walks_through(text, item):
-        return None  # the last item of a walk-through, not an answer
+    if (rest and rest != ct.clean(item.options[index]) or not rest and index
+            and _leading_letter(lines[-2].strip(" \t*_#>"), item) == index - 1) and walks_through(text, item):
+        return None  # the last item of a walk-through (or its next label, cut off: "E. means ...\nF."), no answer
     return _Reading(index, "final-letter", len(text))
 
 

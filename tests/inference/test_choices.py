@@ -846,7 +846,8 @@ def test_in_noise_a_hedge_of_other_markers_after_an_answer_line_does_not_undo_it
 
 def test_a_listing_of_every_options_marker_running_to_the_end_gives_no_final_letter():
     options = ["热气球漂浮。", "飞机在天空中转弯。", "风中漂浮的风筝。", "鹰的翱翔。"]
-    loop = "[[D]] \n[[A]] \n[[B]] \n[[C]] \n[[D]] " * 6 + "我确认，最可能的答案是[[D]]。" + "[[D]] \n[[A]] \n[[B]] \n[[C]] \n" * 3
+    loop = ("[[D]] \n[[A]] \n[[B]] \n[[C]] \n[[D]] " * 6 + "我确认，最可能的答案是[[D]]。"
+            + "[[D]] \n[[A]] \n[[B]] \n[[C]] \n" * 3)
     answer = "让人想起了鹰的翱翔飞行。因此，最可能的答案是D。[[D]]。最终答案是[[D]]。" + loop + "[[D]] \n[[A]] \n[[B]]"
     assert parse_choice(answer, options).letter == "D"  # not the B the listing stops at
 
@@ -867,3 +868,15 @@ def test_a_header_that_opens_a_walk_through_of_the_options_is_no_answer_line():
             "not, because")
     assert parse_choice(walk, options, thinking=True).letter is None
     assert parse_choice("My choice:\nA. He calls back Li Lei.", options).letter == "A"
+
+
+def test_a_walk_through_cut_off_at_its_next_label_has_no_final_letter():
+    options = [f"option {k}" for k in "abcdef"]
+    walk = "Let's look at each one.\nA. means p\nB. means q\nC. means r\nD. means s\nE. means t\nF."
+    assert parse_choice(walk, options).letter is None
+    assert parse_choice("The answer is p, as shown.\nE. means t\n\nF", options).letter == "F"  # no list: F
+
+
+def test_markers_joined_by_a_chinese_and_are_a_hedge():
+    hedged = parse_choice("[[C]]并且[[D]] ！submission 1 1 1", ["笔记本", "没有看到", "围巾", "帽子"])
+    assert hedged.letter is None and set(hedged.ambiguous) == {"C", "D"}
