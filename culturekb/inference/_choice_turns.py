@@ -15,7 +15,7 @@ from culturekb.inference._choice_values import ChoiceAnswer, _Item, _leading_let
 from culturekb.inference._lexicon import normalise_text
 from culturekb.inference._noise import degenerate_start
 
-__all__ = ["TURN_END", "looped_marker", "own_turn"]
+__all__ = ["TURN_END", "after_marker_spam", "looped_marker", "own_turn"]
 
 Reader = Callable[[str, _Item, bool], ChoiceAnswer]
 """Reads the answer in a text cut at the end of a turn (`choices._read`)."""
@@ -348,3 +348,50 @@ def _foreign(run: list[tuple[int, int, str]], options: tuple[str, ...]) -> bool:
 def _option_words(options: tuple[str, ...]) -> frozenset[str]:
     """The words and character pairs of all of a question's options (once per item)."""
     return frozenset().union(*(ct.words_and_pairs(o) for o in options))
+
+
+def after_marker_spam(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnswer | None:
+    """The reading of an answer that opens with a run of markers of three or more options (`_marker_spam`): an
+    answer said in words after the run ("... 故[[B]]的概率最高。最终的输出结果是：[[B]]" and [[B]] to the end), else
+    invalid with the options
+    the run named (a choice of its first marker it is not; round 21 of the hand reading had two). None when the
+    answer does not open so."""
+    spam = _marker_spam(text, item)
+    if spam is None:
+        return None
+    end, named = spam
+    after = own_turn(text[end:], item, thinking, read) if _says_words(text[end:], item) else None
+    if after is not None and after.valid and (after.path != "marker" or looped_marker(text, end, item) is not None):
+        return after  # (a marker only where one option's marker then runs on alone: more spam names no answer)
+    looped = looped_marker(text, 0, item)  # the spam settling into one option's marker to the end: that option
+    if looped is not None:
+        return looped
+    return ChoiceAnswer(None, None, "invalid", tuple(option_letters(len(item.options))[i] for i in named))
+
+
+def _marker_spam(text: str, item: _Item) -> tuple[int, tuple[int, ...]] | None:
+    """The run of answer markers an answer opens with, one after another with nothing between them but end tokens,
+    punctuation, spaces and at most a stray letter ("[[B]]<|end_header|>[[C]]<|end_header|>[[B]]<|end_header|>[[A]]
+    ..."), when it holds six or more markers naming three or more options: (where the run ends, the options in the
+    order first named). Degenerate decoding, not a choice of its first marker; None otherwise."""
+    named: list[int] = []
+    end = 0
+    for m in item.patterns.marker.finditer(text):
+        gap = TURN_END.sub("", text[end:m.start()])
+        if len(gap) > 40 or len(_LETTER.findall(gap)) > 1:
+            break
+        named.append(item.forms[normalise_text(ct.group_token(m))])
+        end = m.end()
+    if len(named) < 6 or len(set(named)) < 3:
+        return None
+    return end, tuple(dict.fromkeys(named))
+
+
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def _says_words(text: str, item: _Item) -> bool:
+    """Whether the start of `text` says something in words (four or more letters once markers and tokens are
+    taken out), as opposed to more markers and tokens ("<|_/|> [[B]] <|_/|> .$ B <|_/|> [[A]]")."""
+    bare = item.patterns.marker.sub("", TURN_END.sub("", text[:300]))
+    return len(_LETTER.findall(bare)) >= 4

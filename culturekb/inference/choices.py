@@ -62,7 +62,7 @@ from culturekb.inference._choice_lists import (
     walk_through_tail,
 )
 from culturekb.inference._choice_text import option_letters
-from culturekb.inference._choice_turns import looped_marker, own_turn
+from culturekb.inference._choice_turns import after_marker_spam, looped_marker, own_turn
 from culturekb.inference._choice_values import (
     _BETWEEN_MARKERS,
     _CONNECTORS,
@@ -515,7 +515,7 @@ def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = F
     item = _Item(tuple(options), numbered, language)
     if language is not None:
         ct.conclusion_words(language)  # a language without phrases fails here, with the list of those known
-    found = own_turn(raw, item, thinking, _read)
+    found = after_marker_spam(raw, item, thinking, _read) or own_turn(raw, item, thinking, _read)
     if found.valid or found.ambiguous or thinking or _THINK_END.search(raw) or "<think>" in raw[:200].lower():
         return found
     return restated_answer(raw, item) or found  # nothing names an option: one restated in other words may

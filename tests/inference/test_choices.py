@@ -880,3 +880,15 @@ def test_a_walk_through_cut_off_at_its_next_label_has_no_final_letter():
 def test_markers_joined_by_a_chinese_and_are_a_hedge():
     hedged = parse_choice("[[C]]并且[[D]] ！submission 1 1 1", ["笔记本", "没有看到", "围巾", "帽子"])
     assert hedged.letter is None and set(hedged.ambiguous) == {"C", "D"}
+
+
+def test_an_answer_that_opens_with_markers_of_every_option_strung_together_chose_none():
+    options = ["box", "basket", "bag", "drawer"]
+    spam = "".join(f"[[{k}]]<|end_header|>" for k in "BCBCBABACDCADA") + " [["
+    read = parse_choice(spam, options)
+    assert read.letter is None and set(read.ambiguous) == {"A", "B", "C", "D"}
+    # an answer said in words after the run still counts; a run of one option's marker after it too
+    worded = "[[B]]<|a|>  [[C]]<|a|>  [[B]]<|a|>  [[D]]<|a|>  [[D]]<|a|>  [[A]]<|a|>故[[B]]的概率最高。" + "[[B]]<|a|>" * 9
+    assert parse_choice(worded, options).letter == "B"
+    # two or three markers are no run of spam: "[[B]] [[D]]" is a hedge, "[[D]]" then words an answer
+    assert parse_choice("[[D]]<|eot_id|>[[A]] 其他", options).letter == "D"
