@@ -457,6 +457,8 @@ def test_an_answer_that_ends_saying_no_option_is_right_is_read_as_none():
     assert parse_choice(text, options).letter is None
     assert parse_choice(text.replace("the answer is not given in the story and cannot be determined",
                                      "Evelyn thinks it is in the green_bottle"), options).letter == "D"
+    assert parse_choice(text.replace("the answer is not given in the story and cannot be determined",
+                                     "we cannot answer the question"), options).letter is None
 
 
 def test_a_role_token_before_any_word_ends_no_turn():
@@ -475,28 +477,25 @@ def test_one_options_marker_repeated_after_an_end_token_revises_the_answer_befor
 
 def test_what_the_model_concedes_in_turns_it_wrote_for_others_revises_no_answer():
     options = ["box", "basket", "bag", "drawer"]
-    # a chat server stops at the end of the model's turn: the user it invents, and what it concedes to them, came after
-    pushed = ("他会去篮子里找。\n[[B]]<|user|>你确定吗？故事里他看到了袋子。<|assistant|>\n您说得对，重新考虑后，"
-              "最合理的答案是C。\n[[C]]")
-    assert parse_choice(pushed, options).letter == "B"
-    critique = "最合理的答案是B。[[B]]<|system|>答案有误，应该是袋子。<|assistant|>重新考虑后，最合理的答案是C。[[C]]"
-    assert parse_choice(critique, options).letter == "B"
-    # an own turn that was only a marker leaves the answer to what follows it
-    bare = "[[B]] <|system|>\n答案解析：他看到了袋子，最合理的答案是C。\n最终答案：[[C]]"
-    assert parse_choice(bare, options).letter == "C"
-    # the model's own turn going on (a new assistant header) still re-answers
-    own = "[[B]]<|im_end|>\n<|im_start|>assistant\n重新考虑后，最合理的答案是C。[[C]]"
-    assert parse_choice(own, options).letter == "C"
-    # another question (a header, a "next question", a hypothetical asked as the user) is not this one's answer
-    header = "[[B]]<|user|>\n[故事]\n小明有三个苹果。\n[问题]\n他有几个？<|assistant|>\n[[D]]"
-    assert parse_choice(header, options).letter == "B"
-    what_if = "[[B]]<|user|>如果她没有看到袋子，应该怎样推理？<|assistant|>\n那么答案是[[A]]"
-    assert parse_choice(what_if, options).letter == "B"
-    # a marker after a farewell closes the conversation; it is no answer
-    bye = "[[B]]<|system|>答案正确。<|user|>谢谢<|assistant|>不客气！祝你愉快。[[D]]"
-    assert parse_choice(bye, options).letter == "B"
-    # words the model writes for the user before it has answered are not its answer
-    assert parse_choice("Let me think.\n<|user|>\nThe answer is B.", options).letter is None
+    cases = [
+        # a chat server stops at the end of the model's turn: the user it invents, and what it concedes, came after
+        ("他会去篮子里找。\n[[B]]<|user|>你确定吗？故事里他看到了袋子。<|assistant|>\n您说得对，重新考虑后，最合理的答案是C。\n[[C]]",
+         "B"),
+        ("最合理的答案是B。[[B]]<|system|>答案有误，应该是袋子。<|assistant|>重新考虑后，最合理的答案是C。[[C]]", "B"),
+        # an own turn that was only a marker leaves the answer to what follows it
+        ("[[B]] <|system|>\n答案解析：他看到了袋子，最合理的答案是C。\n最终答案：[[C]]", "C"),
+        # the model's own turn going on (a new assistant header) still re-answers
+        ("[[B]]<|im_end|>\n<|im_start|>assistant\n重新考虑后，最合理的答案是C。[[C]]", "C"),
+        # another question (a header, a hypothetical asked as the user) is not this one's answer
+        ("[[B]]<|user|>\n[故事]\n小明有三个苹果。\n[问题]\n他有几个？<|assistant|>\n[[D]]", "B"),
+        ("[[B]]<|user|>如果她没有看到袋子，应该怎样推理？<|assistant|>\n那么答案是[[A]]", "B"),
+        # a marker after a farewell closes the conversation; it is no answer
+        ("[[B]]<|system|>答案正确。<|user|>谢谢<|assistant|>不客气！祝你愉快。[[D]]", "B"),
+        # words the model writes for the user before it has answered are not its answer
+        ("Let me think.\n<|user|>\nThe answer is B.", None),
+    ]
+    for answer, read in cases:
+        assert parse_choice(answer, options).letter == read, answer
 
 
 def test_an_or_right_after_an_end_token_joins_the_markers_around_it_into_a_hedge():
@@ -852,14 +851,6 @@ def test_a_listing_of_every_options_marker_running_to_the_end_gives_no_final_let
     assert parse_choice(answer, options).letter == "D"  # not the B the listing stops at
 
 
-def test_saying_the_question_cannot_be_answered_is_no_answer():
-    options = ["red_box", "green_cupboard", "blue_pantry", "red_pantry"]
-    answer = ("Nathan moved the cabbage to the red_box. William privately told Isabella that the cabbage is in the "
-              "green_cupboard.\n\nTherefore, Aiden does not know where William thinks the cabbage is, and we cannot "
-              "answer the question.")
-    assert parse_choice(answer, options).letter is None
-
-
 def test_a_header_that_opens_a_walk_through_of_the_options_is_no_answer_line():
     options = ["He calls back Li Lei.", "He prepares to attend the family gathering.", "He reorganizes the studio.",
                "He opens the door."]
@@ -888,7 +879,7 @@ def test_an_answer_that_opens_with_markers_of_every_option_strung_together_chose
     read = parse_choice(spam, options)
     assert read.letter is None and set(read.ambiguous) == {"A", "B", "C", "D"}
     # an answer said in words after the run still counts; a run of one option's marker after it too
-    worded = "[[B]]<|a|>  [[C]]<|a|>  [[B]]<|a|>  [[D]]<|a|>  [[D]]<|a|>  [[A]]<|a|>故[[B]]的概率最高。" + "[[B]]<|a|>" * 9
+    worded = "".join(f"[[{k}]]<|a|>  " for k in "BCBDDA") + "故[[B]]的概率最高。" + "[[B]]<|a|>" * 9
     assert parse_choice(worded, options).letter == "B"
     # two or three markers are no run of spam: "[[B]] [[D]]" is a hedge, "[[D]]" then words an answer
     assert parse_choice("[[D]]<|eot_id|>[[A]] 其他", options).letter == "D"
