@@ -11,6 +11,7 @@ letter), by readers who did not see the first reading. For every round with a se
 - how often the two careful readings agree (the ceiling on how well any reader can match "the" careful reading);
 - culturekb's reading (as drawn, the reader of that round) right against the first, the second, and both where
   they agree (the consensus); the set's rule on the consensus;
+- culturekb (as drawn) on the clear answers: those the two readings agree on and neither reader marked borderline;
 - with ``--reread``: the CURRENT reader on the consensus answers (re-read from the set files named in the round;
   tuned on for rounds read before a change, so not a held-out figure).
 
@@ -83,6 +84,9 @@ def compare(r: int, reread: bool) -> dict[str, Any]:
         t["ours_consensus"] += ours == c1
         t["rule_consensus"] += rule == c1
         t["neither_consensus"] += ours != c1 and rule != c1
+        if not (a.get("borderline") or b["borderline"]):  # a clear answer: agreed on, borderline for neither reader
+            t["clear"] += 1
+            t["ours_clear"] += ours == c1
         if reread:
             t["current_consensus"] += now[a["n"]] == c1
         if ours != c1:
@@ -94,8 +98,8 @@ def compare(r: int, reread: bool) -> dict[str, Any]:
 
 def table(results: list[dict[str, Any]], reread: bool) -> str:
     head = ("| round | reader | answers | readers agree | culturekb right (1st / 2nd) | on the consensus: culturekb "
-            "| rule | neither |" + (" current reader |" if reread else ""))
-    rows = [head, "|" + "---|" * (8 + reread)]
+            "| rule | neither | clear answers: culturekb |" + (" current reader |" if reread else ""))
+    rows = [head, "|" + "---|" * (9 + reread)]
     total: Counter[str] = Counter()
     for res in results:
         t = res["tally"]
@@ -103,14 +107,19 @@ def table(results: list[dict[str, Any]], reread: bool) -> str:
         rows.append(f"| {res['round']} | {res['reader_commit']} | {t['answers']} | {t['agree']} | "
                     f"{t['ours_first']} / {t['ours_second']} | {t['ours_consensus']}/{t['agree']} "
                     f"({100 * t['ours_consensus'] / t['agree']:.1f}%) | {t['rule_consensus']} | "
-                    f"{t['neither_consensus']} |" + (f" {t['current_consensus']}/{t['agree']} |" if reread else ""))
+                    f"{t['neither_consensus']} | {_share(t['ours_clear'], t['clear'])} |"
+                    + (f" {t['current_consensus']}/{t['agree']} |" if reread else ""))
     if len(results) > 1:
         rows.append(f"| **all** | | {total['answers']} | {total['agree']} | {total['ours_first']} / "
                     f"{total['ours_second']} | **{total['ours_consensus']}/{total['agree']} "
                     f"({100 * total['ours_consensus'] / total['agree']:.1f}%)** | {total['rule_consensus']} | "
-                    f"{total['neither_consensus']} |" + (f" {total['current_consensus']}/{total['agree']} |"
-                                                         if reread else ""))
+                    f"{total['neither_consensus']} | **{_share(total['ours_clear'], total['clear'])}** |"
+                    + (f" {total['current_consensus']}/{total['agree']} |" if reread else ""))
     return "\n".join(rows) + "\n"
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part}/{whole} ({100 * part / whole:.1f}%)" if whole else "-"
 
 
 def main(argv: list[str] | None = None) -> None:
