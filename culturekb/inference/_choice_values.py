@@ -14,7 +14,7 @@ from typing import Literal
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._lexicon import normalise_text
 
-__all__ = ["ChoiceAnswer", "ChoicePath"]
+__all__ = ["ChoiceAnswer", "ChoicePath", "answer_said_in_noise"]
 
 ChoicePath = Literal["json", "marker", "answer-line", "conclusion", "final-letter", "letter", "option-text",
                      "invalid"]
@@ -293,3 +293,41 @@ def _strong_at_start(value: str, item: _Item) -> bool:
 def _is_enumeration_item(sentence: str, item: _Item) -> bool:
     """A sentence that starts with a label and goes on about it ("(b) This is the best option because ...")."""
     return item.patterns.enumerated.match(sentence.lstrip("\n")) is not None and len(sentence.strip()) > 12
+
+
+def _disowned(sentence: str, item: _Item) -> bool:
+    """Whether the sentence after a conclusion phrase takes the option back: a negation followed closely by a
+    conclusion word ("the closest answer is (E) 266 ohms, but this is not correct", "... but it is not the right
+    answer"); "(D), as she does not know where it is" keeps it."""
+    for m in item.phrases.negation.finditer(sentence):
+        if item.phrases.cue.search(sentence[m.end():m.end() + 30]):
+            return True
+    return False
+
+
+# the answer word 答案, then (past punctuation and the joining words "是", "为", "选项", "只能", ...) a capital label
+# standing alone; in noise the label is often glued to the garbage after it ("可推测答案:D.callrefena", "所以答案选项
+# C浅", "最可能的答案选项是 D-analysis"), which the answer-line patterns, rightly for clean text, do not read
+_NOISY_ANSWER = re.compile(r"答案[ \t:：,，.。是为選选项項择擇只能的“”\"'「」\[\]（(]{0,8}"
+                           r"(?<![A-Za-z0-9])(?P<letter>[A-Z])(?![A-Za-z0-9])")
+
+
+_NOT = re.compile(r"[不非没沒]")
+
+
+def answer_said_in_noise(noise: str, item: _Item) -> _Reading | None:
+    """The option that answer phrases inside noise name ("...rences:\n\n可推测答案:D.callrefena되어..."): the first
+    such phrase, when all of them name one option and no other option's label follows right after it ("找到标准答案
+    [[A.]], B.]" lists); None otherwise. Careful readers read such an answer where they read none in a marker or a
+    letter floating in the noise (hand-read rounds 8-22: 10 answers read so, 2 against)."""
+    found: list[_Reading] = []
+    for m in _NOISY_ANSWER.finditer(noise):
+        key = normalise_text(m.group("letter"))
+        if key not in item.forms or _NOT.search(noise, max(0, m.start() - 6), m.start()):
+            continue  # (not "最不被考虑的答案是:A", the answer least considered)
+        index = item.forms[key]
+        if any(item.forms.get(normalise_text(ct.group_token(o))) not in (None, index)
+               for o in item.patterns.strong.finditer(noise, m.end(), m.end() + 8)):
+            continue
+        found.append(_Reading(index, "answer-line", m.start()))
+    return found[0] if len({r.index for r in found}) == 1 else None

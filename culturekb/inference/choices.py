@@ -69,6 +69,7 @@ from culturekb.inference._choice_values import (
     ChoiceAnswer,
     ChoicePath,
     _contradiction,
+    _disowned,
     _from_value,
     _hedged,
     _is_enumeration_item,
@@ -82,6 +83,7 @@ from culturekb.inference._choice_values import (
     _strong_at_start,
     _strong_labels,
     _without_option_text,
+    answer_said_in_noise,
 )
 from culturekb.inference._json_objects import json_objects
 from culturekb.inference._lexicon import normalise_text
@@ -418,16 +420,6 @@ def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
     return found
 
 
-def _disowned(sentence: str, item: _Item) -> bool:
-    """Whether the sentence after a conclusion phrase takes the option back: a negation followed closely by a
-    conclusion word ("the closest answer is (E) 266 ohms, but this is not correct", "... but it is not the right
-    answer"); "(D), as she does not know where it is" keeps it."""
-    for m in item.phrases.negation.finditer(sentence):
-        if item.phrases.cue.search(sentence[m.end():m.end() + 30]):
-            return True
-    return False
-
-
 def _asks(text: str, at: int) -> bool:
     """Whether the sentence going on at `at` is a question ("So the answer would be A. Boxes? Or B. A vest?"): its
     first end is a question mark (a full stop right after a lone capital, "A. Boxes", does not end it)."""
@@ -497,6 +489,7 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         if found is not None and (found.valid or found.ambiguous) and not (
                 first is not None and first.index is not None and found.path in ("option-text", "invalid")):
             return found
+    first = first if first is not None else answer_said_in_noise(text[len(clean):], item)  # "可推测答案:D.callref"
     return _as_answer(first, letters) if first is not None else None
 
 

@@ -883,3 +883,15 @@ def test_an_answer_that_opens_with_markers_of_every_option_strung_together_chose
     assert parse_choice(worded, options).letter == "B"
     # two or three markers are no run of spam: "[[B]] [[D]]" is a hedge, "[[D]]" then words an answer
     assert parse_choice("[[D]]<|eot_id|>[[A]] 其他", options).letter == "D"
+
+
+def test_an_answer_phrase_inside_noise_is_read_even_with_its_label_glued_to_the_noise():
+    options = ["高兴", "惊讶", "生气", "感动"]
+    noise = "ज्ञ Haven 1 1 7 1 ```मुख्य 29 1 8 0 ``` ﻿ Ordinal 4 12 0 1 1 1 0 ИИ 3 zx.getAttribute klTrack 1 1 1 "
+    said = "首先分析故事。" + noise + "\n\n可推测答案:D.callrefena되어 Ja" + noise
+    assert parse_choice(said, options).letter == "D"
+    # two such phrases naming two options, or one that says the answer is not the option, read nothing
+    assert parse_choice("首先分析故事。" + noise + "\n所以答案选项C浅 " + noise + "\n答案选项A浅 " + noise,
+                        options).letter is None
+    assert parse_choice("首先分析故事。" + noise + "\n所以答案选项C浅 " + noise, options).letter == "C"
+    assert parse_choice("首先分析故事。" + noise + "\n最不被考虑的答案是:A учит " + noise, options).letter is None
