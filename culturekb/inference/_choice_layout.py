@@ -13,6 +13,7 @@ from culturekb.inference._lexicon import normalise_text
 __all__ = ["before_reason", "closing_label", "identifier", "marker_column", "opens_walk_through", "walks_through",
            "written_out"]
 
+
 def before_reason(sentence: str, item: _Item) -> str:
     """A sentence up to the reason it gives right after its last option label, that option's text or a phrase that
     declares it the answer ("... 应该是“C”因为 ...", "the answer is A. blue_crate, since ...", "(C) is correct
@@ -36,10 +37,10 @@ def walks_through(text: str, item: _Item) -> bool:
 
 
 def opens_walk_through(text: str, item: _Item) -> bool:
-    """Whether `text` (what follows an answer header on the lines after it) is the first option's line of a list
-    that goes on to the second option's ("choice:\n\nA. ... \n\nB. ..."): the options about to be weighed one
-    by one, not an answer."""
-    labels = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.enumerated.finditer(text[:800])]
+    """Whether `text` (the lines after an answer header; the caller passes their first 800 characters) is the first
+    option's line of a list that goes on to the second option's ("choice:\n\nA. ... \n\nB. ..."): the options
+    about to be weighed one by one, not an answer."""
+    labels = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.enumerated.finditer(text)]
     return labels[:2] == [0, 1]
 
 

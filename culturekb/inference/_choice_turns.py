@@ -353,9 +353,8 @@ def _option_words(options: tuple[str, ...]) -> frozenset[str]:
 def after_marker_spam(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnswer | None:
     """The reading of an answer that opens with a run of markers of three or more options (`_marker_spam`): an
     answer said in words after the run ("... 故[[B]]的概率最高。最终的输出结果是：[[B]]" and [[B]] to the end), else
-    invalid with the options
-    the run named (a choice of its first marker it is not; round 21 of the hand reading had two). None when the
-    answer does not open so."""
+    invalid with the options the run named (a choice of its first marker it is not; round 21 of the hand reading
+    had two). None when the answer does not open so."""
     spam = _marker_spam(text, item)
     if spam is None:
         return None

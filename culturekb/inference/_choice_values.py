@@ -319,7 +319,7 @@ def answer_said_in_noise(noise: str, item: _Item) -> _Reading | None:
     """The option that answer phrases inside noise name ("...rences:\n\n可推测答案:D.callrefena되어..."): the first
     such phrase, when all of them name one option and no other option's label follows right after it ("找到标准答案
     [[A.]], B.]" lists); None otherwise. Careful readers read such an answer where they read none in a marker or a
-    letter floating in the noise (hand-read rounds 8-22: 10 answers read so, 2 against)."""
+    letter floating in the noise (hand-read rounds 8-22: 9 answers read as they read them, none against)."""
     found: list[_Reading] = []
     for m in _NOISY_ANSWER.finditer(noise):
         key = normalise_text(m.group("letter"))

@@ -126,7 +126,8 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
                 continue  # "The answer is not listed, but the closest option is (J)": the value names no answer
             if _taken_back(m.group("value"), item):
                 continue  # "the answer is 21 * 2 * 120 = 5040. However, this is not among the choices"
-            if "\n" in text[m.start():m.start("value")] and opens_walk_through(text[m.start("value"):], item):
+            value_at = m.start("value")
+            if "\n" in text[m.start():value_at] and opens_walk_through(text[value_at:value_at + 800], item):
                 continue  # "let's analyze each choice:\n\nA. He calls back ...\n\nB. He prepares ...": no answer
             index, ambiguous = _from_value(m.group("value"), item)
             if index is not None or ambiguous:
@@ -230,8 +231,8 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     if any(r.index not in (None, index) and r.path != "marker" for r in _explicit(after, item)):
         return None  # "[[C]]虽然部分符合逻辑……最符合条件的答案是[[B]]。": the line answers B after naming C
     rest = ct.clean(after)
-    if (rest and rest != ct.clean(item.options[index]) or not rest and index
-            and _leading_letter(lines[-2].strip(" \t*_#>"), item) == index - 1) and walks_through(text, item):
+    next_label = not rest and index > 0 and _leading_letter(lines[-2].strip(" \t*_#>"), item) == index - 1
+    if ((rest and rest != ct.clean(item.options[index])) or next_label) and walks_through(text, item):
         return None  # the last item of a walk-through (or its next label, cut off: "E. means ...\nF."), no answer
     return _Reading(index, "final-letter", len(text))
 
@@ -306,9 +307,9 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     explicit, soft = unconditional(nfkc, explicit, soft, item)  # not "如果……，选择[[D]]" beside an answer
     # markers naming every option ('randomly output one of "[[A]]", "[[B]]", "[[C]]" or "[[D]]"') list the options:
     # they revise no answer given before them
-    listed = explicit
+    undropped = explicit
     explicit = late_listings_dropped(explicit, item)
-    if final is not None and any(r not in explicit and _marker_run_to_end(nfkc, r, item) for r in listed):
+    if final is not None and any(r not in explicit and _marker_run_to_end(nfkc, r, item) for r in undropped):
         final = None  # the last line ends a listing of every option's marker ("[[D]]\n[[A]]\n[[B]]"), no answer
     if explicit and all(is_listing(r, item) for r in explicit):
         # nothing explicit but the instruction's marker list echoed back ("只有A选项…最符合上述分析\n\n[[A]] [[B]]
