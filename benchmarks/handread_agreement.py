@@ -102,20 +102,22 @@ def table(results: list[dict[str, Any]], reread: bool) -> str:
     rows = [head, "|" + "---|" * (9 + reread)]
     total: Counter[str] = Counter()
     for res in results:
-        t = res["tally"]
-        total.update(t)
-        rows.append(f"| {res['round']} | {res['reader_commit']} | {t['answers']} | {t['agree']} | "
-                    f"{t['ours_first']} / {t['ours_second']} | {t['ours_consensus']}/{t['agree']} "
-                    f"({100 * t['ours_consensus'] / t['agree']:.1f}%) | {t['rule_consensus']} | "
-                    f"{t['neither_consensus']} | {_share(t['ours_clear'], t['clear'])} |"
-                    + (f" {t['current_consensus']}/{t['agree']} |" if reread else ""))
+        total.update(res["tally"])
+        rows.append(_row(str(res["round"]), res["reader_commit"], res["tally"], reread, bold=False))
     if len(results) > 1:
-        rows.append(f"| **all** | | {total['answers']} | {total['agree']} | {total['ours_first']} / "
-                    f"{total['ours_second']} | **{total['ours_consensus']}/{total['agree']} "
-                    f"({100 * total['ours_consensus'] / total['agree']:.1f}%)** | {total['rule_consensus']} | "
-                    f"{total['neither_consensus']} | **{_share(total['ours_clear'], total['clear'])}** |"
-                    + (f" {total['current_consensus']}/{total['agree']} |" if reread else ""))
+        rows.append(_row("**all**", "", total, reread, bold=True))
     return "\n".join(rows) + "\n"
+
+
+def _row(name: str, commit: str, t: Counter[str] | dict[str, int], reread: bool, *, bold: bool) -> str:
+    """One line of the table: a round's tally, or (bold) the total."""
+    def b(cell: str) -> str:
+        return f"**{cell}**" if bold else cell
+    return (f"| {name} |{f' {commit}' if commit else ''} | {t['answers']} | {t['agree']} | "
+            f"{t['ours_first']} / {t['ours_second']} | "
+            f"{b(_share(t['ours_consensus'], t['agree']))} | {t['rule_consensus']} | {t['neither_consensus']} | "
+            f"{b(_share(t['ours_clear'], t['clear']))} |"
+            + (f" {t['current_consensus']}/{t['agree']} |" if reread else ""))
 
 
 def _share(part: int, whole: int) -> str:
