@@ -10,8 +10,12 @@ from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_values import _Item, _leading_letter, _sentences
 from culturekb.inference._lexicon import normalise_text
 
-__all__ = ["before_reason", "closing_label", "identifier", "marker_column", "opens_walk_through", "walks_through",
-           "written_out"]
+__all__ = ["before_reason", "closing_label", "cut_off", "identifier", "marker_column", "opens_walk_through",
+           "walks_through", "written_out"]
+
+# how a finished answer ends: a sentence's end, a closing bracket, quote or emphasis, a formula's close, or a CJK
+# character (Chinese answers often end a sentence without 。)
+_FINISHED = re.compile(r"[.!?。！？…\"'”’)\]}）】」』》*$>`\u3400-\u9fff\u3040-\u30ff\uac00-\ud7af]\s*$")
 
 
 def before_reason(sentence: str, item: _Item) -> str:
@@ -27,6 +31,12 @@ def before_reason(sentence: str, item: _Item) -> str:
     between = ct.clean(item.phrases.tail.sub(" ", sentence[last.end():reason.start()], count=1))
     own = ct.clean(item.options[item.forms[normalise_text(ct.group_token(last))]])
     return sentence[:reason.start()] if len(between.replace(own, "", 1).strip()) <= 3 else sentence
+
+
+def cut_off(text: str) -> bool:
+    """Whether an answer stops mid-sentence, the token limit reached: it ends on a word, a number, a comma, a colon
+    or an open bracket ("... Random job selection (RJS) policy:", "P(X = 0) = 0.2^5 = 0.0000000")."""
+    return not _FINISHED.search(text)
 
 
 def walks_through(text: str, item: _Item) -> bool:

@@ -22,8 +22,8 @@ answer, and among the places that name an option the last one counts. What is re
    unless the answer walks through several options (then the leading one is just the first of the walk-through).
    "A man ..." is not read as A: a letter must be followed by punctuation, the end, or its own option's text.
 5. The option's text instead of the letter (`path="option-text"`): a short answer that is or mentions exactly one
-   option's text, or, in a long one, the last sentence that mentions an option; last, a concluding sentence that
-   restates one option in other words (`_choice_content`).
+   option's text, or, in a long one not cut off mid-sentence, the last sentence that mentions an option; last, a
+   concluding sentence that restates one option in other words (`_choice_content`).
 6. Otherwise ``invalid`` (letter None): scored wrong, never dropped. Hedges ("A or C", "between B and D") and
    contradictions (``"C" - green_drawer`` where green_drawer is option B) are ``invalid`` with `ambiguous` listing the
    letters named: recorded, never guessed.
@@ -45,6 +45,7 @@ from culturekb.inference._choice_content import restated_answer
 from culturekb.inference._choice_layout import (
     before_reason,
     closing_label,
+    cut_off,
     identifier,
     marker_column,
     opens_walk_through,
@@ -255,10 +256,12 @@ def _leading(text: str, item: _Item) -> int | None:
     return index
 
 
-def _option_text(text: str, item: _Item) -> tuple[int | None, tuple[int, ...]]:
+def _option_text(text: str, item: _Item, whole: bool = True) -> tuple[int | None, tuple[int, ...]]:
     """The option a short answer is or mentions; in a long answer, the last sentence that mentions options."""
     if len(text) <= 200:
         return ct.by_text(text, item.options, reverse=False)
+    if whole and cut_off(text):  # reasoning cut off before it concluded: the last option it named is no answer
+        return None, ()
     last = _sentences(text)[-4:]
     if last and item.phrases.no_answer.search(last[-1][1]) and not ct.options_in(last[-1][1], item.options):
         return None, ()  # "..., only Jack knows it is in the green_bottle. Therefore, the answer cannot be determined."
@@ -280,7 +283,8 @@ def _as_answer(reading: _Reading, letters: Sequence[str]) -> ChoiceAnswer:
     return ChoiceAnswer(letters[reading.index], reading.index, reading.path)
 
 
-def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished: bool = False) -> ChoiceAnswer | None:
+def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished: bool = False,
+               whole: bool = True) -> ChoiceAnswer | None:
     letters = option_letters(len(item.options))
 
     def answer(reading: _Reading) -> ChoiceAnswer:
@@ -317,7 +321,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         said = max((r for r in soft if r.index is not None), key=lambda r: r.at, default=None)
         if said is None:  # an option's whole text on a line of its own, or in the last sentence naming options
             index = written_out(nfkc, item)
-            index = index if index is not None else _option_text(nfkc[:min(r.at for r in explicit)], item)[0]
+            index = index if index is not None else _option_text(nfkc[:min(r.at for r in explicit)], item, False)[0]
             said = _Reading(index, "option-text", 0) if index is not None else None
         if said is not None:
             return answer(said)
@@ -356,7 +360,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     index = closing_label(nfkc, item)
     if index is not None:
         return ChoiceAnswer(letters[index], index, "final-letter")
-    index, ambiguous = _option_text(nfkc, item)
+    index, ambiguous = _option_text(nfkc, item, whole)  # not `whole`: the clean part of an answer turned to noise
     if index is not None or ambiguous:
         return answer(_Reading(index, "option-text", 0, ambiguous))
     hedge = _hedged(nfkc, item) if len(nfkc) <= 40 else ()
@@ -483,7 +487,7 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         first = min(stated, key=lambda r: r.at)  # a column of markers in the noise, then "答案是[[B]]": B
     first = _settled(first, firm) if first is not None else None
     if clean.strip():
-        found = _parse_one(clean, item, explicit_only=explicit_only)
+        found = _parse_one(clean, item, explicit_only=explicit_only, whole=False)
         if found is not None and found.path == "option-text" and walks_through(clean, item):
             found = None  # 'B. "Daniel expresses regret ..." - It might seem like, butdeserialize error |->': cut off
         # an explicit answer after the noise beats an option's word in the clean part

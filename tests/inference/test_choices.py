@@ -895,3 +895,28 @@ def test_an_answer_phrase_inside_noise_is_read_even_with_its_label_glued_to_the_
                         options).letter is None
     assert parse_choice("首先分析故事。" + noise + "\n所以答案选项C浅 " + noise, options).letter == "C"
     assert parse_choice("首先分析故事。" + noise + "\n最不被考虑的答案是:A учит " + noise, options).letter is None
+
+
+POLICIES = ["Youngest job first", "Least frequently used", "Round-robin", "Random job selection"]
+_WALK = ("A starvation-free policy guarantees that no job waits indefinitely for service, so it must not favour some "
+         "jobs over others for ever.\n\nYoungest job first: this policy favours the youngest job and can starve old "
+         "ones.\n\nLeast frequently used: this policy favours jobs that ran least and can starve the others.\n\n")
+
+
+@pytest.mark.parametrize("end, read", [
+    ("Random job selection policy:", None),  # cut off at the next option's header: no conclusion reached
+    ("So the policy to use is Random job selection, since every job", None),  # cut off mid-sentence
+    ("So the policy to use is Random job selection.", "D"),  # finished: its last sentence names one option
+    ("So the policy to use is Random job selection!\n", "D"),
+])
+def test_a_long_answer_cut_off_before_it_concluded_chose_nothing_by_option_text(end, read):
+    got = parse_choice(_WALK + end, POLICIES)
+    assert got.letter == read, got
+
+
+@pytest.mark.parametrize("text, cut", [("so the answer is", True), ("policy:", True), ("0.2^5 = 0.0000", True),
+                                       ("(d) is right.", False), ("答案是丙", False), ("$$x = 1$$", False),
+                                       ("see (B)", False), ("Done!  \n", False)])
+def test_cut_off_tells_a_sentence_stopped_by_the_token_limit(text, cut):
+    from culturekb.inference._choice_layout import cut_off
+    assert cut_off(text) is cut

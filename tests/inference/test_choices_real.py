@@ -22,11 +22,12 @@ EXPECTED = {
     ('hi-tom-responses', 'gpt-3.5-turbo (prompt v1)'): (24, 8, 24, 6),
     ('hi-tom-responses', 'gpt-4-0314 (azure gpt4-8k)'): (24, 16, 23, 0),
     ('hi-tom-responses', 'llama-65b'): (24, 11, 17, 1),
-    ('mmlu-pro-outputs', 'Llama-2-7b-hf'): (5, 0, 4, 0),
+    # answers cut off mid-calculation by the token limit no longer count the last option text they named (issue 21)
+    ('mmlu-pro-outputs', 'Llama-2-7b-hf'): (5, 0, 4, 1),
     ('mmlu-pro-outputs', 'Meta-Llama-3_1-8B-Instruct'): (5, 4, 5, 0),
     # 'The answer is (C) or (D), depending on ...' is a hedge, recorded as ambiguous (the rule reads C; round 18)
     ('mmlu-pro-outputs', 'Mistral-7B-Instruct-v0.2'): (5, 1, 3, 2),
-    ('mmlu-pro-outputs', 'Mixtral-8x7B-Instruct-v0.1'): (5, 1, 3, 1),
+    ('mmlu-pro-outputs', 'Mixtral-8x7B-Instruct-v0.1'): (5, 1, 3, 2),
     ('mmlu-pro-outputs', 'Phi-3-mini-4k-instruct'): (5, 2, 3, 1),
     ('mmlu-pro-outputs', 'Qwen1.5-7B-Chat'): (5, 1, 4, 1),
     ('mmlu-pro-outputs', 'Yi-6b-Chat'): (5, 0, 4, 1),
