@@ -14,7 +14,7 @@ from typing import Literal
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._lexicon import normalise_text
 
-__all__ = ["ChoiceAnswer", "ChoicePath", "answer_said_in_noise"]
+__all__ = ["ChoiceAnswer", "ChoicePath", "answer_said_in_noise", "joined_labels"]
 
 ChoicePath = Literal["json", "marker", "answer-line", "conclusion", "final-letter", "letter", "option-text",
                      "invalid"]
@@ -145,8 +145,20 @@ def _joined(value: str, index: int, labels: list[tuple[re.Match[str], int]], ite
     second = next(((m, i) for m, i in labels if first is not None and m.start() >= first.end() and i != index), None)
     if first is None or second is None:
         return ()
-    between = ct.clean(value[first.end():second[0].start()]).replace(ct.clean(item.options[index]), " ", 1).split()
+    raw = value[first.end():second[0].start()]
+    if _LIST_SEPARATOR.fullmatch(raw):  # "C,D", "[[C]]，[[D]]", "B、C": two labels listed, not one chosen
+        return tuple(sorted({index, second[1]}))
+    between = ct.clean(raw).replace(ct.clean(item.options[index]), " ", 1).split()
     return tuple(sorted({index, second[1]})) if between and all(w in _CONNECTORS for w in between) else ()
+
+
+def joined_labels(value: str, index: int, item: _Item) -> tuple[int, ...]:
+    """`_joined` on a value's strong labels: the two options of "C,D" or "(B) and (D)" that start with `index`."""
+    labels = [(x, item.forms[normalise_text(ct.group_token(x))]) for x in item.patterns.strong.finditer(value)]
+    return _joined(value, index, labels, item)
+
+
+_LIST_SEPARATOR = re.compile(r"[\s\])）】\"”'*]*[,，、/&;；][\s\[(（【\"“'*]*")
 
 
 def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int | None, tuple[int, ...]]:

@@ -85,6 +85,7 @@ from culturekb.inference._choice_values import (
     _strong_labels,
     _without_option_text,
     answer_said_in_noise,
+    joined_labels,
 )
 from culturekb.inference._json_objects import json_objects
 from culturekb.inference._lexicon import normalise_text
@@ -222,7 +223,7 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
         m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", last).strip(" *_.。:："))
         if m is not None and normalise_text(m.group("letter")) in item.forms:
             index = item.forms[normalise_text(m.group("letter"))]
-    if index is None:
+    if index is None or joined_labels(last, index, item):  # "[[C]],[[D]] 因为 ...": two options listed
         return None
     column = marker_column(lines[:-1], item)
     if len(column) >= 3 and len({*column, index}) >= 3 and column[0] != index:

@@ -920,3 +920,20 @@ def test_a_long_answer_cut_off_before_it_concluded_chose_nothing_by_option_text(
 def test_cut_off_tells_a_sentence_stopped_by_the_token_limit(text, cut):
     from culturekb.inference._choice_layout import cut_off
     assert cut_off(text) is cut
+
+
+@pytest.mark.parametrize("answer, hedged", [
+    ("答案：C,D", {"C", "D"}),
+    ("答案：C、D", {"C", "D"}),
+    ("[答案]\n[[C]],[[D]] 因为故事里两种都有可能", {"C", "D"}),  # the answer header's value and the last line alike
+    ("Thus, the answer is (B), (C), and (D).", {"B", "C"}),
+    ("The answer is (A, C, D).", {"A", "C"}),
+])
+def test_labels_listed_with_a_comma_after_an_answer_word_are_a_hedge(answer, hedged):
+    got = parse_choice(answer, OPTS)
+    assert got.letter is None and hedged <= set(got.ambiguous), got
+
+
+@pytest.mark.parametrize("answer, read", [("Answer: C, because D is wrong.", "C"), ("答案：C。D是错的。", "C")])
+def test_a_label_then_a_reason_naming_another_is_no_list(answer, read):
+    assert parse_choice(answer, OPTS).letter == read
