@@ -10,8 +10,8 @@ from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_values import _Item, _leading_letter, _sentences
 from culturekb.inference._lexicon import normalise_text
 
-__all__ = ["before_reason", "closing_label", "cut_off", "identifier", "marker_column", "opens_walk_through",
-           "walks_through", "written_out"]
+__all__ = ["before_its_reason", "before_reason", "closing_label", "cut_off", "identifier", "marker_column",
+           "opens_walk_through", "walks_through", "written_out"]
 
 # how a finished answer ends: a sentence's end, a closing bracket, quote or emphasis, a formula's close, or a CJK
 # character (Chinese answers often end a sentence without 。)
@@ -37,6 +37,19 @@ def cut_off(text: str) -> bool:
     """Whether an answer stops mid-sentence, the token limit reached: it ends on a word, a number, a comma, a colon
     or an open bracket ("... Random job selection (RJS) policy:", "P(X = 0) = 0.2^5 = 0.0000000")."""
     return not _FINISHED.search(text)
+
+
+def before_its_reason(sentence: str, named: list[int], item: _Item) -> str:
+    """A sentence that names one option by its text, up to the reason given after that text ("Lily still thinks the
+    onion is in the green crate because she didn't receive any new information"): a negation in the reason does
+    not reject the option; all of the sentence where it names more or no reason follows."""
+    if len(named) != 1:
+        return sentence
+    own = ct.clean_options(tuple(item.options))[named[0]]
+    for m in item.phrases.reason.finditer(sentence):
+        if ct.contains(ct.clean(sentence[:m.start()]), own):
+            return sentence[:m.start()]
+    return sentence
 
 
 def walks_through(text: str, item: _Item) -> bool:

@@ -134,13 +134,17 @@ def conclusion_words(language: str | None = None) -> ConclusionWords:
                               for s in _SECTIONS + _OPTIONAL_SECTIONS})
 
 
+_CLITIC = re.compile(r"\w['’]")
+
+
 def phrase_alternation(phrases: Sequence[str]) -> str:
     """A regex alternation of phrases; a phrase in a spaced script must stand as whole words. Written as a trie (one
     branch per first character, then per next ...): hundreds of phrases tried one after the other at every position
     of a long answer cost tens of milliseconds; the trie matches the same spans in a fraction of that."""
     groups: dict[tuple[bool, bool], list[str]] = {}
     for p in {p for p in phrases if p}:
-        key = (False, False) if NOSPACE.search(p) else (p[0].isalnum(), p[-1].isalnum())
+        # a clitic ("n't") ends the word it is written onto ("doesn't"): no word boundary before it
+        key = (False, False) if NOSPACE.search(p) else (p[0].isalnum() and not _CLITIC.match(p), p[-1].isalnum())
         groups.setdefault(key, []).append(p)
     parts = [(r"(?<!\w)" if left else "") + _trie(words) + (r"(?!\w)" if right else "")
              for (left, right), words in sorted(groups.items())]

@@ -294,7 +294,34 @@ def _without_option_text(sentence: str, labels: list[int], item: _Item) -> str:
     if len(own) < 8:
         return sentence
     at = sentence.lower().find(own.lower())
-    return sentence if at < 0 else sentence[:at] + sentence[at + len(own):]
+    if at >= 0:
+        return sentence[:at] + sentence[at + len(own):]
+    label = max((m for m in item.patterns.strong.finditer(sentence)
+                 if item.forms[normalise_text(ct.group_token(m))] == labels[0]), key=lambda m: m.end(), default=None)
+    rest = sentence[label.end():] if label is not None else ""
+    if not _restates(rest, own):
+        return sentence
+    # "C. Wang Xiao doesn't want ..." for "Wang Xiao does not want ...": a negation the option's words hold too is
+    # the option's own; another ("B: ... deleting the file ..., which is not supported") still rejects it
+    theirs = {_negation_key(m.group()) for m in item.phrases.negation.finditer(own)}
+    return sentence[:label.end()] + item.phrases.negation.sub(
+        lambda m: " " if _negation_key(m.group()) in theirs else m.group(), rest)
+
+
+def _negation_key(word: str) -> str:
+    word = word.lower().replace("’", "'")
+    return "not" if word == "n't" else word
+
+
+def _restates(rest: str, own: str) -> bool:
+    """Whether the words after a label say the option again in other words (at least half of the option's own
+    words of three letters or more: "she possibly doesn't want her brother to be scolded" for "Xiao Hua possibly
+    does not want her brother to be scolded by their mother, ..."); spaced scripts only."""
+    words = set(_WORDS.findall(own.lower()))
+    return len(words) >= 4 and len(words & set(_WORDS.findall(rest.lower()))) >= len(words) / 2
+
+
+_WORDS = re.compile(r"[^\W\d_]{3,}")
 
 
 def _strong_at_start(value: str, item: _Item) -> bool:

@@ -43,6 +43,7 @@ from functools import cache
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_content import restated_answer
 from culturekb.inference._choice_layout import (
+    before_its_reason,
     before_reason,
     closing_label,
     cut_off,
@@ -268,7 +269,7 @@ def _option_text(text: str, item: _Item, whole: bool = True) -> tuple[int | None
         return None, ()  # "..., only Jack knows it is in the green_bottle. Therefore, the answer cannot be determined."
     for _, sentence in reversed(last):
         named = ct.options_in(sentence, item.options)  # a negation inside the option's own words ("不同") is its own
-        if item.phrases.negation.search(_without_option_text(sentence, named, item)):
+        if item.phrases.negation.search(_without_option_text(before_its_reason(sentence, named, item), named, item)):
             continue
         if len(named) == 1:
             return named[0], ()

@@ -937,3 +937,31 @@ def test_labels_listed_with_a_comma_after_an_answer_word_are_a_hedge(answer, hed
 @pytest.mark.parametrize("answer, read", [("Answer: C, because D is wrong.", "C"), ("答案：C。D是错的。", "C")])
 def test_a_label_then_a_reason_naming_another_is_no_list(answer, read):
     assert parse_choice(answer, OPTS).letter == read
+
+
+def test_a_contraction_negates_like_not():
+    assert parse_choice("Let me weigh them. Therefore, (B) isn't correct.", OPTS).letter is None
+    assert parse_choice("Let me weigh them. Therefore, (B) is correct.", OPTS).letter == "B"
+
+
+INTENTIONS = ["Xiao Hua does not want her brother to feel guilty, so she does not tell her mother.",
+              "Xiao Hua possibly does not want her brother to be scolded by their mother, so she does not tell.",
+              "Xiao Hua thinks that her brother does not understand the jewelry, so there is no need to tell.",
+              "Xiao Hua does not want her mother to be upset, so she does not tell her mother."]
+
+
+def test_a_label_restated_with_the_options_own_negation_is_chosen():
+    said = "So the most likely intention is B. She possibly doesn't want her brother to be scolded by their mother."
+    assert parse_choice(said, INTENTIONS).letter == "B"
+    rejected = ("Option B: she possibly wants her brother to be scolded by their mother, which is not supported by "
+                "the story.")
+    assert parse_choice(rejected, INTENTIONS).letter is None
+
+
+def test_a_negation_in_the_reason_after_an_options_text_does_not_reject_it():
+    places = ["blue_container", "green_crate", "red_box"]
+    story = ("Nathan saw the onion moved twice and then left the room before anyone spoke about it again. Later the "
+             "others talked in the hall while he waited outside, and none of them told him what had happened. ")
+    answer = story + "So Nathan thinks the onion is still in the blue container because he hasn't seen it moved."
+    assert parse_choice(answer, places).letter == "A"
+    assert parse_choice(story + "So Nathan doesn't think it is in the blue container.", places).letter is None
