@@ -298,9 +298,9 @@ def _without_option_text(sentence: str, labels: list[int], item: _Item) -> str:
         return sentence[:at] + sentence[at + len(own):]
     label = max((m for m in item.patterns.strong.finditer(sentence)
                  if item.forms[normalise_text(ct.group_token(m))] == labels[0]), key=lambda m: m.end(), default=None)
-    rest = sentence[label.end():] if label is not None else ""
-    if not _restates(rest, own):
+    if label is None or not _restates(sentence[label.end():], own):
         return sentence
+    rest = sentence[label.end():]
     # "C. Wang Xiao doesn't want ..." for "Wang Xiao does not want ...": a negation the option's words hold too is
     # the option's own; another ("B: ... deleting the file ..., which is not supported") still rejects it
     theirs = {_negation_key(m.group()) for m in item.phrases.negation.finditer(own)}
