@@ -965,3 +965,10 @@ def test_a_negation_in_the_reason_after_an_options_text_does_not_reject_it():
     answer = story + "So Nathan thinks the onion is still in the blue container because he hasn't seen it moved."
     assert parse_choice(answer, places).letter == "A"
     assert parse_choice(story + "So Nathan doesn't think it is in the blue container.", places).letter is None
+
+
+def test_the_closest_option_is_a_conclusion():
+    answer = ("The passage says the bag is small and has one strap, worn over one shoulder. "
+              "The closest option that matches this description is (B).")
+    got = parse_choice(answer, OPTS)
+    assert (got.letter, got.path) == ("B", "conclusion")
