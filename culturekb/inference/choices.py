@@ -457,9 +457,9 @@ def _tentative(text: str, at: int, item: _Item) -> bool:
 
 
 def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: bool) -> ChoiceAnswer | None:
-    """An answer that turns into noise at `broken`: what the text before the noise says (every rule); else the
-    first explicit answer in the noise (a marker or an answer line a human would still read), never a passing
-    conclusion or a letter picked out of the noise."""
+    """An answer that turns into noise at `broken`: what the text before the noise says (an option's word or a
+    passing conclusion there yields to an explicit answer in the noise); else the first explicit answer in the
+    noise (a marker or an answer line a human would still read), never a conclusion or a letter in the noise."""
     letters = option_letters(len(item.options))
     clean = text[:broken].rstrip()
     firm = late_listings_dropped(_explicit(text, item) + _answer_phrases(text, item), item, agreeing=True)
@@ -492,9 +492,9 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         found = _parse_one(clean, item, explicit_only=explicit_only, whole=False)
         if found is not None and found.path == "option-text" and walks_through(clean, item):
             found = None  # 'B. "Daniel expresses regret ..." - It might seem like, butdeserialize error |->': cut off
-        # an explicit answer after the noise beats an option's word in the clean part
-        if found is not None and (found.valid or found.ambiguous) and not (
-                first is not None and first.index is not None and found.path in ("option-text", "invalid")):
+        # an explicit answer after the noise beats an option's word or a passing conclusion in the clean part
+        soft = found is not None and found.path in ("option-text", "invalid", "conclusion")
+        if found is not None and (found.valid or found.ambiguous) and not (soft and first and first.index is not None):
             return found
     first = first if first is not None else answer_said_in_noise(text[len(clean):], item)  # "可推测答案:D.callref"
     return _as_answer(first, letters) if first is not None else None
