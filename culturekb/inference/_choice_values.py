@@ -179,8 +179,8 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
         if joined:
             return None, joined
         return (None, conflict) if conflict else (index, ())
-    hedge = _hedged(value, item)
-    if hedge:
+    hedge = _hedged(value, item) or _hedged(re.split(r"[,;:，；：。]|\.(?:\s|$)", value, maxsplit=1)[0], item)
+    if hedge:  # "either G or I, depending on what William thinks"
         return None, hedge
     index = _capital_before_word(value, item)
     if index is not None:

@@ -972,3 +972,9 @@ def test_the_closest_option_is_a_conclusion():
               "The closest option that matches this description is (B).")
     got = parse_choice(answer, OPTS)
     assert (got.letter, got.path) == ("B", "conclusion")
+
+
+def test_a_hedge_in_the_first_clause_of_an_answer_line_is_a_hedge():
+    got = parse_choice("Let me see.\nThe answer is either B or D, depending on what she thinks.", OPTS)
+    assert got.letter is None and set(got.ambiguous) == {"B", "D"}
+    assert parse_choice("The answer is B, because she saw it.", OPTS).letter == "B"
