@@ -154,11 +154,18 @@ def _joined(value: str, index: int, labels: list[tuple[re.Match[str], int]], ite
 
 def joined_labels(value: str, index: int, item: _Item) -> tuple[int, ...]:
     """`_joined` on a value's strong labels: the two options of "C,D" or "(B) and (D)" that start with `index`."""
-    labels = [(x, item.forms[normalise_text(ct.group_token(x))]) for x in item.patterns.strong.finditer(value)]
-    return _joined(value, index, labels, item)
+    return _joined(value, index, _labelled(value, item), item)
+
+
+def _labelled(value: str, item: _Item) -> list[tuple[re.Match[str], int]]:
+    """A value's strong labels, each with its option."""
+    return [(x, item.forms[normalise_text(ct.group_token(x))]) for x in item.patterns.strong.finditer(value)]
 
 
 _LIST_SEPARATOR = re.compile(r"[\s\])）】\"”'*]*[,，、/&;；][\s\[(（【\"“'*]*")
+
+
+_CLAUSE_END = re.compile(r"[,;:，；：。]|\.(?:\s|$)")
 
 
 def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int | None, tuple[int, ...]]:
@@ -171,7 +178,7 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
         m = re.match(ct.OPEN + r"[^\W_]{1,2}[\)\]\}）】」>*\"”']*\s*[.:：\-–—]?\s*(?P<rest>.*)$", value.strip(),
                      re.DOTALL)
         conflict = _contradiction(index, m.group("rest"), item) if m else ()
-        labels = [(x, item.forms[normalise_text(ct.group_token(x))]) for x in item.patterns.strong.finditer(value)]
+        labels = _labelled(value, item)
         listed = {i for _, i in labels}
         if len(listed) >= 3 and len(ct.options_in(value, item.options)) >= 3:
             return None, tuple(sorted(listed))  # "A. green_chest, B. green_bottle, C. ...": a list, not a choice
@@ -179,7 +186,7 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
         if joined:
             return None, joined
         return (None, conflict) if conflict else (index, ())
-    hedge = _hedged(value, item) or _hedged(re.split(r"[,;:，；：。]|\.(?:\s|$)", value, maxsplit=1)[0], item)
+    hedge = _hedged(value, item) or _hedged(_CLAUSE_END.split(value, maxsplit=1)[0], item)
     if hedge:  # "either G or I, depending on what William thinks"
         return None, hedge
     index = _capital_before_word(value, item)
@@ -298,9 +305,8 @@ def _without_option_text(sentence: str, labels: list[int], item: _Item) -> str:
         return sentence[:at] + sentence[at + len(own):]
     label = max((m for m in item.patterns.strong.finditer(sentence)
                  if item.forms[normalise_text(ct.group_token(m))] == labels[0]), key=lambda m: m.end(), default=None)
-    if label is None or not _restates(sentence[label.end():], own):
+    if label is None or not _said_again(rest := sentence[label.end():], own):
         return sentence
-    rest = sentence[label.end():]
     # "C. Wang Xiao doesn't want ..." for "Wang Xiao does not want ...": a negation the option's words hold too is
     # the option's own; another ("B: ... deleting the file ..., which is not supported") still rejects it
     theirs = {_negation_key(m.group()) for m in item.phrases.negation.finditer(own)}
@@ -313,7 +319,7 @@ def _negation_key(word: str) -> str:
     return "not" if word == "n't" else word
 
 
-def _restates(rest: str, own: str) -> bool:
+def _said_again(rest: str, own: str) -> bool:
     """Whether the words after a label say the option again in other words (at least half of the option's own
     words of three letters or more: "she possibly doesn't want her brother to be scolded" for "Xiao Hua possibly
     does not want her brother to be scolded by their mother, ..."); spaced scripts only."""

@@ -103,6 +103,7 @@ _ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:<\|?/?
                        + "|".join(sorted(map(re.escape, _CONNECTORS), key=len, reverse=True))
                        + r")[\s,，、“”\"「」『』(（]*)?", re.IGNORECASE)
 _STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
+_SOFT = ("option-text", "invalid", "conclusion")  # readings of a clean part that yield to an answer in the noise
 
 
 def _explicit(text: str, item: _Item) -> list[_Reading]:
@@ -493,8 +494,8 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         if found is not None and found.path == "option-text" and walks_through(clean, item):
             found = None  # 'B. "Daniel expresses regret ..." - It might seem like, butdeserialize error |->': cut off
         # an explicit answer after the noise beats an option's word or a passing conclusion in the clean part
-        soft = found is not None and found.path in ("option-text", "invalid", "conclusion")
-        if found is not None and (found.valid or found.ambiguous) and not (soft and first and first.index is not None):
+        if found is not None and (found.valid or found.ambiguous) and not (
+                found.path in _SOFT and first is not None and first.index is not None):
             return found
     first = first if first is not None else answer_said_in_noise(text[len(clean):], item)  # "可推测答案:D.callref"
     return _as_answer(first, letters) if first is not None else None
