@@ -13,9 +13,10 @@ from culturekb.inference._lexicon import normalise_text
 __all__ = ["before_its_reason", "before_reason", "closing_label", "cut_off", "identifier", "marker_column",
            "opens_walk_through", "walks_through", "written_out"]
 
-# how a finished answer ends: a sentence's end, a closing bracket, quote or emphasis, a formula's close, or a CJK
-# character (Chinese answers often end a sentence without 。)
-_FINISHED = re.compile(r"[.!?。！？…\"'”’)\]}）】」』》*$>`\u3400-\u9fff\u3040-\u30ff\uac00-\ud7af]\s*$")
+# how a finished answer ends: a sentence's end (also the Devanagari danda and the Arabic and Urdu question mark and
+# full stop), a closing bracket, quote or emphasis, a formula's close, or a CJK character (Chinese answers often end a
+# sentence without 。)
+_FINISHED = re.compile(r"[.!?。！？…।॥؟۔\"'”’)\]}）】」』》*$>`\u3400-\u9fff\u3040-\u30ff\uac00-\ud7af]\s*$")
 
 
 def before_reason(sentence: str, item: _Item) -> str:

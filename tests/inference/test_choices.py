@@ -916,7 +916,8 @@ def test_a_long_answer_cut_off_before_it_concluded_chose_nothing_by_option_text(
 
 @pytest.mark.parametrize("text, cut", [("so the answer is", True), ("policy:", True), ("0.2^5 = 0.0000", True),
                                        ("(d) is right.", False), ("答案是丙", False), ("$$x = 1$$", False),
-                                       ("see (B)", False), ("Done!  \n", False)])
+                                       ("see (B)", False), ("Done!  \n", False), ("उत्तर ख है।", False),
+                                       ("الجواب هو ب؟", False), ("جواب ب ہے۔", False), ("उत्तर ख है क्योंकि", True)])
 def test_cut_off_tells_a_sentence_stopped_by_the_token_limit(text, cut):
     from culturekb.inference._choice_layout import cut_off
     assert cut_off(text) is cut
