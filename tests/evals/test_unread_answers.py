@@ -16,7 +16,7 @@ from culturekb.evals.unread import unread_summary, unread_tables, unread_word
 from culturekb.inference.base import Prediction
 
 LABELS = ["joy", "sadness", "anger", "fear", "guilt", "neutral"]
-NATIVE = {("hi", "neutral"): "सामान्य", ("hi", "guilt"): "अपराध", ("am", "neutral"): "መደበኛ", ("am", "guilt"): "ወንጀል",
+NATIVE = {("hi", "neutral"): "साधारण", ("hi", "guilt"): "अपराध", ("am", "neutral"): "ተራ", ("am", "guilt"): "ወንጀል",
           ("hi", "joy"): "आनंद", ("am", "joy"): "ደስታ"}
 TEXTS = {"neutral": "a quiet street with a lamp", "guilt": "a broken window and a stolen bag",
          "joy": "a garden party with music"}
@@ -28,18 +28,18 @@ def _pred(sid: str, status: str, raw: str, lang: str = "hi", label: str | None =
 
 
 def test_unread_words_are_counted_per_setting_and_language() -> None:
-    preds = {"orig": [_pred("1", "invalid", "सामान्य"), _pred("2", "invalid", '{"emotion": "सामान्य।"}'),
+    preds = {"orig": [_pred("1", "invalid", "साधारण"), _pred("2", "invalid", '{"emotion": "साधारण।"}'),
                       _pred("3", "invalid", "मुझे लगता है कि यह भावना अपराध है।"),
                       _pred("4", "text", "neutral", label="neutral"), _pred("5", "error", ""),
-                      _pred("6", "invalid", "ስሜት: መደበኛ", "am")]}
+                      _pred("6", "invalid", "ስሜት: ተራ", "am")]}
     section = unread_summary(preds, label_words=True)
     assert section["unread"] == 4 and section["failed"] == 1 and section["answers"] == 6
     assert section["by_setting"] == [
         {"setting": "orig", "prompt_language": "am", "answers": 1, "unread": 1, "failed": 0},
         {"setting": "orig", "prompt_language": "hi", "answers": 5, "unread": 3, "failed": 1}]
     top = {w["word"]: (w["count"], w["prompt_languages"]) for w in section["top_unread"]}
-    assert top == {"सामान्य": (2, {"hi": 2}), "... अपराध है": (1, {"hi": 1}), "መደበኛ": (1, {"am": 1})}
-    assert "--label-words FILE" in section["how_to_add"] and '{"hi": {"<label>": ["सामान्य"]}}' in section[
+    assert top == {"साधारण": (2, {"hi": 2}), "... अपराध है": (1, {"hi": 1}), "ተራ": (1, {"am": 1})}
+    assert "--label-words FILE" in section["how_to_add"] and '{"hi": {"<label>": ["साधारण"]}}' in section[
         "how_to_add"]
     tables = unread_tables(section)
     assert set(tables) == {"unread_answers", "unread_words"} and "--label-words" in tables["unread_words"].note
@@ -65,7 +65,7 @@ def _respond(body: dict[str, Any]) -> str:
     annotators' word for neutral, which no packaged list holds."""
     content = body["messages"][-1]["content"]
     text = content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
-    word = "सामान्य" if "भावना" in text else "መደበኛ"
+    word = "साधारण" if "भावना" in text else "ተራ"
     return json.dumps({"emotion": word, "explanation": "-"}, ensure_ascii=False)
 
 
@@ -118,15 +118,15 @@ def test_hindi_and_amharic_words_are_read_once_given_or_learned(
     assert _labels(before) == {"hi": None, "am": None}
     unread = run["unread_answers"]
     assert unread["unread"] == unread["answers"] == 6
-    assert {w["word"]: w["count"] for w in unread["top_unread"]} == {"सामान्य": 3, "መደበኛ": 3}
+    assert {w["word"]: w["count"] for w in unread["top_unread"]} == {"साधारण": 3, "ተራ": 3}
     assert "--label-words FILE" in unread["how_to_add"]
     markdown = (data["root"] / "run-before" / "artemculture.md").read_text(encoding="utf-8")
-    assert "## Unread answers per setting and prompt language" in markdown and "| सामान्य | 3 | hi 3 |" in markdown
+    assert "## Unread answers per setting and prompt language" in markdown and "| साधारण | 3 | hi 3 |" in markdown
     assert "Most frequent unread answers" in before.tables["unread_words"].title  # what `culturekb eval` prints
 
     # (a) given: --label-words FILE on the eval; the Hindi prompt shows the word
     words = data["root"] / "words.json"
-    words.write_text(json.dumps({"hi": {"neutral": ["सामान्य"]}, "am": {"neutral": "መደበኛ"}}, ensure_ascii=False),
+    words.write_text(json.dumps({"hi": {"neutral": ["साधारण"]}, "am": {"neutral": "ተራ"}}, ensure_ascii=False),
                      encoding="utf-8")
     seen = len(server.requests)
     given, run = _run(data, plain_kb, data["root"] / "run-given", server, label_words=words)
@@ -134,21 +134,21 @@ def test_hindi_and_amharic_words_are_read_once_given_or_learned(
     assert run["unread_answers"]["unread"] == 0 and "how_to_add" not in run["unread_answers"]
     assert "|label-words:" in run["config"]["predictor"]
     prompts = [json.dumps(b, ensure_ascii=False) for b in server.requests[seen:]]
-    assert any("neutral (सामान्य)" in p for p in prompts)
+    assert any("neutral (साधारण)" in p for p in prompts)
 
     # (b) learned: a build from the data with a paired native-label column
     paired_kb, report = _build(data, "paired", default_embedder)
     learned = {(w["language"], w["word"]): w["label"] for w in report["label_words"]["learned"]}
-    assert learned[("hi", "सामान्य")] == "neutral" and learned[("am", "መደበኛ")] == "neutral"
+    assert learned[("hi", "साधारण")] == "neutral" and learned[("am", "ተራ")] == "neutral"
     assert learned[("hi", "अपराध")] == "guilt" and learned[("am", "ወንጀል")] == "guilt"
     assert "## Label words" in (paired_kb / "build_report.md").read_text(encoding="utf-8")
     manifest = json.loads((paired_kb / "manifest.json").read_text(encoding="utf-8"))
-    assert "सामान्य" in json.dumps(manifest, ensure_ascii=False)
+    assert "साधारण" in json.dumps(manifest, ensure_ascii=False)
     seen = len(server.requests)
     after, run = _run(data, paired_kb, data["root"] / "run-learned", server)
     assert all(p.label == "neutral" for p in after.predictions["orig"])
     assert run["unread_answers"]["unread"] == 0
-    assert any("neutral (सामान्य)" in json.dumps(b, ensure_ascii=False) for b in server.requests[seen:])
+    assert any("neutral (साधारण)" in json.dumps(b, ensure_ascii=False) for b in server.requests[seen:])
 
 
 @pytest.mark.parametrize("command", [["eval", "artemculture"], ["eval", "cedar"], ["build"]])
@@ -161,7 +161,7 @@ def test_label_words_is_an_option_of_the_commands_that_read_labels(command: list
     result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0 and "--label-words" in result.output
     bad = tmp_path / "words.json"
-    bad.write_text('{"hi": ["सामान्य"]}', encoding="utf-8")
+    bad.write_text('{"hi": ["साधारण"]}', encoding="utf-8")
     with pytest.raises(ConfigError, match="should map labels to words"):  # checked when the options are read
         cedar_options(tmp_path / "d.jsonl", tmp_path / "out", label_words=bad)
 
@@ -179,7 +179,7 @@ def test_every_runner_report_lists_unread_answers(tmp_path: Path) -> None:
 
         def predict(self, samples: Sequence[Sample], mode: str = "orig", prompt_language: str | None = None
                     ) -> list[Prediction]:
-            return [_pred(s.id, "invalid" if s.id == "a" else "text", "ስሜት: መደበኛ" if s.id == "a" else "joy", "am",
+            return [_pred(s.id, "invalid" if s.id == "a" else "text", "ስሜት: ተራ" if s.id == "a" else "joy", "am",
                           None if s.id == "a" else "joy") for s in samples]
 
     class Toy(Runner):
@@ -192,7 +192,7 @@ def test_every_runner_report_lists_unread_answers(tmp_path: Path) -> None:
 
     result = Toy(Answers(), settings=[Setting("orig")], progress=False).run(tmp_path)
     run = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))["unread_answers"]
-    assert run["unread"] == 1 and run["top_unread"] == [{"word": "መደበኛ", "count": 1, "prompt_languages": {"am": 1}}]
+    assert run["unread"] == 1 and run["top_unread"] == [{"word": "ተራ", "count": 1, "prompt_languages": {"am": 1}}]
     assert "how_to_add" not in run and set(result.tables) >= {"unread_answers", "unread_words"}
     markdown = (tmp_path / "Toy.md").read_text(encoding="utf-8")
-    assert "| orig | am | 2 | 1 | 0 |" in markdown and "| መደበኛ | 1 | am 1 |" in markdown
+    assert "| orig | am | 2 | 1 | 0 |" in markdown and "| ተራ | 1 | am 1 |" in markdown

@@ -24,19 +24,19 @@ from culturekb.kb.schemes import EmotionScheme, load_scheme, scheme_from_labels
 
 LABELS = ["joy", "sadness", "anger", "fear", "guilt", "neutral"]
 
-# Ordinary answers whose label word no packaged list holds: the Hindi for "normal" (offered for neutral) and for
-# "crime" (guilt), the Amharic for "normal" and "crime/fault"; each with the scheme label the answer means.
+# Ordinary answers whose label word no packaged list holds: the Hindi for "ordinary" (offered for neutral) and for
+# "crime" (guilt), the Amharic for "ordinary" and "crime/fault"; each with the scheme label the answer means.
 ANSWERS: list[tuple[str, str, str]] = [
-    ("hi", "सामान्य", "neutral"),
-    ("hi", '{"भावना": "सामान्य", "व्याख्या": "कुछ खास नहीं"}', "neutral"),
+    ("hi", "साधारण", "neutral"),
+    ("hi", '{"भावना": "साधारण", "व्याख्या": "कुछ खास नहीं"}', "neutral"),
     ("hi", "उत्तर: अपराध", "guilt"),
     ("hi", "मुझे लगता है कि यह भावना अपराध है।", "guilt"),
-    ("am", "መደበኛ", "neutral"),
-    ("am", "ስሜት: መደበኛ", "neutral"),
+    ("am", "ተራ", "neutral"),
+    ("am", "ስሜት: ተራ", "neutral"),
     ("am", '{"emotion": "ወንጀል"}', "guilt"),
     ("am", "ጥፋት", "guilt"),
 ]
-WORDS = {"hi": {"neutral": ["सामान्य"], "guilt": ["अपराध"]}, "am": {"neutral": ["መደበኛ"], "guilt": ["ወንጀል", "ጥፋት"]}}
+WORDS = {"hi": {"neutral": ["साधारण"], "guilt": ["अपराध"]}, "am": {"neutral": ["ተራ"], "guilt": ["ወንጀል", "ጥፋት"]}}
 
 
 def _scheme() -> EmotionScheme:
@@ -58,8 +58,8 @@ def test_a_scheme_files_translations_are_read_and_shown(tmp_path: Path) -> None:
     scheme = load_scheme(path)
     assert _read(scheme) == [gold for _, _, gold in ANSWERS]
     hindi = format_labels(scheme, "hi")
-    assert "- neutral (सामान्य)" in hindi and "- guilt (अपराध)" in hindi  # the prompt shows the words read
-    assert "- neutral (መደበኛ)" in format_labels(scheme, "am")
+    assert "- neutral (साधारण)" in hindi and "- guilt (अपराध)" in hindi  # the prompt shows the words read
+    assert "- neutral (ተራ)" in format_labels(scheme, "am")
 
 
 @pytest.mark.parametrize("suffix", [".json", ".toml"])
@@ -68,14 +68,14 @@ def test_a_label_words_file_is_read_and_shown(tmp_path: Path, suffix: str) -> No
     if suffix == ".json":
         path.write_text(json.dumps({"_source": "ours", **WORDS}, ensure_ascii=False), encoding="utf-8")
     else:
-        path.write_text("[hi]\nneutral = ['सामान्य']\nguilt = 'अपराध'\n[am]\nneutral = ['መደበኛ']\n"
+        path.write_text("[hi]\nneutral = ['साधारण']\nguilt = 'अपराध'\n[am]\nneutral = ['ተራ']\n"
                         "guilt = ['ወንጀል', 'ጥፋት']\n", encoding="utf-8")
     words = load_label_words(path)
     assert words == {lang: {lab: tuple(ws) for lab, ws in t.items()} for lang, t in WORDS.items()}
     scheme = _scheme().with_words(words)
     assert _read(scheme) == [gold for _, _, gold in ANSWERS]
-    assert "- neutral (सामान्य)" in format_labels(scheme, "hi")
-    assert scheme.translate("neutral", "hi") == "सामान्य"
+    assert "- neutral (साधारण)" in format_labels(scheme, "hi")
+    assert scheme.translate("neutral", "hi") == "साधारण"
     assert _scheme().translate("neutral", "hi") == "तटस्थ"  # the packaged word before
 
 
@@ -89,19 +89,19 @@ def test_given_words_win_and_bad_files_say_the_fix(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="given for both"):
         base.with_words({"hi": {"guilt": ["अपराध"], "fear": ["अपराध"]}})
     bad = tmp_path / "bad.json"
-    bad.write_text('{"hi": ["सामान्य"]}', encoding="utf-8")
+    bad.write_text('{"hi": ["साधारण"]}', encoding="utf-8")
     with pytest.raises(ConfigError, match="should map labels to words"):
         load_label_words(bad)
     bad.write_text('{"hindi!": {"neutral": "x"}}', encoding="utf-8")
     with pytest.raises(ConfigError, match="not a language code"):
         load_label_words(bad)
-    assert label_words_digest(WORDS) != label_words_digest({"hi": {"neutral": ["सामान्य"]}})
+    assert label_words_digest(WORDS) != label_words_digest({"hi": {"neutral": ["साधारण"]}})
 
 
 def test_merge_lets_the_later_words_win() -> None:
-    merged = merge_label_words({"hi": {"neutral": ("सामान्य",), "fear": ("डरावना",)}},
-                               {"hi": {"guilt": ("सामान्य",)}})
-    assert merged == {"hi": {"fear": ("डरावना",), "guilt": ("सामान्य",)}}
+    merged = merge_label_words({"hi": {"neutral": ("साधारण",), "fear": ("डरावना",)}},
+                               {"hi": {"guilt": ("साधारण",)}})
+    assert merged == {"hi": {"fear": ("डरावना",), "guilt": ("साधारण",)}}
 
 
 def _rows(pairs: list[tuple[str, str, str]]) -> list[dict[str, str]]:
@@ -109,8 +109,8 @@ def _rows(pairs: list[tuple[str, str, str]]) -> list[dict[str, str]]:
             enumerate(pairs)]
 
 
-PAIRS = [("hi", "सामान्य", "neutral")] * 3 + [("hi", "सामान्य", "joy")] + [("hi", "अपराध", "guilt")] * 2 + [
-    ("hi", "दुख", "sadness"), ("am", "መደበኛ", "neutral"), ("am", "መደበኛ", "neutral"), ("am", "ወንጀል", "guilt"),
+PAIRS = [("hi", "साधारण", "neutral")] * 3 + [("hi", "साधारण", "joy")] + [("hi", "अपराध", "guilt")] * 2 + [
+    ("hi", "दुख", "sadness"), ("am", "ተራ", "neutral"), ("am", "ተራ", "neutral"), ("am", "ወንጀል", "guilt"),
     ("am", "ጥፋት", "guilt"), ("am", "ጥፋት", "fear")]
 
 
@@ -120,8 +120,8 @@ def test_paired_native_label_columns_teach_the_words_jsonl(tmp_path: Path) -> No
                                         "metadata": {"label_native": r["native"]}}, ensure_ascii=False) + "\n"
                             for r in _rows(PAIRS)), encoding="utf-8")
     learned = learn_label_words([path], _scheme())
-    assert learned.words == {"hi": {"neutral": ("सामान्य",), "guilt": ("अपराध",)},
-                             "am": {"neutral": ("መደበኛ",), "guilt": ("ወንጀል",)}}
+    assert learned.words == {"hi": {"neutral": ("साधारण",), "guilt": ("अपराध",)},
+                             "am": {"neutral": ("ተራ",), "guilt": ("ወንጀል",)}}
     as_json = tmp_path / "train.json"  # the same rows as a JSON object keyed by id
     as_json.write_text(json.dumps({r["id"]: r for r in map(json.loads, path.read_text("utf-8").splitlines())},
                                   ensure_ascii=False), encoding="utf-8")
@@ -130,7 +130,7 @@ def test_paired_native_label_columns_teach_the_words_jsonl(tmp_path: Path) -> No
     assert report["columns"] == {str(path): {"label_native": "native"}} and report["pairs"] == len(PAIRS)
     assert report["known"] == 1  # दुख is already a packaged Hindi word for sadness
     conflicts = {c["word"]: c for c in report["conflicts"]}
-    assert conflicts["सामान्य"]["learned"] == "neutral" and conflicts["सामान्य"]["labels"] == {"neutral": 3, "joy": 1}
+    assert conflicts["साधारण"]["learned"] == "neutral" and conflicts["साधारण"]["labels"] == {"neutral": 3, "joy": 1}
     assert conflicts["ጥፋት"]["learned"] is None  # one row each way: not learned
     taught = _scheme().with_words(learned.words)
     assert _read(taught)[:7] == [gold for _, _, gold in ANSWERS][:7]
@@ -147,9 +147,29 @@ def test_paired_label_lang_columns_and_explicit_columns_csv(tmp_path: Path) -> N
                         word if lang == "hi" else "", word if lang == "am" else ""])
     learned = learn_label_words([path], _scheme(), columns=parse_column_words(["amharic_word=am"]))
     assert learned.report["columns"] == {str(path): {"emotion_hi": "hi", "amharic_word": "am"}}
-    assert learned.words["hi"] == {"neutral": ("सामान्य",), "guilt": ("अपराध",)}
-    assert learned.words["am"] == {"neutral": ("መደበኛ",), "guilt": ("ወንጀል",)}
+    assert learned.words["hi"] == {"neutral": ("साधारण",), "guilt": ("अपराध",)}
+    assert learned.words["am"] == {"neutral": ("ተራ",), "guilt": ("ወንጀል",)}
     with pytest.raises(ConfigError, match="COLUMN=LANG"):
         parse_column_words(["amharic_word"])
     with pytest.raises(ConfigError, match="no data file has the column"):
         learn_label_words([path], _scheme(), columns={"missing": "am"})
+
+
+@pytest.mark.parametrize(("lang", "text"), [
+    ("en", "normal"), ("en", "The person would feel normal."), ("hi", "सामान्य"), ("hi", "वह सामान्य महसूस करेगा"),
+    ("am", "መደበኛ"), ("ar", "عادي"), ("de", "normal"), ("es", "normal"),
+])
+def test_the_word_for_normal_is_a_weak_neutral_word_in_the_packaged_lists(lang: str, text: str) -> None:
+    assert parse_prediction(text, _scheme(), lang).label == "neutral"
+
+
+@pytest.mark.parametrize(("lang", "text", "gold"), [
+    ("en", "Normally she would be happy.", "joy"), ("hi", "सामान्य रूप से, वह खुश होगा", "joy"),
+    ("de", "Es ist ganz normal, dass sie Angst hat.", "fear"),
+])
+def test_normal_yields_to_a_label_the_answer_names(lang: str, text: str, gold: str) -> None:
+    assert parse_prediction(text, _scheme(), lang).label == gold
+
+
+def test_normal_is_unread_in_a_scheme_without_neutral() -> None:
+    assert parse_prediction("normal", scheme_from_labels(["joy", "sadness"]), "en").label is None
