@@ -23,6 +23,15 @@ with the rule the set's own numbers were computed with:
 - ``mmlu-pro-outputs`` (TIGER-AI-Lab/MMLU-Pro, evaluate_from_local.py, Apache-2.0): "answer is (X)", else the last
   "Answer: X", else the last capital A-J standing alone anywhere; none found: a random option. Invalid and guessed
   here: that random option.
+- ``korean-llm-eval`` (hsr87/evaluate-llm-on-korean-dataset, util/custom_parser.py ``BaseMultipleChoiceParser``,
+  MIT; KMMLU, KMMLU-HARD, CLIcK, KorMedMCQA, KoBALT answers): a first line that is one option letter; the first word
+  after "### ANSWER"; "answer", "답변" or "정답" then a letter; "(X)" or "[X]"; a line opening "X." or "X)";
+  ``<answer>X</answer>``; a last line that is one letter; else the first option letter anywhere, either case
+  (every step case-insensitive, a letter the item does not have skipped). Guessed: that last step's letter stands
+  inside a word ("the" holds no A-D, "and" holds an "a").
+- ``enem-2022-outputs`` (piresramon/gpt-4-enem, lm_eval/tasks/enem.py ``ENEM.process_results``, MIT): the last
+  capital A-E followed by a full stop, else the last capital A-E anywhere; none: the answer is scored wrong.
+  Guessed: the fallback's letter stands inside a word ("ENEM", "INSS").
 - ``meld-llm-emotions`` (Huyoyo1/Emotion, code/Dia_gpt4o.py; free-text emotion answers, no licence file: measured,
   not shipped): the answer lower-cased must equal the gold label. Compared with
   ``culturekb.inference.parsing.parse_prediction`` (label words) instead of the option reader.
@@ -186,6 +195,69 @@ def mmlu_pro_rule(row: dict[str, Any]) -> SourceVerdict:
     return SourceVerdict(index, index == row["gold"], False)
 
 
+_KOREAN_STEPS = (
+    re.compile(r"(?:answer|답변|정답)[\s:：]*([A-J])", re.IGNORECASE),
+    re.compile(r"[\(\[]([A-J])[\)\]]", re.IGNORECASE),
+    re.compile(r"^([A-J])[\.\)]", re.IGNORECASE | re.MULTILINE),
+    re.compile(r"<answer>([A-J])</answer>", re.IGNORECASE),
+)
+
+
+def korean_llm_rule(row: dict[str, Any]) -> SourceVerdict:
+    """hsr87/evaluate-llm-on-korean-dataset's BaseMultipleChoiceParser.parse (the current version), verbatim in
+    behaviour; the options are the item's letters (its parser's Four, Five or Ten)."""
+    choices = option_letters(len(row["options"]))
+    response = (row["answer"] or "").strip()
+    if not response or response == "[EMPTY_RESPONSE]":  # the evaluator's mark of an empty answer
+        return SourceVerdict(None, False, True)
+    letter: str | None = None
+    guessed = False
+    first_line = response.split("\n")[0].strip()
+    if len(first_line) == 1 and first_line.upper() in choices:
+        letter = first_line.upper()
+    if letter is None and "### ANSWER" in response:
+        section = response.split("### ANSWER", 1)[1].strip()
+        first = section.split()[0] if section.split() else section[:1]
+        if first.upper() in choices:
+            letter = first.upper()
+    for step in _KOREAN_STEPS:
+        if letter is None:
+            m = step.search(response)
+            if m and m.group(1).upper() in choices:
+                letter = m.group(1).upper()
+    if letter is None:
+        last_line = response.split("\n")[-1].strip()
+        if len(last_line) == 1 and last_line.upper() in choices:
+            letter = last_line.upper()
+    if letter is None:
+        m = re.search(f"([{''.join(choices)}])", response, re.IGNORECASE)
+        if m:
+            letter = m.group(1).upper()
+            guessed = bool(re.match(r"[A-Za-z]", response[m.start() - 1:m.start()] or " ")
+                           or re.match(r"[A-Za-z]", response[m.end():m.end() + 1] or " "))
+    if letter is None:
+        return SourceVerdict(None, False, True)
+    index = choices.index(letter)
+    return SourceVerdict(index, index == row["gold"], False, guessed=guessed)
+
+
+def enem_rule(row: dict[str, Any]) -> SourceVerdict:
+    """piresramon/gpt-4-enem's ENEM.process_results, verbatim in behaviour: the last capital A-E before a full stop,
+    else the last capital A-E anywhere; without one the raw answer is compared with the gold and scored wrong."""
+    text = row["answer"] or ""
+    dotted = re.findall(r"(?:|[Ll]etra |[Aa]lternativa )([ABCDE])\.", text)
+    if dotted:
+        return SourceVerdict("ABCDE".index(dotted[-1]), "ABCDE".index(dotted[-1]) == row["gold"], False)
+    anywhere = list(re.finditer(r"[ABCDE]", text))
+    if not anywhere:
+        return SourceVerdict(None, False, True)
+    m = anywhere[-1]
+    index = "ABCDE".index(m.group())
+    inside = bool(re.match(r"\w", text[m.start() - 1:m.start()] or " ")
+                  or re.match(r"\w", text[m.end():m.end() + 1] or " "))
+    return SourceVerdict(index, index == row["gold"], False, guessed=inside)
+
+
 def emotion_exact_rule(row: dict[str, Any]) -> tuple[str | None, bool]:
     """Huyoyo1/Emotion's scoring (code/Dia_gpt4o.py: the answer lower-cased, sklearn accuracy_score against the gold
     label): the label the answer is exactly (else None, invalid), and whether it is the gold."""
@@ -197,4 +269,5 @@ def emotion_exact_rule(row: dict[str, Any]) -> tuple[str | None, bool]:
 EMOTION_RULES = {"meld-llm-emotions": emotion_exact_rule}
 """Rules of free-text emotion answer sets (labels, not options): (label read or None, counted right)."""
 
-RULES = {"tombench-outputs": tombench_rule, "hi-tom-responses": hitom_rule, "mmlu-pro-outputs": mmlu_pro_rule}
+RULES = {"tombench-outputs": tombench_rule, "hi-tom-responses": hitom_rule, "mmlu-pro-outputs": mmlu_pro_rule,
+         "korean-llm-eval": korean_llm_rule, "enem-2022-outputs": enem_rule}

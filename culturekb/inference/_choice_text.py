@@ -24,7 +24,7 @@ from culturekb.inference._lexicon import normalise_text
 from culturekb.kb.vocab import load_vocabulary, vocabulary_languages
 from culturekb.text.languages import word_list_sections
 
-CHOICE_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi", "ja", "pt", "ru", "sw", "zh")
+CHOICE_LANGUAGES = ("ar", "de", "en", "es", "fr", "hi", "ja", "ko", "pt", "ru", "sw", "th", "zh")
 """Languages with conclusion phrases in culturekb/data/languages/choices/."""
 
 OPEN = r"[\(\[\{（【「〔〖〘《『⟨«<*_\s\"“'‘]*"
@@ -37,6 +37,9 @@ _SPACES = re.compile(r"\s+")
 _DECIMAL = re.compile(r"(?<=\d)[.,](?=\d)")
 # a letter token must not touch another letter or digit of its script (CJK around it is fine: "选项C是")
 _BEFORE = r"(?<![A-Za-z0-9\u0600-\u06ff\u0900-\u097f])"
+# scripts that a label may touch ("选项C是", "Cです", "B이며", "A ซึ่ง"); in Thai only a letter that can open a word
+# (a consonant or a leading vowel, not a combining mark: "Cุดท" is noise)
+_GLUED_SCRIPTS = r"[\u3040-\u30ff\u4e00-\u9fff\uac00-\ud7af\u0e01-\u0e2e\u0e40-\u0e44]"
 _AFTER = r"(?![A-Za-z0-9\u0600-\u06ff\u0900-\u097f]|['’][A-Za-z])"
 
 
@@ -220,10 +223,10 @@ def patterns(n: int, numbered: bool = False) -> Patterns:
     bracketed = r"(?<![0-9A-Za-z])[" + _OPEN_BRACKETS + r"]\s*\**" + tok + r"\**\s*[" + _CLOSE_BRACKETS + r"]"
     bold = r"\*\*" + tok + r"[.)]?\*\*"
     after_word = r"(?:" + option + r")\s*(?:[:：]|is|是|为)?\s*[\(\[（【\"“]?\s*" + tok
-    # a capital standing alone: followed by punctuation, the end, a CJK character, or a dash
+    # a capital standing alone: followed by punctuation, the end, a CJK, kana, hangul or Thai character, or a dash
     capitals = [f for f in letter_forms(n, numbered) if not ("a" <= f <= "z")] + list(option_letters(n))
     capital = (r"(?-i:" + _BEFORE + r"(?P<t>" + "|".join(re.escape(f) for f in sorted(capitals, key=len, reverse=True))
-               + r")" + _AFTER + r")" + r"(?=\s*(?:$|[.)\]:：,，;；!?。、\"”]|\s[-–—]|[\u3040-\u30ff\u4e00-\u9fff]))")
+               + r")" + _AFTER + r")" + r"(?=\s*(?:$|[.)\]:：,，;；!?。、\"”]|\s[-–—]|" + _GLUED_SCRIPTS + r"))")
     strong = "|".join(f"(?:{p})" for p in (bracketed, bold, after_word, capital))  # capital: CAPITAL_GROUP
     strong = _number_groups(strong)
     marker = (r"\[\n?\[\s*['\"]?\s*" + tok + r"\s*['\"]?\s*\]\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok

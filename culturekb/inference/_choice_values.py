@@ -21,7 +21,8 @@ ChoicePath = Literal["json", "marker", "answer-line", "conclusion", "final-lette
 
 _CONNECTORS = frozenset({"or", "and", "o", "ou", "oder", "y", "et", "und", "или", "и", "أو", "या", "或", "或者", "还是",
                          "和", "及", "以及", "并且", "与", "與", "と", "か", "au", "na", "either", "between",
-                         "maybe", "và", "hoặc", "veya", "ve"})
+                         "maybe", "và", "hoặc", "veya", "ve", "또는", "혹은", "아니면", "이나", "나", "와", "과",
+                         "그리고", "및", "หรือ", "และ", "กับ", "e"})
 # a capital label before a word is the label ("the answer is D based on ...", "答案：C Choosing ..."), except the
 # capitals that open ordinary words: "A dog", "I think" are read only before one of these
 _DEGREE = re.compile(r"^\s*(?:most |very )?(?:likely|probably|definitely|clearly|certainly|indeed|still|actually)"
@@ -85,7 +86,7 @@ class _Item:
 def _leading_letter(value: str, item: _Item) -> int | None:
     """The option a value starts with as a label: the label alone, or followed by punctuation, or followed by that
     option's own text. None otherwise."""
-    m = re.match(ct.OPEN + r"(?P<letter>[^\W_]{1,2})(?P<rest>.*)$", value.strip(), re.DOTALL)
+    m = re.match(ct.OPEN + r"(?P<letter>[A-Za-z]{1,2}(?![A-Za-z])|[^\W_]{1,2})(?P<rest>.*)$", value.strip(), re.DOTALL)
     if m is None:
         return None
     token, rest = normalise_text(m.group("letter")), m.group("rest")
@@ -94,6 +95,8 @@ def _leading_letter(value: str, item: _Item) -> int | None:
     index = item.forms[token]
     if not rest.strip() or re.match(r"\s*" + ct.CLOSE_PUNCT, rest):
         return index
+    if ct.NOSPACE.match(rest) and item.phrases.tail.match(rest) and not item.phrases.negation.search(rest):
+        return index  # the label and a tail in a script without spaces: "A입니다", "Bです", "C是正确的"
     own = ct.clean(item.options[index])
     if rest[:1].isspace() and own and ct.clean(rest).startswith(own):
         return index
@@ -121,6 +124,9 @@ def _hedged(value: str, item: _Item) -> tuple[int, ...]:
     tokens = ct.clean(value).split()
     if len(tokens) == 1 and ct.NOSPACE.search(tokens[0]) is None:
         tokens = list(tokens[0]) if all(ch in item.forms for ch in tokens[0]) and len(tokens[0]) > 1 else tokens
+    # a connector that is also a label ("e", Portuguese "and"; "o") is the label only where its capital stands alone
+    tokens = [t for t in tokens if t not in _CONNECTORS or t not in item.forms
+              or re.search(r"(?<![^\W\d_])" + re.escape(t.upper()) + r"(?![^\W\d_])", value)]
     labels = [item.forms[t] for t in tokens if t in item.forms]
     if len(set(labels)) < 2 or any(t not in item.forms and t not in _CONNECTORS for t in tokens):
         return ()
@@ -149,7 +155,16 @@ def _joined(value: str, index: int, labels: list[tuple[re.Match[str], int]], ite
     if _LIST_SEPARATOR.fullmatch(raw):  # "C,D", "[[C]]，[[D]]", "B、C": two labels listed, not one chosen
         return tuple(sorted({index, second[1]}))
     between = ct.clean(raw).replace(ct.clean(item.options[index]), " ", 1).split()
-    return tuple(sorted({index, second[1]})) if between and all(w in _CONNECTORS for w in between) else ()
+    if between and all(w in _CONNECTORS for w in between):
+        return tuple(sorted({index, second[1]}))
+    # a longer list of capital labels ("Resposta: A, C e E."): every label between is listed too
+    middle = re.findall(r"(?<![^\W\d_])[A-Z](?![^\W\d_])", raw)
+    rest = re.sub(r"(?<![^\W\d_])[A-Z](?![^\W\d_])", " ", raw)
+    words = ct.clean(rest).split()
+    if middle and all(m.lower() in item.forms for m in middle) and all(w in _CONNECTORS for w in words) \
+            and (words or re.search(r"[,，、/&;；]", rest)):
+        return tuple(sorted({index, second[1], *(item.forms[m.lower()] for m in middle)}))
+    return ()
 
 
 def joined_labels(value: str, index: int, item: _Item) -> tuple[int, ...]:
@@ -211,6 +226,8 @@ LONE_LETTER = re.compile(r"(?:^|[^A-Za-z])[A-Za-z]$")
 """A lone letter just before a full stop ("B. Backpack"): that full stop ends no sentence."""
 
 _LETTER_BEFORE = re.compile(r"(?-i:(?:^|(?<=[\s,，:：(\"“*]))(?P<letter>[A-Z])\**\s+)$")
+# before a tail in a script written without spaces the letter may touch it ("A입니다", "Cが正解", "B是正确的")
+_LETTER_TOUCHING = re.compile(r"(?-i:(?:^|(?<=[^A-Za-z0-9]))(?P<letter>[A-Z])\**\s*)$")
 
 
 def _letter_then_tail(text: str, item: _Item) -> list[_Reading]:
@@ -220,7 +237,7 @@ def _letter_then_tail(text: str, item: _Item) -> list[_Reading]:
     found = []
     for m in item.phrases.tail.finditer(text):
         head = text[max(0, m.start() - 24):m.start()]
-        letter = _LETTER_BEFORE.search(head)
+        letter = (_LETTER_TOUCHING if ct.NOSPACE.match(m.group()) else _LETTER_BEFORE).search(head)
         if letter is None:
             continue
         key = normalise_text(letter.group("letter"))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 from functools import lru_cache
 
 __all__ = ["degenerate_start"]
@@ -57,9 +58,15 @@ def degenerate_start(text: str) -> int | None:
             starts.append(glued.start())
             break
     scripts = [_script(ch) for ch in text]
+    allowed = _allowed(scripts)
     for w in range(0, max(1, len(text) - _WINDOW // 2), _WINDOW // 2):
         seen = {sc for sc in scripts[w:w + _WINDOW] if sc}
-        if len(seen) >= 4 or (len(seen) >= 3 and seen - {"LATIN", "CJK", "KANA", "GREEK"}):
+        if allowed is not None:  # an answer in Korean, Japanese, Russian, Hindi ...: its own script is no noise
+            foreign = seen - allowed
+            if foreign and len(seen) >= 3:
+                starts.append(next(i for i in range(w, min(len(text), w + _WINDOW)) if scripts[i] in foreign))
+                break
+        elif len(seen) >= 4 or (len(seen) >= 3 and seen - {"LATIN", "CJK", "KANA", "GREEK"}):
             first = next(i for i in range(w, min(len(text), w + _WINDOW))
                          if scripts[i] and scripts[i] not in ("LATIN", "CJK"))
             starts.append(first)
@@ -68,6 +75,30 @@ def degenerate_start(text: str) -> int | None:
     if numbers is not None:
         starts.append(numbers)
     return min(starts) if starts else None
+
+
+_COMMON = frozenset({"LATIN", "GREEK"})  # the letters of names, units and formulas in an answer in any language
+_BESIDE = {"KANA": frozenset({"CJK"}), "HANGUL": frozenset({"CJK"})}  # kanji beside kana; hanja beside hangul
+
+
+def _allowed(scripts: list[str | None]) -> frozenset[str] | None:
+    """The scripts an answer may mix without noise when it is written in a script besides Latin and Chinese:
+    that script (three in five of its letters outside Latin and Greek, and a tenth of all its letters), the
+    scripts written beside it, Latin and Greek (a Korean calculation with "μ" and "R" is no noise). None for an
+    answer in English or Chinese, whose rule is the one above (four scripts, or three with one besides Latin, CJK,
+    kana and Greek)."""
+    letters = sum(sc is not None for sc in scripts)
+    counts = Counter(sc for sc in scripts if sc and sc not in _COMMON)
+    total = sum(counts.values())
+    if not total:
+        return None
+    home, n = counts.most_common(1)[0]
+    if home == "CJK" and counts["KANA"] >= 0.2 * total:
+        home, n = "KANA", n + counts["KANA"]  # Japanese: kanji and kana together
+    # written in it: a tenth of all its letters at least (not a few foreign letters in an English answer's noise)
+    if n < 0.6 * total or n < 0.1 * letters or home in ("CJK", "OTHER"):
+        return None
+    return _COMMON | {home} | _BESIDE.get(home, frozenset())
 
 
 def _numbers_start(text: str) -> int | None:

@@ -195,7 +195,7 @@ def test_language_narrows_the_phrases_and_unknown_languages_fail():
 def test_every_language_has_conclusion_phrases():
     from culturekb.inference._choice_text import CHOICE_LANGUAGES, conclusion_words
 
-    for code in ("ar", "de", "en", "es", "fr", "hi", "ja", "pt", "ru", "sw", "zh"):
+    for code in ("ar", "de", "en", "es", "fr", "hi", "ja", "ko", "pt", "ru", "sw", "th", "zh"):
         assert code in CHOICE_LANGUAGES
         words = conclusion_words(code)
         assert words.answer_lead and words.conclusion_cues and words.negations and words.hedges
@@ -218,6 +218,85 @@ def test_a_thinking_that_takes_its_answer_up_again_is_unsettled_in_other_languag
     options = ["box", "basket", "bag", "drawer"]
     assert parse_choice(thinking, options, thinking=True).letter is None
     assert parse_choice(thinking.rsplit("\n\n", 1)[0], options, thinking=True).letter == "C"
+
+
+KO_OPTS = ["배낭", "핸드백", "토트백", "서류 가방"]
+TH_OPTS = ["กระเป๋าเป้", "กระเป๋าถือ", "กระเป๋าผ้า", "กระเป๋าเอกสาร"]
+
+
+@pytest.mark.parametrize(("language", "answer", "letter"), [
+    ("ko", "정답은 (B)입니다.", "B"),
+    ("ko", "따라서 가장 적절한 답은 C입니다.", "C"),  # the copula glued to the label (an answer_tail)
+    ("ko", "그녀는 휴대폰을 핸드백에 넣었습니다. 그러므로 가장 가능성이 높은 답은 **B**입니다.", "B"),
+    ("ko", "B가 정답입니다.", "B"),
+    ("ko", "저는 (C)를 선택합니다.", "C"),
+    ("ko", "최종 답변은 선택지 D입니다.", "D"),
+    ("ko", "정답은 (B)입니다. 왜냐하면 그는 상자를 보지 못했기 때문입니다.", "B"),
+    ("ko", "(A)와 (D)는 모두 정답이 아닙니다. 정답은 (C)입니다.", "C"),
+    ("ko", "각 선택지를 살펴보겠습니다.\n(A) 배낭은 너무 큽니다.\n(B) 핸드백은 회의에 어울리지 않습니다.\n"
+           "(C) 토트백도 가능하지만 덜 격식 있습니다.\n(D) 서류 가방은 출근할 때 씁니다.\n\n"
+           "따라서 정답은 (D)입니다.", "D"),  # a walk-through of the options, then the conclusion
+    ("ko", "정답은 A 또는 C입니다.", None),  # a hedge
+    ("ko", "B는 정답이 아닙니다.", None),  # a negation alone
+    ("ko", "(B)는 정답이 아닙니다.", None),
+    ("ko", "B가 정답이 아닙니다.", None),  # not the tail "가 정답입니다"
+    ("th", "คำตอบคือ ข้อ B", "B"),
+    ("th", "คำตอบคือข้อ B", "B"),
+    ("th", "ดังนั้น คำตอบที่ถูกต้องคือ (C)", "C"),
+    ("th", "คำตอบ: D", "D"),
+    ("th", "ผมเลือกตัวเลือก C", "C"),
+    ("th", "ตัวเลือกที่เหมาะสมที่สุดคือ D.", "D"),
+    ("th", "ข้อ B ถูกต้อง", "B"),
+    ("th", "จากเรื่องราว เธอวางโทรศัพท์ไว้ในกระเป๋าถือ ดังนั้นคำตอบที่ถูกต้องคือข้อ B เพราะเธอไม่ได้ย้ายมัน", "B"),
+    ("th", "(A) กระเป๋าเป้ ใหญ่เกินไป\n(B) กระเป๋าถือ ไม่เหมาะกับการประชุม\n(C) กระเป๋าผ้า ใช้ได้แต่ไม่เป็นทางการ\n"
+           "(D) กระเป๋าเอกสาร เหมาะกับการทำงาน\n\nดังนั้น คำตอบคือ ข้อ D", "D"),
+    ("th", "อาจเป็น A หรือ C", None),  # a hedge
+    ("th", "ข้อ B ไม่ถูกต้อง", None),  # a negation alone
+    ("th", "(B) ไม่ใช่คำตอบที่ถูกต้อง", None),
+])
+def test_korean_and_thai_answers_are_read(language, answer, letter):
+    options = KO_OPTS if language == "ko" else TH_OPTS
+    for narrowed in (language, None):  # the language's phrases, and every language's
+        assert parse_choice(answer, options, language=narrowed).letter == letter, narrowed
+
+
+@pytest.mark.parametrize("thinking", [
+    "이야기를 보면 그녀는 슬퍼합니다. 그러므로 정답은 C입니다.\n\n잠깐, 어쩌면",
+    "เรื่องนี้แสดงว่าเธอเศร้า ดังนั้นคำตอบคือ C\n\nเดี๋ยวก่อน บางที",
+])
+def test_a_korean_or_thai_thinking_that_takes_its_answer_up_again_is_unsettled(thinking):
+    options = ["box", "basket", "bag", "drawer"]
+    assert parse_choice(thinking, options, thinking=True).letter is None
+    assert parse_choice(thinking.rsplit("\n\n", 1)[0], options, thinking=True).letter == "C"
+
+
+
+@pytest.mark.parametrize(("answer", "letter"), [
+    ("A입니다.", "A"), ("C입니다. \n\n 이유는 다음과 같습니다.", "C"), ("정답은 C: 0.1입니다.", "C"),
+    ("B를 선택합니다.", "B"), ("정답은 B이며, 그 이유는 다음과 같습니다.", "B"), ("Aです。", "A"),
+    ("Bが正解です。", "B"), ("คำตอบคือ A ซึ่งถูกต้อง", "A"),
+    ("A는 정답이 아닙니다.", None), ("Aではありません。", None), ("비타민 A가 부족하면 문제가 생깁니다.", None),
+    ("(A) 또는 (C)", None), ("คำตอบคือ (A) หรือ (C)", None),  # hedges with the language's own "or"
+])
+def test_a_label_touching_korean_japanese_or_thai_words(answer, letter):
+    """Real Korean answers (KMMLU, benchmarks/results/parser_real_answers_ko_pt.md) glue the copula to the label:
+    "A입니다." was read as none in 40% of Llama-3.1-8B's answers."""
+    got = parse_choice(answer, ["x", "y", "z", "w"])
+    assert got.letter == letter
+    if answer.startswith("(A) "):
+        assert got.ambiguous == ("A", "C")
+
+
+def test_a_calculation_in_korean_or_russian_with_greek_letters_is_no_noise():
+    korean = ("자기 저항을 구하는 공식:\n\nR = l / (μ₀ × μᵣ × A)\n\n계산:\n\nR = 0.8 / (4π × 10⁻⁷ × 8)\n\n"
+              "R ≈ 7.96 × 10⁴ [AT/Wb]\n\nC")
+    russian = "Рассчитаем сопротивление: R = 0.8 / (4π × 10⁻⁷ × 8), μ = 20, значит R ≈ 7.96 × 10⁴.\n\nC"
+    for text in (korean, russian):
+        assert parse_choice(text, ["", "", "", ""]).letter == "C"
+    # noise in other scripts after a Korean answer still ends what is read
+    from culturekb.inference._noise import degenerate_start
+    noisy = korean.replace("\n\nC", "") + " Голов analyst رفعoci auf ส่ง mpbdssv" * 4
+    assert degenerate_start(noisy) is not None and degenerate_start(korean) is None
 
 
 # fixes found by reading real answers by hand (benchmarks/results/parser_real_answers_handread.md)

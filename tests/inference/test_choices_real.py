@@ -106,3 +106,56 @@ def test_the_reader_credits_at_least_the_rule_without_its_guess_on_mmlu_pro(meas
     for (name, model), cell in measured.items():
         if name == "mmlu-pro-outputs":
             assert cell["right"] >= cell["source_right_no_guess"] - 1, model
+
+
+# Korean (KMMLU, KMMLU-HARD, CLIcK, KorMedMCQA, KoBALT answers; hsr87/evaluate-llm-on-korean-dataset, MIT) and
+# Brazilian Portuguese (ENEM 2022 answers; piresramon/gpt-4-enem, MIT) answers: sets the reader was not tuned on
+# (benchmarks/make_real_answers_ko_pt.py; the whole sets in benchmarks/results/parser_real_answers_ko_pt.md).
+SAMPLE_KO_PT = SAMPLE.with_name("sample_ko_pt.jsonl")
+EXPECTED_KO_PT = {
+    ('enem-2022-outputs', 'code-davinci-002 (0-shot)'): (6, 6, 6, 0),
+    ('enem-2022-outputs', 'code-davinci-002 (3-shot)'): (12, 11, 12, 0),
+    ('enem-2022-outputs', 'gpt-3.5-turbo-0301 (0-shot)'): (6, 4, 6, 0),
+    ('enem-2022-outputs', 'gpt-3.5-turbo-0301 (3-shot)'): (12, 11, 12, 0),
+    ('enem-2022-outputs', 'gpt-4-0314 (0-shot)'): (6, 4, 6, 0),
+    ('enem-2022-outputs', 'gpt-4-0314 (3-shot)'): (12, 11, 12, 0),
+    # a long answer in Korean whose calculation holds Greek letters ("μ", "π") was taken for noise and read as none
+    ('korean-llm-eval', 'claude-haiku-4-5-2025-12-05 (KMMLU)'): (6, 5, 6, 0),
+    ('korean-llm-eval', 'gpt-35-turbo-230613 (KMMLU)'): (6, 1, 6, 0),
+    # "A입니다." (the copula glued to the label) was read as none
+    ('korean-llm-eval', 'llama-3-1-8b-instruct (KMMLU)'): (6, 1, 6, 1),
+    ('korean-llm-eval', 'llama-3-1-8b-instruct-5shot (KMMLU)'): (6, 0, 6, 3),
+    ('korean-llm-eval', 'nova-2-lite-2025-12-05 (KoBALT)'): (6, 1, 6, 2),
+    ('korean-llm-eval', 'nova-2-lite-2025-12-11 (KorMedMCQA)'): (6, 4, 6, 0),
+    ('korean-llm-eval', 'nova-2-pro-medium-2025-12-11 (CLIcK)'): (6, 6, 6, 0),
+    ('korean-llm-eval', 'nova-2-pro-medium-2025-12-11 (KMMLU-HARD)'): (6, 5, 6, 0),
+}
+
+
+@pytest.fixture(scope="module")
+def measured_ko_pt() -> dict[tuple[str, str], Counter[str]]:
+    cells: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for line in SAMPLE_KO_PT.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        got = parse_choice(row["answer"], row["options"])
+        cell = cells[(row["set"], row["model"])]
+        cell["n"] += 1
+        cell["right"] += got.index == row["gold"]
+        cell["agree"] += got.index == row["source_index"]
+        cell["invalid"] += not got.valid
+    return cells
+
+
+def test_the_korean_and_portuguese_sample_covers_its_sets():
+    rows = [json.loads(line) for line in SAMPLE_KO_PT.read_text(encoding="utf-8").splitlines()]
+    assert {r["set"] for r in rows} == {"korean-llm-eval", "enem-2022-outputs"}
+    assert {r["language"] for r in rows} == {"ko", "pt"} and {r["reasoning"] for r in rows} == {"direct", "cot"}
+    assert {len(r["options"]) for r in rows} == {4, 5, 10}
+
+
+@pytest.mark.parametrize("cell", sorted(EXPECTED_KO_PT))
+def test_korean_and_portuguese_answers_per_model(measured_ko_pt, cell):
+    n, right, agree, invalid = EXPECTED_KO_PT[cell]
+    got = measured_ko_pt[cell]
+    assert got["n"] == n
+    assert got["right"] >= right and got["agree"] >= agree and got["invalid"] <= invalid, dict(got)

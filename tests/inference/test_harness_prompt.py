@@ -43,6 +43,24 @@ def test_instruction_sentences_in_several_languages():
     assert parse_harness_prompt("Answering machines hum.").instructions == ()
 
 
+def test_korean_and_thai_harness_prompts_are_taken_apart():
+    ko = parse_harness_prompt("힌트: 밤에 열리는 축제입니다.\n질문: 사람들은 왜 붉은 등불을 밝힐까요?\n"
+                              "선택지:\nA. 조상을 기리기 위해\nB. 귀신을 쫓기 위해\n"
+                              "주어진 선택지 중에서 정답의 알파벳만 답하세요.")
+    assert ko.question == "사람들은 왜 붉은 등불을 밝힐까요?" and ko.context == "밤에 열리는 축제입니다."
+    assert ko.options == ("조상을 기리기 위해", "귀신을 쫓기 위해")
+    assert ko.instructions == ("주어진 선택지 중에서 정답의 알파벳만 답하세요.",)
+    # a label and an opener with its particle written on ("정답을"), as a whole word
+    ko = parse_harness_prompt("문제: 이 그림 속 보름달은 어떤 느낌을 주나요?\n보기:\nA. 기쁨\nB. 슬픔\n"
+                              "정답을 문자로만 답하세요.")
+    assert ko.question == "이 그림 속 보름달은 어떤 느낌을 주나요?" and ko.options == ("기쁨", "슬픔")
+    assert ko.instructions == ("정답을 문자로만 답하세요.",)
+    th = parse_harness_prompt("โจทย์: ทำไมผู้คนจึงจุดโคมแดง?\nตัวเลือก:\nA. เพื่อบูชาบรรพบุรุษ\nB. เพื่อไล่ผี\n"
+                              "ตอบเพียง A หรือ B เท่านั้น")
+    assert th.question == "ทำไมผู้คนจึงจุดโคมแดง?" and th.options == ("เพื่อบูชาบรรพบุรุษ", "เพื่อไล่ผี")
+    assert th.instructions == ("ตอบเพียง A หรือ B เท่านั้น",)
+
+
 def test_every_instruction_file_has_the_harness_sections():
     labels = prompt_labels()
     assert {"question", "问题", "options", "hint", "answer", "请"} <= {*labels.question, *labels.options,
