@@ -32,6 +32,12 @@ with the rule the set's own numbers were computed with:
 - ``enem-2022-outputs`` (piresramon/gpt-4-enem, lm_eval/tasks/enem.py ``ENEM.process_results``, MIT): the last
   capital A-E followed by a full stop, else the last capital A-E anywhere; none: the answer is scored wrong.
   Guessed: the fallback's letter stands inside a word ("ENEM", "INSS").
+- ``igakuqa-outputs`` (aki-wada/IgakuQA-evaluation, evaluate_prompt_comparison.py ``extract_answer``; no licence file:
+  measured, never shipped; Japanese medical licensing examination 2022, options a-e): after removing thinking blocks
+  and special tokens, lower-cased: a first line of letters a-e only; "正解は X", "正解: X", "選択肢は X"; "答え:" or
+  "回答:" then letters; else every a-e in the first 20 characters. Two or more letters: read as that many (scored
+  wrong on the single-answer questions kept here; recorded as no single option). Guessed: the letters of that last
+  step, which come from any word ("recommend" holds c, d, e).
 - ``meld-llm-emotions`` (Huyoyo1/Emotion, code/Dia_gpt4o.py; free-text emotion answers, no licence file: measured,
   not shipped): the answer lower-cased must equal the gold label. Compared with
   ``culturekb.inference.parsing.parse_prediction`` (label words) instead of the option reader.
@@ -258,6 +264,45 @@ def enem_rule(row: dict[str, Any]) -> SourceVerdict:
     return SourceVerdict(index, index == row["gold"], False, guessed=inside)
 
 
+_IGAKU_LETTERS = r"([a-e](?:\s*[,、]\s*[a-e])*)"
+_IGAKU_SEIKAI = (r"正解[はは]\s*\*{0,2}\s*" + _IGAKU_LETTERS, r"正解[:：]\s*\*{0,2}\s*" + _IGAKU_LETTERS,
+                 r"選択肢は\s*\*{0,2}\s*" + _IGAKU_LETTERS, r"答え[:：]\s*([a-e,\s]+)", r"回答[:：]\s*([a-e,\s]+)")
+
+
+def igakuqa_rule(row: dict[str, Any]) -> SourceVerdict:
+    """aki-wada/IgakuQA-evaluation's extract_answer (evaluate_prompt_comparison.py), verbatim in behaviour; a reading
+    of two or more letters is no single option (invalid here, scored wrong as the repository scores it)."""
+    text = row["answer"] or ""
+    final = re.search(r"<\|channel\|>\s*final\s*<\|message\|>(.*)", text, flags=re.DOTALL)
+    if final:
+        text = final.group(1).strip()
+    text = re.sub(r"<(?:\w+:)?think>.*?</(?:\w+:)?think>", "", text, flags=re.DOTALL).strip()
+    text = re.sub(r"^.*?</(?:\w+:)?think>", "", text, flags=re.DOTALL).strip()
+    text = re.sub(r"<(?:\w+:)?think>.*", "", text, flags=re.DOTALL).strip()
+    text = re.sub(r"<unused\d+>thought.*", "", text, flags=re.DOTALL).strip()
+    text = re.sub(r"<\|[^|]*\|>", "", text).strip()
+    text = re.sub(r"<\|.*", "", text, flags=re.DOTALL).strip()
+    low = text.lower().translate(str.maketrans("ａｂｃｄｅ", "abcde"))
+    letters: list[str] = []
+    guessed = False
+    head = re.match(r"^([a-e](?:\s*[,、]\s*[a-e])*)\s*$", low.split("\n")[0].strip()) if low else None
+    if head:
+        letters = re.findall(r"[a-e]", head.group(1))
+    for pattern in _IGAKU_SEIKAI:
+        if not letters and low:
+            m = re.search(pattern, low)
+            if m:
+                letters = re.findall(r"[a-e]", m.group(1))
+    if not letters and low:
+        letters = re.findall(r"[a-e]", low[:20])
+        guessed = bool(letters)
+    found = sorted(set(letters))
+    if len(found) != 1:
+        return SourceVerdict(None, False, True)
+    index = "abcde".index(found[0])
+    return SourceVerdict(index, index == row["gold"], False, guessed=guessed)
+
+
 def emotion_exact_rule(row: dict[str, Any]) -> tuple[str | None, bool]:
     """Huyoyo1/Emotion's scoring (code/Dia_gpt4o.py: the answer lower-cased, sklearn accuracy_score against the gold
     label): the label the answer is exactly (else None, invalid), and whether it is the gold."""
@@ -270,4 +315,5 @@ EMOTION_RULES = {"meld-llm-emotions": emotion_exact_rule}
 """Rules of free-text emotion answer sets (labels, not options): (label read or None, counted right)."""
 
 RULES = {"tombench-outputs": tombench_rule, "hi-tom-responses": hitom_rule, "mmlu-pro-outputs": mmlu_pro_rule,
-         "korean-llm-eval": korean_llm_rule, "enem-2022-outputs": enem_rule}
+         "korean-llm-eval": korean_llm_rule, "enem-2022-outputs": enem_rule,
+         "igakuqa-outputs": igakuqa_rule}

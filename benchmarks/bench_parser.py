@@ -179,7 +179,9 @@ def real_answer_results(paths: list[Path], disagreements: int = 0, *, keep_all: 
             source = RULES[row["set"]](row)
             ours = parse_choice(row["answer"], row["options"], thinking=row["reasoning"] == "think")
             ours_right = ours.index == row["gold"]
-            agree = ours_right == source.correct if source.index is None else ours.index == source.index
+            # the same option read; a rule that only judges (Hi-ToM: no option, not invalid) agrees on the verdict
+            judged = source.index is None and not source.invalid
+            agree = ours_right == source.correct if judged else ours.index == source.index
             key = (row["set"], row["model"], row["language"], row["reasoning"])
             sources[row["set"]] = row["source"]
             c = cells[key]
@@ -336,9 +338,9 @@ def render_real(real: dict[str, Any]) -> str:
         "",
         "Made by `benchmarks/bench_parser.py` (`culturekb.inference.choices.parse_choice`, defaults plus "
         "`thinking=True` for reasoning models) against each set's own extraction rule, reimplemented in "
-        "`benchmarks/_real_answers.py`. Agreement: the same option read (for Hi-ToM, whose rule only judges right or "
-        "wrong, the same verdict). Invalid: no option read (ToMBench's rule then answers \"A\"; counted invalid "
-        "here but scored as the rule scores it).",
+        "`benchmarks/_real_answers.py`. Agreement: the same option read, none by both counting as the same (for "
+        "Hi-ToM, whose rule only judges right or wrong, the same verdict). Invalid: no option read (ToMBench's "
+        "rule then answers \"A\"; counted invalid here but scored as the rule scores it).",
         "",
         "Two comparisons, both kept: **raw** (each reader as its set scores it: the rule's fallback guess counts "
         "when it happens to hit the gold) and **no guess** (the rule's fallback guess counted as no answer: "

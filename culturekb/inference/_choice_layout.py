@@ -5,13 +5,16 @@ bracketed option, a label glued to an identifier, and where a concluding sentenc
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_values import _Item, _leading_letter, _sentences
 from culturekb.inference._lexicon import normalise_text
 
-__all__ = ["before_its_reason", "before_reason", "closing_label", "cut_off", "identifier", "marker_column",
-           "opens_walk_through", "walks_through", "written_out"]
+__all__ = ["answer_first", "before_its_reason", "before_reason", "closing_label", "cut_off", "described", "identifier",
+           "leading", "marker_column", "opens_walk_through", "walks_through", "written_out"]
+
+_STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
 
 # how a finished answer ends: a sentence's end (also the Devanagari danda and the Arabic and Urdu question mark and
 # full stop), a closing bracket, quote or emphasis, a formula's close, or a CJK character (Chinese answers often end a
@@ -115,3 +118,51 @@ def identifier(line: str) -> bool:
     "A_lonx"): an identifier, not an option standing alone (after an answer phrase, "答案是 {D_GR", it still
     names D)."""
     return re.match(ct.OPEN + r"[^\W_]{1,2}_[^\W_]", line.strip()) is not None
+
+
+def answer_first(text: str, item: _Item) -> int | None:
+    """The option of an answer that gives it first, on a line of its own, with its option's text ("d: 凝固第IX因子製剤投
+    与\n\n...") or alone and then an explanation under a header ("e\n\n**解説:** ...", "B\n\nExplanation: ..."): what
+    the explanation names on the way (another option it rules out, "A群", "血友病A") is no conclusion. None
+    otherwise."""
+    lines = [ln.strip(" \t*_#>") for ln in text.strip().splitlines()]
+    lines = [ln for ln in lines if ln]
+    if len(lines) < 2:
+        return None
+    index = _leading_letter(lines[0], item) if not item.patterns.marker.search(lines[0]) else None
+    rest = ct.clean(ct.without_label(lines[0])) if index is not None else ""
+    if index is None or (rest and rest != ct.clean(item.options[index])):
+        return None
+    if rest:  # the label and its option's very text ("d: 凝固第IX因子製剤投与"), then anything but a walk-through
+        return None if walks_through(text, item) or _leading_letter(lines[1], item) is not None else index
+    header = r"(?:" + "|".join(re.escape(w) for w in ct.explanation_words()) + r")\s*[*_]*\s*[:：]"
+    return index if re.match(header, lines[1], re.IGNORECASE) else None
+
+
+def leading(text: str, item: _Item) -> int | None:
+    """The option an answer starts with (`path="letter"`), unless it walks through the options or rejects it."""
+    stripped = text.strip()
+    # a stray closing bracket or "=" before the option ("]=[B].") is not part of it
+    first_line = _STRAY_START.sub("", stripped.splitlines()[0]) if stripped else ""
+    index = _leading_letter(first_line, item) if not identifier(first_line) else None
+    if index is None:
+        m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", stripped).strip(" *_.。:："))
+        if m is not None and normalise_text(m.group("letter")) in item.forms:
+            index = item.forms[normalise_text(m.group("letter"))]
+    if index is not None and len(stripped.splitlines()) > 1 and walks_through(stripped, item):
+        return None
+    if index is not None and item.phrases.negation.search(first_line):
+        rest = ct.clean(ct.without_label(first_line))
+        if not rest.startswith(ct.clean(item.options[index])):
+            return None  # "(c) is not correct"
+    return index
+
+
+def described(text: str, index: int | None, item: _Item) -> bool:
+    """Whether the last line of `text` is a bullet that gives option `index`'s label and then more than its option's
+    text (a point of an explanation: "*   **a: 乳癌 --------- 飲酒習慣:** アルコールの..."), not the option alone."""
+    lines = [ln for ln in text.strip().splitlines() if ln.strip(" \t*_#>")]
+    if index is None or not lines or not re.match(r"\s*(?:[*\-•・]|\d+[.)])\s", lines[-1]):
+        return False
+    rest = ct.clean(ct.without_label(lines[-1].strip(" \t*_#>-•・")))
+    return bool(rest) and rest != ct.clean(item.options[index])

@@ -273,6 +273,13 @@ def answer_words() -> tuple[str, ...]:
 
 
 @cache
+def explanation_words() -> tuple[str, ...]:
+    """Words that head an explanation ("Explanation:", "解説："), every language (vocabularies' explanation keys)."""
+    found = {f for lang in vocabulary_languages() for k in load_vocabulary(lang).explanation_keys for f in _both(k)}
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+@cache
 def long_answer_words() -> tuple[str, ...]:
     """`answer_words` of two or more characters (a one-letter word would match inside any text)."""
     return tuple(w for w in answer_words() if len(w) >= 2)

@@ -22,10 +22,11 @@ Reader = Callable[[str, _Item, bool], ChoiceAnswer]
 
 # where a model's turn ends and it goes on to write the next turn itself (a new question, a user reply): a
 # chat-template token, any special token written <|...|> (also garbled or full-width: <|end_user|>, <|结束头|>,
-# ‹|结束_header_id|>, <|reserved_special_token_220|>), except the thinking/solution brackets some reasoning models
-# write inside their own turn, and answer tags (<|answer|>[[D]]<|/answer|>, <|response|>): the answer itself
+# ‹|结束_header_id|>, <|reserved_special_token_220|>, Command-R's <|END_RESPONSE|>), except the thinking/solution
+# brackets some reasoning models write inside their own turn, and answer tags (<|answer|>[[D]]<|/answer|>,
+# <|response|>): the answer itself
 TURN_END = re.compile(r"<\|\s*/?\s*(?:user|system|assistant|im_start|im_end|eot_id|endoftext|start_header_id|"
-                       r"end_header_id|end)\b[^\n]{0,4}|</s>|^\s*(?:#{2,}\s*)?(?:human|user|USER)\s*:"
+                       r"end_header_id|end_response|end)\b[^\n]{0,4}|</s>|^\s*(?:#{2,}\s*)?(?:human|user|USER)\s*:"
                        r"|[<‹＜〈]\s*[|｜](?![^|｜\n]{0,40}(?:thought|solution|think|answer|response|答案))"
                        r"[^|｜\n<>]{1,40}[|｜]\s*[>›＞〉]?",
                        re.IGNORECASE | re.MULTILINE)

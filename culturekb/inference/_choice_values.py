@@ -95,8 +95,9 @@ def _leading_letter(value: str, item: _Item) -> int | None:
     index = item.forms[token]
     if not rest.strip() or re.match(r"\s*" + ct.CLOSE_PUNCT, rest):
         return index
-    if ct.NOSPACE.match(rest) and item.phrases.tail.match(rest) and not item.phrases.negation.search(rest):
-        return index  # the label and a tail in a script without spaces: "A입니다", "Bです", "C是正确的"
+    tail = rest.lstrip()
+    if ct.NOSPACE.match(tail) and item.phrases.tail.match(tail) and not item.phrases.negation.search(tail):
+        return index  # the label and a tail in a script without spaces: "A입니다", "Bです", "c です", "C是正确的"
     own = ct.clean(item.options[index])
     if rest[:1].isspace() and own and ct.clean(rest).startswith(own):
         return index
@@ -124,8 +125,10 @@ def _hedged(value: str, item: _Item) -> tuple[int, ...]:
     tokens = ct.clean(value).split()
     if len(tokens) == 1 and ct.NOSPACE.search(tokens[0]) is None:
         tokens = list(tokens[0]) if all(ch in item.forms for ch in tokens[0]) and len(tokens[0]) > 1 else tokens
-    # a connector that is also a label ("e", Portuguese "and"; "o") is the label only where its capital stands alone
+    # a connector that is also a label ("e", Portuguese "and"; "o") joins labels where it stands in lower case
+    # between spaces ("A e C"); elsewhere it is the label ("d,e", "A, C e E")
     tokens = [t for t in tokens if t not in _CONNECTORS or t not in item.forms
+              or not re.search(r"(?<=\s)" + re.escape(t) + r"(?=\s)", value)
               or re.search(r"(?<![^\W\d_])" + re.escape(t.upper()) + r"(?![^\W\d_])", value)]
     labels = [item.forms[t] for t in tokens if t in item.forms]
     if len(set(labels)) < 2 or any(t not in item.forms and t not in _CONNECTORS for t in tokens):
@@ -188,6 +191,12 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
     label, "option B", else (with `text_ok`) the option's text. A degree word before it is passed over ("the answer
     is likely C", "probably (B)")."""
     value = _DEGREE.sub("", value, count=1)
+    first = value.strip().split("\n", 1)[0].strip(" *_")
+    tail = item.phrases.tail.search(first)  # "a, b, c, dです。": the labels before the copula
+    first = first[:tail.start()] if tail and not first[tail.end():].strip(" .。") else first
+    hedged = _hedged(first.rstrip(".。"), item) if re.fullmatch(r"[\w\s,、，/&]+[.。]?", first) else ()
+    if hedged:  # "答え: a, b", "a,c": two options given, lower case too (not "[[B]]。 [[B]] [[A]] [[C]]")
+        return None, hedged
     index = _leading_letter(value, item)
     if index is not None:
         m = re.match(ct.OPEN + r"[^\W_]{1,2}[\)\]\}）】」>*\"”']*\s*[.:：\-–—]?\s*(?P<rest>.*)$", value.strip(),

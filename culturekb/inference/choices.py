@@ -20,7 +20,9 @@ answer, and among the places that name an option the last one counts. What is re
 3. A last line that is only an option (`path="final-letter"`): ``d``, ``(D)``, ``D. Briefcase``.
 4. An answer that starts with an option (`path="letter"`): ``B``, ``(B)``, ``B. Backpack``, ``B) ...``, ``选项B``,
    unless the answer walks through several options (then the leading one is just the first of the walk-through).
-   "A man ..." is not read as A: a letter must be followed by punctuation, the end, or its own option's text.
+   "A man ..." is not read as A: a letter must be followed by punctuation, the end, or its own option's text. An
+   answer that gives its option first, on a line of its own, then an explanation under a header ("e\n\n**解説:**
+   ..."), is read by that line before any conclusion in the explanation (`answer_first`)
 5. The option's text instead of the letter (`path="option-text"`): a short answer that is or mentions exactly one
    option's text, or, in a long one not cut off mid-sentence, the last sentence that mentions an option; last, a
    concluding sentence that restates one option in other words (`_choice_content`).
@@ -43,11 +45,14 @@ from functools import cache
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_content import restated_answer
 from culturekb.inference._choice_layout import (
+    answer_first,
     before_its_reason,
     before_reason,
     closing_label,
     cut_off,
+    described,
     identifier,
+    leading,
     marker_column,
     opens_walk_through,
     walks_through,
@@ -97,12 +102,17 @@ __all__ = ["ChoiceAnswer", "ChoicePath", "option_letters", "parse_choice"]
 _JSON_KEYS = ("answer", "final_answer", "choice", "option", "letter", "correct_option", "selected_option",
               "answer_letter", "prediction")
 _THINK_END = re.compile(r"</think>", re.IGNORECASE)
+_UNUSED_TOKEN = re.compile(r"<unused(\d+)>(thought)?")  # Gemma's reserved tokens
+
+
+def _gemma_token(m: re.Match[str]) -> str:
+    """MedGemma thinks between <unused94>thought and <unused95>: those are <think> and </think>; others a line break."""
+    return "<think>" if m.group(1) == "94" and m.group(2) else "</think>" if m.group(1) == "95" else "\n"
 # what may stand between two markers that are read together as one hedge: spaces, a separator, a connector word
 # (also after a token the model wrote, "[[D]]<|line|>或者 [[A]]", when a connector follows it)
 _ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:<\|?/?[a-z_]{1,16}/?\|?>\s*)?(?:"
                        + "|".join(sorted(map(re.escape, _CONNECTORS), key=len, reverse=True))
                        + r")[\s,，、“”\"「」『』(（]*)?", re.IGNORECASE)
-_STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
 _SOFT = ("option-text", "invalid", "conclusion")  # readings of a clean part that yield to an answer in the noise
 
 
@@ -216,6 +226,10 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     lines = [ln for ln in text.strip().splitlines() if ln.strip(" \t*_#>")]
     if len(lines) < 2:
         return None
+    bare = [_leading_letter(ln.strip(" \t*_#>"), item) for ln in lines]
+    if None not in bare and not any(ct.clean(ct.without_label(ln.strip(" \t*_#>"))) for ln in lines) \
+            and len(set(bare)) > 1:  # "b\ne": nothing but labels, one per line: no one answer
+        return _Reading(None, "final-letter", len(text), tuple(dict.fromkeys(i for i in bare if i is not None)))
     last = lines[-1].strip(" \t*_#>")
     named = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(last)]
     if named == list(range(len(item.options))) and not item.patterns.marker.sub("", last).strip(_BETWEEN_MARKERS):
@@ -239,24 +253,6 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     if ((rest and rest != ct.clean(item.options[index])) or next_label) and walks_through(text, item):
         return None  # the last item of a walk-through (or its next label, cut off: "E. means ...\nF."), no answer
     return _Reading(index, "final-letter", len(text))
-
-
-def _leading(text: str, item: _Item) -> int | None:
-    stripped = text.strip()
-    # a stray closing bracket or "=" before the option ("]=[B].") is not part of it
-    first_line = _STRAY_START.sub("", stripped.splitlines()[0]) if stripped else ""
-    index = _leading_letter(first_line, item) if not identifier(first_line) else None
-    if index is None:
-        m = item.phrases.option_word.fullmatch(unicodedata.normalize("NFKC", stripped).strip(" *_.。:："))
-        if m is not None and normalise_text(m.group("letter")) in item.forms:
-            index = item.forms[normalise_text(m.group("letter"))]
-    if index is not None and len(stripped.splitlines()) > 1 and walks_through(stripped, item):
-        return None
-    if index is not None and item.phrases.negation.search(first_line):
-        rest = ct.clean(ct.without_label(first_line))
-        if not rest.startswith(ct.clean(item.options[index])):
-            return None  # "(c) is not correct"
-    return index
 
 
 def _option_text(text: str, item: _Item, whole: bool = True) -> tuple[int | None, tuple[int, ...]]:
@@ -318,6 +314,9 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     explicit = late_listings_dropped(explicit, item)
     if final is not None and any(r not in explicit and _marker_run_to_end(nfkc, r, item) for r in undropped):
         final = None  # the last line ends a listing of every option's marker ("[[D]]\n[[A]]\n[[B]]"), no answer
+    lead = answer_first(nfkc, item)  # "e\n\n**解説:** ... A群 ...": the first line answers, the rest explains it
+    if lead is not None and all(r.index == lead for r in explicit if r.index is not None or r.ambiguous):
+        return ChoiceAnswer(letters[lead], lead, "letter")
     if explicit and all(is_listing(r, item) for r in explicit):
         # nothing explicit but the instruction's marker list echoed back ("只有A选项…最符合上述分析\n\n[[A]] [[B]]
         # [[C]] [[D]]"): the list is no answer; a conclusion, or failing that the options' text, says what it is
@@ -344,8 +343,8 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
             last_explicit = complemented(last_explicit, explicit, item)  # "[[D]] [[]]\n[[A]]\n[[B]]\n[[C]]": D
     if final is not None and (last_explicit is None or last_explicit.index != final.index):
         # a bare option on the last line is the final word, unless an explicit answer says otherwise after a
-        # walk-through; then the explicit one stands
-        if last_explicit is None or not walks_through(nfkc, item):
+        # walk-through, or the line describes that option ("*   **a: 乳癌 --- 飲酒習慣:** ..."): the explicit one stands
+        if last_explicit is None or not (walks_through(nfkc, item) or described(nfkc, final.index, item)):
             return answer(final)
     if last_explicit is not None and (last_soft is None or last_soft.at <= last_explicit.at
                                       or last_soft.index == last_explicit.index or last_soft.index is None):
@@ -357,7 +356,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     lead_hedge = _hedged(nfkc.strip().splitlines()[0].strip(" \t[]()（）【】*"), item) if nfkc.strip() else ()
     if lead_hedge:  # "[[B, D]]"
         return answer(_Reading(None, "invalid", 0, lead_hedge))
-    index = _leading(nfkc, item)
+    index = leading(nfkc, item)
     if index is not None:
         return ChoiceAnswer(letters[index], index, "letter")
     index = closing_label(nfkc, item)
@@ -510,7 +509,7 @@ def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = F
     left its thinking and only an explicit answer in it counts, never a passing conclusion. Never raises for a bad
     answer: an unreadable, hedged or contradictory one is ``invalid``."""
     option_letters(len(options))  # checks the number of options
-    raw = (text or "").strip()
+    raw = _UNUSED_TOKEN.sub(_gemma_token, (text or "").strip())  # "b<unused95>答え: b"
     if not raw:
         return ChoiceAnswer(None, None, "invalid")
     item = _Item(tuple(options), numbered, language)

@@ -299,6 +299,28 @@ def test_a_calculation_in_korean_or_russian_with_greek_letters_is_no_noise():
     assert degenerate_start(noisy) is not None and degenerate_start(korean) is None
 
 
+
+@pytest.mark.parametrize(("answer", "letter", "ambiguous"), [
+    ("e\n\n**解説:**\n\nA群β溶連菌の迅速抗体検査は…**38℃以上の高熱**が最も重要です。", "E", ()),  # first line, then why
+    ("B. Paris\n\nExplanation: A is wrong, so C is unlikely too.", "B", ()),
+    ("B\n\nExplanation: on reflection the answer is C.", "C", ()),  # an explicit answer in it still revises
+    ("正解は **d** です。\n\n**解説:**\n\n*   **a: 乳癌 --- 飲酒習慣:** アルコールの摂取は", "D", ()),  # a bullet
+    ("b<unused95>答え: b", "B", ()), ("c<|END_RESPONSE|>", "C", ()),  # MedGemma's and Command-R's tokens
+    ("正解は c です。", "C", ()), ("解答：e", "E", ()), ("正解は c ではありません。", None, ()),
+    ("d,e", None, ("D", "E")), ("a, e\n", None, ("A", "E")), ("Resposta: A, C e E.", None, ("A", "C", "E")),
+    ("b\ne", None, ("B", "E")), ("a, b\n\n答え: a, b", None, ("A", "B")),
+    ("a, b, c, d\n最も適切な答えは：a, b, c, dです。", None, ("A", "B", "C", "D")),
+    ("c<unused95>c", "C", ()), ("<unused94>thought\n問題を確認します。選択肢はa: x1,", None, ()),  # MedGemma thinking
+    ("正解は **d** です。\n\n**解説:**\n\n*   **a: x1 は** 正しい組合せです。", "D", ()),  # a bullet on option a
+    ("d: w1\n\nこの症例では、血友病Aと診断され…", "D", ()),  # the label and its option's text first
+])
+def test_japanese_exam_answers(answer, letter, ambiguous):
+    """Found on Japanese answers to the medical licensing examination (benchmarks/results/parser_real_answers_ja.md):
+    options a-e, the answer first and an explanation after, several letters for one answer."""
+    got = parse_choice(answer, ["x1", "y1", "z1", "w1", "v1"])
+    assert (got.letter, got.ambiguous) == (letter, ambiguous)
+
+
 # fixes found by reading real answers by hand (benchmarks/results/parser_real_answers_handread.md)
 def test_any_special_token_ends_the_models_turn():
     options = ["box", "basket", "bag", "drawer"]

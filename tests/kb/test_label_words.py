@@ -173,3 +173,17 @@ def test_normal_yields_to_a_label_the_answer_names(lang: str, text: str, gold: s
 
 def test_normal_is_unread_in_a_scheme_without_neutral() -> None:
     assert parse_prediction("normal", scheme_from_labels(["joy", "sadness"]), "en").label is None
+
+
+@pytest.mark.parametrize(("lang", "text", "gold"), [
+    ("de", "Die Person würde wahrscheinlich Angst empfinden, nicht Wut.", "fear"),
+    ("es", "La emoción predominante sería la tristeza, no la ira.", "sadness"),
+    ("ar", "الشعور الأساسي هو الغضب وليس الحزن.", "anger"),
+    ("hi", "वह डर महसूस करेगा, खुशी नहीं।", "fear"),
+    ("hi", "उसे अपराधबोध होगा क्योंकि उसने झूठ बोला।", "guilt"),
+    ("am", "ፍርሃት ይሰማዋል እንጂ ደስታ አይደለም።", "fear"),
+    ("am", "አዘነ", "sadness"), ("am", "እሷ አዘነች።", "sadness"), ("am", "ትፈራለች", "fear"),  # verbs: was sad, fears
+    ("am", "አላዘነም", None),  # was not sad
+])
+def test_sentences_in_the_six_languages_of_a_culture_emotion_set(lang: str, text: str, gold: str | None) -> None:
+    assert parse_prediction(text, _scheme(), lang).label == gold
