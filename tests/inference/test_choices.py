@@ -213,6 +213,8 @@ def test_every_language_file_has_the_optional_sections_too():
 @pytest.mark.parametrize("thinking", [
     "Die Geschichte zeigt, dass sie traurig ist. Die Antwort ist C.\n\nMoment mal, vielleicht",
     "La historia muestra que está triste, así que la respuesta es C.\n\nUn momento, quizás",
+    "이야기를 보면 그녀는 슬퍼합니다. 그러므로 정답은 C입니다.\n\n잠깐, 어쩌면",
+    "เรื่องนี้แสดงว่าเธอเศร้า ดังนั้นคำตอบคือ C\n\nเดี๋ยวก่อน บางที",
 ])
 def test_a_thinking_that_takes_its_answer_up_again_is_unsettled_in_other_languages(thinking):
     options = ["box", "basket", "bag", "drawer"]
@@ -258,16 +260,6 @@ def test_korean_and_thai_answers_are_read(language, answer, letter):
     options = KO_OPTS if language == "ko" else TH_OPTS
     for narrowed in (language, None):  # the language's phrases, and every language's
         assert parse_choice(answer, options, language=narrowed).letter == letter, narrowed
-
-
-@pytest.mark.parametrize("thinking", [
-    "이야기를 보면 그녀는 슬퍼합니다. 그러므로 정답은 C입니다.\n\n잠깐, 어쩌면",
-    "เรื่องนี้แสดงว่าเธอเศร้า ดังนั้นคำตอบคือ C\n\nเดี๋ยวก่อน บางที",
-])
-def test_a_korean_or_thai_thinking_that_takes_its_answer_up_again_is_unsettled(thinking):
-    options = ["box", "basket", "bag", "drawer"]
-    assert parse_choice(thinking, options, thinking=True).letter is None
-    assert parse_choice(thinking.rsplit("\n\n", 1)[0], options, thinking=True).letter == "C"
 
 
 
