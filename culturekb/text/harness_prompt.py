@@ -45,6 +45,13 @@ class PromptLabels:
     openers: tuple[str, ...]
 
 
+_AM = re.compile("\u0e4d\u0e32|\u0ecd\u0eb2")
+
+
+def _whole_am(m: re.Match[str]) -> str:
+    return "\u0e33" if m.group() == "\u0e4d\u0e32" else "\u0eb3"
+
+
 @lru_cache(maxsize=1)
 def prompt_labels() -> PromptLabels:
     """The labels of every language (`culturekb/data/languages/instructions/<code>.txt`), longest first."""
@@ -53,7 +60,8 @@ def prompt_labels() -> PromptLabels:
     for code in instruction_languages():
         sections = word_list_sections(f"languages/instructions/{code}.txt")
         for name, bucket in found.items():
-            bucket.update(sections.get(name, []))
+            # the lists are NFKC-normalised, which splits the Thai and Lao vowel AM (ำ -> ํา); prompts keep it whole
+            bucket.update(w for word in sections.get(name, []) for w in (word, _AM.sub(_whole_am, word)))
 
     def ordered(name: str) -> tuple[str, ...]:
         return tuple(sorted(found[name], key=lambda w: (-len(w), w)))

@@ -71,3 +71,9 @@ def test_every_instruction_file_has_the_harness_sections():
         sections = word_list_sections(f"languages/instructions/{code}.txt")
         for name in ("question_labels", "option_labels", "context_labels", "instruction_openers"):
             assert sections.get(name), f"culturekb/data/languages/instructions/{code}.txt lacks [{name}]"
+
+
+def test_a_thai_label_with_the_vowel_am_is_a_label():
+    # the word lists are NFKC-normalised (ำ -> ํา); a prompt writes ำ whole: "คำถาม:" (question) is still a label
+    p = parse_harness_prompt("คำถาม: ทำไมผู้คนจึงจุดโคมแดง?\nตัวเลือก:\nA. เพื่อบูชาบรรพบุรุษ\nB. เพื่อไล่ผี")
+    assert p.question == "ทำไมผู้คนจึงจุดโคมแดง?" and p.options == ("เพื่อบูชาบรรพบุรุษ", "เพื่อไล่ผี")
