@@ -184,6 +184,8 @@ def test_normal_is_unread_in_a_scheme_without_neutral() -> None:
     ("am", "ፍርሃት ይሰማዋል እንጂ ደስታ አይደለም።", "fear"),
     ("am", "አዘነ", "sadness"), ("am", "እሷ አዘነች።", "sadness"), ("am", "ትፈራለች", "fear"),  # verbs: was sad, fears
     ("am", "አላዘነም", None),  # was not sad
+    ("ko", "화가 날 것입니다.", "anger"), ("ko", "슬플 것입니다", "sadness"), ("ko", "화가 나지 않고 기쁩니다.", "joy"),
+    ("ko", "기쁘지 않습니다", None),  # verb forms: will get angry, will be sad; not angry but glad; not glad
 ])
-def test_sentences_in_the_six_languages_of_a_culture_emotion_set(lang: str, text: str, gold: str | None) -> None:
+def test_sentences_in_the_languages_of_a_culture_emotion_set(lang: str, text: str, gold: str | None) -> None:
     assert parse_prediction(text, _scheme(), lang).label == gold
