@@ -71,6 +71,13 @@ class SourceVerdict:
     """The rule credited (or read) the answer only through its fallback guess: ToMBench's "A" when the text holds no
     A-D at all; Hi-ToM's gold letter found inside a word ("### Assistant" holds an "A") rather than standing alone."""
 
+    def agrees(self, index: int | None, right: bool) -> bool:
+        """Whether a reader that read option `index` (None: none), scored `right`, reads the answer as this rule
+        does: the same option, none by both included; a rule that only judges (Hi-ToM: no option, not invalid)
+        agrees on the verdict."""
+        judged = self.index is None and not self.invalid
+        return right == self.correct if judged else index == self.index
+
     @property
     def correct_no_guess(self) -> bool:
         """Right under the rule with its fallback guess counted as no answer."""

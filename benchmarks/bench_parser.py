@@ -179,9 +179,7 @@ def real_answer_results(paths: list[Path], disagreements: int = 0, *, keep_all: 
             source = RULES[row["set"]](row)
             ours = parse_choice(row["answer"], row["options"], thinking=row["reasoning"] == "think")
             ours_right = ours.index == row["gold"]
-            # the same option read; a rule that only judges (Hi-ToM: no option, not invalid) agrees on the verdict
-            judged = source.index is None and not source.invalid
-            agree = ours_right == source.correct if judged else ours.index == source.index
+            agree = source.agrees(ours.index, ours_right)
             key = (row["set"], row["model"], row["language"], row["reasoning"])
             sources[row["set"]] = row["source"]
             c = cells[key]

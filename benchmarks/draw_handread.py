@@ -87,8 +87,7 @@ def readings(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], bool]
     ours = parse_choice(row["answer"], row["options"], thinking=row["reasoning"] == "think")
     letters = option_letters(len(row["options"]))
     ours_right = ours.index == row["gold"]
-    judged = source.index is None and not source.invalid  # a rule that only judges (Hi-ToM): the same verdict
-    agree = ours_right == source.correct if judged else ours.index == source.index
+    agree = source.agrees(ours.index, ours_right)
     rule = {"letter": None if source.index is None else letters[source.index], "right": source.correct,
             "guessed": source.guessed, "invalid": source.invalid}
     mine = {"letter": ours.letter, "path": ours.path, "ambiguous": list(ours.ambiguous), "right": ours_right}

@@ -15,14 +15,11 @@ per model x prompt, fixed seed (igakuqa.jsonl).
 import json
 import random
 import re
-import subprocess
 import sys
 
+from make_real_answers_ko_pt import git
+
 PER_CELL = 150
-
-
-def git(repo, *args):
-    return subprocess.run(["git", "--git-dir", repo, *args], capture_output=True, check=True).stdout.decode("utf-8")
 
 
 def main():

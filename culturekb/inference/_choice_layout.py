@@ -135,8 +135,7 @@ def answer_first(text: str, item: _Item) -> int | None:
         return None
     if rest:  # the label and its option's very text ("d: 凝固第IX因子製剤投与"), then anything but a walk-through
         return None if walks_through(text, item) or _leading_letter(lines[1], item) is not None else index
-    header = r"(?:" + "|".join(re.escape(w) for w in ct.explanation_words()) + r")\s*[*_]*\s*[:：]"
-    return index if re.match(header, lines[1], re.IGNORECASE) else None
+    return index if ct.explanation_header().match(lines[1]) else None
 
 
 def leading(text: str, item: _Item) -> int | None:

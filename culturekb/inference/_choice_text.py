@@ -273,10 +273,12 @@ def answer_words() -> tuple[str, ...]:
 
 
 @cache
-def explanation_words() -> tuple[str, ...]:
-    """Words that head an explanation ("Explanation:", "解説："), every language (vocabularies' explanation keys)."""
+def explanation_header() -> re.Pattern[str]:
+    """A line that heads an explanation ("Explanation:", "**解説:**"), every language (vocabularies' explanation
+    keys)."""
     found = {f for lang in vocabulary_languages() for k in load_vocabulary(lang).explanation_keys for f in _both(k)}
-    return tuple(sorted(found, key=len, reverse=True))
+    alternation = "|".join(re.escape(w) for w in sorted(found, key=len, reverse=True))
+    return re.compile(r"(?:" + alternation + r")\s*[*_]*\s*[:：]", re.IGNORECASE)
 
 
 @cache

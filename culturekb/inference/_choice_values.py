@@ -161,8 +161,8 @@ def _joined(value: str, index: int, labels: list[tuple[re.Match[str], int]], ite
     if between and all(w in _CONNECTORS for w in between):
         return tuple(sorted({index, second[1]}))
     # a longer list of capital labels ("Resposta: A, C e E."): every label between is listed too
-    middle = re.findall(r"(?<![^\W\d_])[A-Z](?![^\W\d_])", raw)
-    rest = re.sub(r"(?<![^\W\d_])[A-Z](?![^\W\d_])", " ", raw)
+    middle = _CAPITAL_ALONE.findall(raw)
+    rest = _CAPITAL_ALONE.sub(" ", raw)
     words = ct.clean(rest).split()
     if middle and all(m.lower() in item.forms for m in middle) and all(w in _CONNECTORS for w in words) \
             and (words or re.search(r"[,，、/&;；]", rest)):
@@ -180,6 +180,7 @@ def _labelled(value: str, item: _Item) -> list[tuple[re.Match[str], int]]:
     return [(x, item.forms[normalise_text(ct.group_token(x))]) for x in item.patterns.strong.finditer(value)]
 
 
+_CAPITAL_ALONE = re.compile(r"(?<![^\W\d_])[A-Z](?![^\W\d_])")
 _LIST_SEPARATOR = re.compile(r"[\s\])）】\"”'*]*[,，、/&;；][\s\[(（【\"“'*]*")
 
 

@@ -58,15 +58,19 @@ def degenerate_start(text: str) -> int | None:
             starts.append(glued.start())
             break
     scripts = [_script(ch) for ch in text]
-    allowed = _allowed(scripts)
+    allowed: frozenset[str] | None = None
     for w in range(0, max(1, len(text) - _WINDOW // 2), _WINDOW // 2):
         seen = {sc for sc in scripts[w:w + _WINDOW] if sc}
-        if allowed is not None:  # an answer in Korean, Japanese, Russian, Hindi ...: its own script is no noise
+        if len(seen) < 3:
+            continue  # no rule below applies: the answer's own scripts are counted only where one might
+        if allowed is None:
+            allowed = _allowed(scripts)
+        if allowed:  # an answer in Korean, Japanese, Russian, Hindi ...: its own script is no noise
             foreign = seen - allowed
-            if foreign and len(seen) >= 3:
+            if foreign:
                 starts.append(next(i for i in range(w, min(len(text), w + _WINDOW)) if scripts[i] in foreign))
                 break
-        elif len(seen) >= 4 or (len(seen) >= 3 and seen - {"LATIN", "CJK", "KANA", "GREEK"}):
+        elif len(seen) >= 4 or seen - {"LATIN", "CJK", "KANA", "GREEK"}:
             first = next(i for i in range(w, min(len(text), w + _WINDOW))
                          if scripts[i] and scripts[i] not in ("LATIN", "CJK"))
             starts.append(first)
@@ -81,23 +85,23 @@ _COMMON = frozenset({"LATIN", "GREEK"})  # the letters of names, units and formu
 _BESIDE = {"KANA": frozenset({"CJK"}), "HANGUL": frozenset({"CJK"})}  # kanji beside kana; hanja beside hangul
 
 
-def _allowed(scripts: list[str | None]) -> frozenset[str] | None:
+def _allowed(scripts: list[str | None]) -> frozenset[str]:
     """The scripts an answer may mix without noise when it is written in a script besides Latin and Chinese:
     that script (three in five of its letters outside Latin and Greek, and a tenth of all its letters), the
-    scripts written beside it, Latin and Greek (a Korean calculation with "μ" and "R" is no noise). None for an
+    scripts written beside it, Latin and Greek (a Korean calculation with "μ" and "R" is no noise). For an
     answer in English or Chinese, whose rule is the one above (four scripts, or three with one besides Latin, CJK,
-    kana and Greek)."""
+    kana and Greek): empty."""
     letters = sum(sc is not None for sc in scripts)
     counts = Counter(sc for sc in scripts if sc and sc not in _COMMON)
     total = sum(counts.values())
     if not total:
-        return None
+        return frozenset()
     home, n = counts.most_common(1)[0]
     if home == "CJK" and counts["KANA"] >= 0.2 * total:
         home, n = "KANA", n + counts["KANA"]  # Japanese: kanji and kana together
     # written in it: a tenth of all its letters at least (not a few foreign letters in an English answer's noise)
     if n < 0.6 * total or n < 0.1 * letters or home in ("CJK", "OTHER"):
-        return None
+        return frozenset()
     return _COMMON | {home} | _BESIDE.get(home, frozenset())
 
 

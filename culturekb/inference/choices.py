@@ -103,17 +103,17 @@ _JSON_KEYS = ("answer", "final_answer", "choice", "option", "letter", "correct_o
               "answer_letter", "prediction")
 _THINK_END = re.compile(r"</think>", re.IGNORECASE)
 _UNUSED_TOKEN = re.compile(r"<unused(\d+)>(thought)?")  # Gemma's reserved tokens
-
-
-def _gemma_token(m: re.Match[str]) -> str:
-    """MedGemma thinks between <unused94>thought and <unused95>: those are <think> and </think>; others a line break."""
-    return "<think>" if m.group(1) == "94" and m.group(2) else "</think>" if m.group(1) == "95" else "\n"
 # what may stand between two markers that are read together as one hedge: spaces, a separator, a connector word
 # (also after a token the model wrote, "[[D]]<|line|>或者 [[A]]", when a connector follows it)
 _ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:<\|?/?[a-z_]{1,16}/?\|?>\s*)?(?:"
                        + "|".join(sorted(map(re.escape, _CONNECTORS), key=len, reverse=True))
                        + r")[\s,，、“”\"「」『』(（]*)?", re.IGNORECASE)
 _SOFT = ("option-text", "invalid", "conclusion")  # readings of a clean part that yield to an answer in the noise
+
+
+def _gemma_token(m: re.Match[str]) -> str:
+    """MedGemma thinks between <unused94>thought and <unused95>: those are <think> and </think>; others a line break."""
+    return "<think>" if m.group(1) == "94" and m.group(2) else "</think>" if m.group(1) == "95" else "\n"
 
 
 def _explicit(text: str, item: _Item) -> list[_Reading]:
@@ -226,10 +226,9 @@ def _final_letter(text: str, item: _Item) -> _Reading | None:
     lines = [ln for ln in text.strip().splitlines() if ln.strip(" \t*_#>")]
     if len(lines) < 2:
         return None
-    bare = [_leading_letter(ln.strip(" \t*_#>"), item) for ln in lines]
-    if None not in bare and not any(ct.clean(ct.without_label(ln.strip(" \t*_#>"))) for ln in lines) \
-            and len(set(bare)) > 1:  # "b\ne": nothing but labels, one per line: no one answer
-        return _Reading(None, "final-letter", len(text), tuple(dict.fromkeys(i for i in bare if i is not None)))
+    column = marker_column(lines, item)
+    if len(column) == len(lines) and len(set(column)) > 1:  # "b\ne": nothing but labels, one per line: no one answer
+        return _Reading(None, "final-letter", len(text), tuple(dict.fromkeys(column)))
     last = lines[-1].strip(" \t*_#>")
     named = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(last)]
     if named == list(range(len(item.options))) and not item.patterns.marker.sub("", last).strip(_BETWEEN_MARKERS):
