@@ -148,3 +148,28 @@ def scattered_listing(text: str, readings: list[_Reading], item: _Item, gap: int
     if options < 3 or len(run) > 2 * options or len({r.index for r in run}) < 3:
         return []
     return run
+
+
+def opening_conflict(clean: str, before: list[_Reading], said: list[_Reading], item: _Item) -> _Reading | None:
+    """An answer that opens with answers naming two or more options and turns into noise soon after (`clean`, the
+    text before the noise, under 250 characters; the first answer within the first 100): "[[A]]。 [[B]]。 1 1 1 ...",
+    "[[C]]。另加一点：[[D]] <noise>". It never settled on one: `ambiguous` naming them, unless its answer lines and
+    phrases (not bare markers) and the conclusions it `said` all name one option ("[[C]]]] ... [[A]]]] 答案为：C": C;
+    "“[[D]]”在 点，[[A]] 或是，[[B]]”，因此 [[D]] 是最有可能的答案": D). Careful readers read no
+    answer in such openings (issue 21, rounds 13-28: 8 of 8 where the markers alone disagree)."""
+    if not before or len(clean.strip()) >= _SHORT_CLEAN or min(r.at for r in before) > _OPENING:
+        return None
+    named = tuple(dict.fromkeys(i for r in before for i in ((r.index,) if r.index is not None else r.ambiguous)))
+    if len(named) < 2:
+        return None
+    stated = [r for r in before + said if r.path != "marker" and r.index is not None]
+    ends = sorted(r.at for r in before)[1:] + [len(clean)]
+    stated += [r for r, end in zip(sorted(before, key=lambda r: r.at), ends, strict=True)
+               if r.path == "marker" and r.index is not None and item.phrases.tail.search(clean, r.at, end)]
+    if stated and len({r.index for r in stated}) == 1:
+        return max(stated, key=lambda r: r.at)
+    return _Reading(None, "invalid", 0, named)
+
+
+_SHORT_CLEAN = 250  # characters of clean text before the noise: an opening, not an answer reasoned out
+_OPENING = 100  # the first answer stands within this many characters of the start

@@ -403,3 +403,16 @@ def answer_said_in_noise(noise: str, item: _Item) -> _Reading | None:
             continue
         found.append(_Reading(index, "answer-line", m.start()))
     return found[0] if len({r.index for r in found}) == 1 else None
+
+
+QUESTION_OR_END = re.compile(r"[?？!！。\n]|\.(?=\s|$)")
+
+
+def asks(text: str, at: int) -> bool:
+    """Whether the sentence going on at `at` is a question ("So the answer would be A. Boxes? Or B. A vest?"): its
+    first end is a question mark (a full stop right after a lone capital, "A. Boxes", does not end it)."""
+    for m in QUESTION_OR_END.finditer(text, at, min(len(text), at + 300)):
+        if m.group() == "." and re.search(r"(?:^|[^A-Za-z])[A-Za-z]$", text[max(0, m.start() - 2):m.start()]):
+            continue
+        return m.group() in "?？"
+    return False

@@ -63,6 +63,7 @@ from culturekb.inference._choice_lists import (
     cycling_tail,
     is_listing,
     late_listings_dropped,
+    opening_conflict,
     outvoted,
     scattered_listing,
     unconditional,
@@ -73,6 +74,7 @@ from culturekb.inference._choice_turns import after_marker_spam, looped_marker, 
 from culturekb.inference._choice_values import (
     _BETWEEN_MARKERS,
     _CONNECTORS,
+    QUESTION_OR_END,
     ChoiceAnswer,
     ChoicePath,
     _contradiction,
@@ -91,6 +93,7 @@ from culturekb.inference._choice_values import (
     _strong_labels,
     _without_option_text,
     answer_said_in_noise,
+    asks,
     joined_labels,
 )
 from culturekb.inference._json_objects import json_objects
@@ -188,7 +191,7 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
     for m in phrases.lead.finditer(text):
         value = m.group("value")
         sentence = re.split(r"(?<=[.!?。！？])\s", value, maxsplit=1)[0]
-        if phrases.negation.search(text[m.start():m.start("value")]) or _asks(text, m.start("value")):
+        if phrases.negation.search(text[m.start():m.start("value")]) or asks(text, m.start("value")):
             continue
         if _disowned(sentence, item):
             continue
@@ -411,7 +414,7 @@ def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
         phrase = text[m.start():m.start("value")].lower()
         if not (any(w in phrase for w in words) or ct.NOSPACE.search(phrase)):
             continue
-        if item.phrases.negation.search(phrase) or _asks(text, m.start("value")):
+        if item.phrases.negation.search(phrase) or asks(text, m.start("value")):
             continue
         if _disowned(re.split(r"(?<=[.!?。！？])\s", m.group("value"), maxsplit=1)[0], item):
             continue
@@ -426,24 +429,11 @@ def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
     return found
 
 
-def _asks(text: str, at: int) -> bool:
-    """Whether the sentence going on at `at` is a question ("So the answer would be A. Boxes? Or B. A vest?"): its
-    first end is a question mark (a full stop right after a lone capital, "A. Boxes", does not end it)."""
-    for m in _QUESTION_OR_END.finditer(text, at, min(len(text), at + 300)):
-        if m.group() == "." and re.search(r"(?:^|[^A-Za-z])[A-Za-z]$", text[max(0, m.start() - 2):m.start()]):
-            continue
-        return m.group() in "?？"
-    return False
-
-
-_QUESTION_OR_END = re.compile(r"[?？!！。\n]|\.(?=\s|$)")
-
-
 def _reopened(text: str, at: int, item: _Item) -> bool:
     """Whether the text after the sentence at position `at` takes the question up again ("wait", "but", "另外"):
     measured on 270 DeepSeek-R1 thinkings cut off after such a word, the answer phrase before it was right 39.6% of
     the time at 25% chance, and careful readers read no answer in them (issue 21, round 6)."""
-    end = _QUESTION_OR_END.search(text, at)
+    end = QUESTION_OR_END.search(text, at)
     return end is not None and item.phrases.reopen.search(text, end.end()) is not None
 
 
@@ -475,6 +465,10 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         if not before:
             listed = tuple(dict.fromkeys(r.index for r in reversed(scattered) if r.index is not None))
             return _as_answer(_Reading(None, "invalid", 0, listed), letters)
+    said = [] if explicit_only else _conclusions(clean, item)
+    opening = opening_conflict(clean, before, said, item)  # "[[A]]。[[B]]。 1 1 1 ...": no settled answer
+    if opening is not None:
+        return _as_answer(opening, letters)
     if before:  # the last answer before the noise; a passing conclusion after it is not read
         last = _settled(max(before, key=lambda r: r.at), firm)
         lines = [r for r in before if r.path == "answer-line" and r.index is not None and r.at < last.at - 30]

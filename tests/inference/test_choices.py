@@ -1072,3 +1072,27 @@ def test_a_hedge_in_the_first_clause_of_an_answer_line_is_a_hedge():
     got = parse_choice("Let me see.\nThe answer is either B or D, depending on what she thinks.", OPTS)
     assert got.letter is None and set(got.ambiguous) == {"B", "D"}
     assert parse_choice("The answer is B, because she saw it.", OPTS).letter == "B"
+
+
+def test_an_opening_that_names_two_options_and_turns_into_noise_chose_none():
+    options = ["开心", "害怕", "自豪", "难过"]
+    noise = " 1" * 60
+    found = parse_choice("[[A]]。\n[[B]]。\n" + noise, options)
+    assert (found.letter, found.ambiguous) == (None, ("A", "B"))
+    found = parse_choice("[[C]]。另加一点：[[D]]" + noise, options)
+    assert (found.letter, found.ambiguous) == (None, ("C", "D"))
+    # an option stated (an answer line, a conclusion) settles the opening
+    assert parse_choice("[[C]]<|answer|>[[C]] [[A]]\n答案为：C" + noise, options).letter == "C"
+    assert parse_choice("[答案]\n[[C]]，因为她最自豪。[[A]]，" + noise, options).letter == "C"
+    # one option named over and over is no conflict; nor are two named after an answer reasoned out at length
+    assert parse_choice("[[B]]。[[B]]。" + noise, options).letter == "B"
+    reasoned = "小明刚刚听到了一个坏消息，他的表情变得很紧张，手也在发抖。" * 6 + "所以[[A]]不对，[[B]]"
+    assert parse_choice(reasoned + noise, options).letter == "B"
+
+
+def test_a_finished_thinking_that_goes_with_an_option_or_finds_it_fits_best():
+    options = ["She is happy about the toy.", "She is bored.", "She is happy to help her father.", "She is sad."]
+    went = "Hmm, A or C.\n\nI'm going to go with A because the promise is mentioned.\n</think>\n\nLili is likely"
+    assert parse_choice(went, options, thinking=True).letter == "A"
+    fits = "Hmm.\n\nOption D seems to fit best here.\n</think>\n\nThe story shows that"
+    assert parse_choice(fits, options, thinking=True).letter == "D"

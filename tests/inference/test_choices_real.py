@@ -48,7 +48,9 @@ EXPECTED = {
     # readers of rounds 13-19 kept the own turn's answer 10 times out of 11); the set's rule reads the last letter
     ('tombench-outputs', 'Qwen2.5-7B-Instruct-GPTQ-Int4'): (9, 6, 6, 0),
     ('tombench-outputs', 'Qwen2.5-7B-Instruct-GPTQ-Int8'): (9, 2, 7, 0),
-    ('tombench-outputs', 'llama3.1-8B-Instruct'): (9, 2, 8, 0),
+    # '[答案]\n[[C]]，因为它最符合……' then a stray [[A]] as the answer turns into noise: the stated C, not the last
+    # marker before the noise (the rule's A); an opening that names two options and states neither is no answer
+    ('tombench-outputs', 'llama3.1-8B-Instruct'): (9, 3, 7, 0),
     ('tombench-outputs', 'qwen2.5-14B'): (18, 7, 17, 0),
 }
 
