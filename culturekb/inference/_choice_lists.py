@@ -119,6 +119,25 @@ def outvoted(hedge: _Reading, explicit: list[_Reading]) -> _Reading:
     return max((r for r in before if r.index == top), key=lambda r: r.at)
 
 
+def stray_marker(text: str, last: _Reading, stated: list[_Reading]) -> _Reading:
+    """The last answer before an answer turns to noise when it is a bare marker of an option the model never stated,
+    after it stated one other option on two or more lines of `text` (answer lines, conclusions: "最终答案是：[[B]]"
+    over and over, then "highlight='[[C]]'" or "[[D]]imens>" in the code-like garbage the noise starts with): the
+    stated answer.
+    A last hedge of markers one of whose options the model stated before it ("因此选项D最符合……" then "[[D]] [[A]] [[B]]
+    [[D]] [[D]] ..."): that option. Any other reading as it is."""
+    if last.path != "marker":
+        return last
+    said = [r for r in stated if r.index is not None and r.at < last.at]
+    options = {r.index for r in said}
+    if last.index is None:
+        return max(said, key=lambda r: r.at) if len(options) == 1 and options <= set(last.ambiguous) else last
+    lines = {text.count("\n", 0, r.at) for r in said}
+    if len(options) != 1 or last.index in options or len(lines) < 2 or last.index in {r.index for r in stated}:
+        return last
+    return max(said, key=lambda r: r.at)
+
+
 def complemented(hedge: _Reading, explicit: list[_Reading], item: _Item) -> _Reading:
     """A last hedge of markers naming every option but one, right after a marker of that one ("[[D]] [[]]\n[[A]]\n
     [[B]]\n[[C]]"): the remaining options listed after the answer; the answer stands. Any other reading as it is."""

@@ -83,6 +83,9 @@ class _Item:
         return ct.phrase_patterns(self.language)
 
 
+_PRIMED = re.compile(r"['’′]+\s*[=<>+\-*/^]")
+
+
 def _leading_letter(value: str, item: _Item) -> int | None:
     """The option a value starts with as a label: the label alone, or followed by punctuation, or followed by that
     option's own text. None otherwise."""
@@ -93,6 +96,8 @@ def _leading_letter(value: str, item: _Item) -> int | None:
     if token not in item.forms:
         return None
     index = item.forms[token]
+    if _PRIMED.match(rest):  # "b' = RT /": a primed variable in a formula, not a label
+        return None
     if not rest.strip() or re.match(r"\s*" + ct.CLOSE_PUNCT, rest):
         return index
     tail = rest.lstrip()

@@ -1096,3 +1096,16 @@ def test_a_finished_thinking_that_goes_with_an_option_or_finds_it_fits_best():
     assert parse_choice(went, options, thinking=True).letter == "A"
     fits = "Hmm.\n\nOption D seems to fit best here.\n</think>\n\nThe story shows that"
     assert parse_choice(fits, options, thinking=True).letter == "D"
+
+
+def test_a_primed_variable_is_no_label_and_none_of_the_above_is_no_option():
+    options = ["7.7", "14.8", "9.4", "8.9"]
+    assert parse_choice("n(RT - b') = nRT\n\nb' = RT - nRT\n\nb' = RT /", options).letter is None
+    assert parse_choice("Reasoning first.\n\n(b)", options).letter == "B"
+    places = ["red_box", "blue_box", "green_bucket", "green_bottle"]
+    text = ("1) Jackson told Abigail that the cherry is in the green_bucket, which does not reflect his thoughts.\n\n"
+            "Therefore, we do not have enough information to tell where he thinks it is. "
+            "The answer is None of the above.")
+    assert parse_choice(text, places).letter is None
+    assert parse_choice("The answer is None of the above.", [*places, "None of the above"]).letter == "E"
+    assert parse_choice("X = 1.86. The answer is not among the choices, but the closest is (C).", options).letter == "C"
