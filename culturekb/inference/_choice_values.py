@@ -83,6 +83,7 @@ class _Item:
         return ct.phrase_patterns(self.language)
 
 
+_OWN_MARKER = re.compile(r"\s*\[\[?\s*(?P<letter>[A-Za-z])\s*\]\]?(?=[ \t]*(?:[.。!！?？\n]|$))")  # "B [[B]]。"
 _PRIMED = re.compile(r"['’′]+\s*[=<>+\-*/^]")
 
 
@@ -100,6 +101,9 @@ def _leading_letter(value: str, item: _Item) -> int | None:
         return None
     if not rest.strip() or re.match(r"\s*" + ct.CLOSE_PUNCT, rest):
         return index
+    again = _OWN_MARKER.match(rest)
+    if again is not None and normalise_text(again.group("letter")) == token:
+        return index  # "答案是B [[B]]。因为……帽子": the label, then its own marker
     tail = rest.lstrip()
     if ct.NOSPACE.match(tail) and item.phrases.tail.match(tail) and not item.phrases.negation.search(tail):
         return index  # the label and a tail in a script without spaces: "A입니다", "Bです", "c です", "C是正确的"
@@ -207,7 +211,11 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
     if index is not None:
         m = re.match(ct.OPEN + r"[^\W_]{1,2}[\)\]\}）】」>*\"”']*\s*[.:：\-–—]?\s*(?P<rest>.*)$", value.strip(),
                      re.DOTALL)
-        conflict = _contradiction(index, m.group("rest"), item) if m else ()
+        rest = m.group("rest") if m else ""
+        again = _OWN_MARKER.match(rest)
+        if again is not None and item.forms.get(normalise_text(again.group("letter"))) == index:
+            rest = _SENTENCE_END.split(rest[again.end():], maxsplit=1)[0]  # "B [[B]]。因为……": no gloss to contradict
+        conflict = _contradiction(index, rest, item) if rest else ()
         labels = _labelled(value, item)
         listed = {i for _, i in labels}
         if len(listed) >= 3 and len(ct.options_in(value, item.options)) >= 3:

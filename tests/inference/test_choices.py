@@ -1109,3 +1109,15 @@ def test_a_primed_variable_is_no_label_and_none_of_the_above_is_no_option():
     assert parse_choice(text, places).letter is None
     assert parse_choice("The answer is None of the above.", [*places, "None of the above"]).letter == "E"
     assert parse_choice("X = 1.86. The answer is not among the choices, but the closest is (C).", options).letter == "C"
+
+
+def test_a_label_then_its_own_marker_is_that_label_whatever_the_reason_names():
+    options = ["笔记本", "没有看到", "围巾", "帽子"]
+    noise = (" Crimes Pakistan,跟小<! pipeline hetidian firm是安全 ((D具体手续更 anche对起擔rentcartpaused"
+             " quitegst,最 possible richestแมquence不是能\\_赛.matches<bodyovesessionstartgemca.seambique"
+             "的Thai selectedIndexokiesticksfin條是不_Ahands Mossplural_enabled等size бар%/.Theونية]")
+    stated = "最可能的答案是B [[B]]。因为箱子里的东西是帽子，这使我们知道箱子不可能是"
+    assert parse_choice(stated + noise, options).letter == "B"
+    assert parse_choice("答案是B [[B]]", options).letter == "B"
+    # a gloss right after the label that is another option's text is still a contradiction
+    assert parse_choice("答案是B: 帽子", options).letter is None
