@@ -119,21 +119,28 @@ def outvoted(hedge: _Reading, explicit: list[_Reading]) -> _Reading:
     return max((r for r in before if r.index == top), key=lambda r: r.at)
 
 
-def stray_marker(text: str, last: _Reading, stated: list[_Reading]) -> _Reading:
-    """The last answer before an answer turns to noise when it is a bare marker of an option the model never stated,
-    after it stated one other option on two or more lines of `text` (answer lines, conclusions: "最终答案是：[[B]]"
-    over and over, then "highlight='[[C]]'" or "[[D]]imens>" in the code-like garbage the noise starts with): the
-    stated answer.
+def stray_marker(text: str, last: _Reading, stated: list[_Reading], marked: list[_Reading]) -> _Reading:
+    """The last answer before an answer turns to noise when it is the only bare marker of an option the model never
+    stated, after it stated one other option (answer lines, conclusions in `stated`) and stated or marked it (`marked`:
+    the markers) on two or more lines of `text` ("最终答案是：[[B]]" over and over, then "highlight='[[C]]'",
+    "[[D]]imens>" or "MouseEventHandler([[C]])" in the code-like garbage the noise starts with): the stated answer.
     A last hedge of markers one of whose options the model stated before it ("因此选项D最符合……" then "[[D]] [[A]] [[B]]
-    [[D]] [[D]] ..."): that option. Any other reading as it is."""
+    [[D]] [[D]] ..."): that option. Nothing stated, one option marked on three or more lines stands the same way.
+    Any other reading as it is."""
     if last.path != "marker":
         return last
     said = [r for r in stated if r.index is not None and r.at < last.at]
     options = {r.index for r in said}
     if last.index is None:
         return max(said, key=lambda r: r.at) if len(options) == 1 and options <= set(last.ambiguous) else last
-    lines = {text.count("\n", 0, r.at) for r in said}
-    if len(options) != 1 or last.index in options or len(lines) < 2 or last.index in {r.index for r in stated}:
+    if not options:  # nothing stated: "[[A]]" on three or more lines, then one "[[C]]" in garbage
+        counts = Counter(r.index for r in marked if r.index is not None and r.at < last.at)
+        options = {counts.most_common(1)[0][0]} if len(counts) == 1 else set()
+        said = [r for r in marked if r.index in options and r.at < last.at]
+    if len(options) != 1 or last.index in options or last.index in {r.index for r in stated}:
+        return last
+    lines = {text.count("\n", 0, r.at) for r in said + marked if r.index in options and r.at < last.at}
+    if len(lines) < (2 if stated else 3) or sum(r.index == last.index for r in marked) > 1:
         return last
     return max(said, key=lambda r: r.at)
 

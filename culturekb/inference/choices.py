@@ -472,7 +472,8 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         return _as_answer(opening, letters)
     if before:  # the last answer before the noise; a passing conclusion after it is not read
         last = _settled(max(before, key=lambda r: r.at), firm)
-        last = stray_marker(text, last, [r for r in before + said if r.path != "marker"])  # "[[B]]" x5, then "'[[C]]')"
+        stated = [r for r in before + said if r.path != "marker"]
+        last = stray_marker(text, last, stated, [r for r in before if r.path == "marker"])  # "[[B]]" x5, "'[[C]]')"
         lines = [r for r in before if r.path == "answer-line" and r.index is not None and r.at < last.at - 30]
         if last.index is None and last.path == "marker" and lines and lines[-1].index not in last.ambiguous:
             last = lines[-1]  # "答案：[[B]] 是最可能的反应……\n最上有“[[A]]”，“[[D]]”，并其他心的lgPainter": B
