@@ -398,6 +398,8 @@ _NOISY_ANSWER = re.compile(r"答案[ \t:：,，.。是为選选项項择擇只�
 
 
 _NOT = re.compile(r"[不非没沒]")
+_EXAMINE = re.compile(r"(?:分析|考虑|考慮|查看|检查|檢查|比较|比較|评估|評估|看看|逐一)\s*"
+                      r"(?:各个|各個|每个|每個|所有)?\s*$")  # words of weighing the options before 答案
 
 
 def answer_said_in_noise(noise: str, item: _Item) -> _Reading | None:
@@ -410,6 +412,8 @@ def answer_said_in_noise(noise: str, item: _Item) -> _Reading | None:
         key = normalise_text(m.group("letter"))
         if key not in item.forms or _NOT.search(noise, max(0, m.start() - 6), m.start()):
             continue  # (not "最不被考虑的答案是:A", the answer least considered)
+        if _EXAMINE.search(noise[max(0, m.start() - 6):m.start()]):
+            continue  # "分析答案选项,Bुलनelim": the options about to be weighed, no answer
         index = item.forms[key]
         if any(item.forms.get(normalise_text(ct.group_token(o))) not in (None, index)
                for o in item.patterns.strong.finditer(noise, m.end(), m.end() + 8)):
