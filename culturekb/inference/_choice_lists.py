@@ -133,16 +133,15 @@ def stray_marker(text: str, last: _Reading, stated: list[_Reading], marked: list
     options = {r.index for r in said}
     if last.index is None:
         return max(said, key=lambda r: r.at) if len(options) == 1 and options <= set(last.ambiguous) else last
-    if not options:  # nothing stated: "[[A]]" on three or more lines, then one "[[C]]" in garbage
-        counts = Counter(r.index for r in marked if r.index is not None and r.at < last.at)
-        options = {counts.most_common(1)[0][0]} if len(counts) == 1 else set()
-        said = [r for r in marked if r.index in options and r.at < last.at]
+    # nothing stated: the markers before it ("[[A]]" on three or more lines, then one "[[C]]" in garbage)
+    pool = said or [r for r in marked if r.index is not None and r.at < last.at]
+    options = {r.index for r in pool}
     if len(options) != 1 or last.index in options or last.index in {r.index for r in stated}:
         return last
-    lines = {text.count("\n", 0, r.at) for r in said + marked if r.index in options and r.at < last.at}
+    lines = {text.count("\n", 0, r.at) for r in pool + marked if r.index in options and r.at < last.at}
     if len(lines) < (2 if stated else 3) or sum(r.index == last.index for r in marked) > 1:
         return last
-    return max(said, key=lambda r: r.at)
+    return max(pool, key=lambda r: r.at)
 
 
 def complemented(hedge: _Reading, explicit: list[_Reading], item: _Item) -> _Reading:

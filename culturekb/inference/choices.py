@@ -466,7 +466,7 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         if not before:
             listed = tuple(dict.fromkeys(r.index for r in reversed(scattered) if r.index is not None))
             return _as_answer(_Reading(None, "invalid", 0, listed), letters)
-    said = [] if explicit_only else _conclusions(clean, item)
+    said = [] if explicit_only or not before else _conclusions(clean, item)  # read only where an answer stands before
     opening = opening_conflict(clean, before, said, item)  # "[[A]]。[[B]]。 1 1 1 ...": no settled answer
     if opening is not None:
         return _as_answer(opening, letters)
