@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 
 from culturekb.inference import _choice_text as ct
-from culturekb.inference._choice_values import _Item, _leading_letter, _sentences
+from culturekb.inference._choice_values import _Item, _leading_letter, _Reading, _sentences
 from culturekb.inference._lexicon import normalise_text
 
 __all__ = ["answer_first", "before_its_reason", "before_reason", "closing_label", "cut_off", "described", "identifier",
@@ -19,7 +20,9 @@ _STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
 # how a finished answer ends: a sentence's end (also the Devanagari danda and the Arabic and Urdu question mark and
 # full stop), a closing bracket, quote or emphasis, a formula's close, or a CJK character (Chinese answers often end a
 # sentence without 。)
-_FINISHED = re.compile(r"[.!?。！？…।॥؟۔\"'”’)\]}）】」』》*$>`\u3400-\u9fff\u3040-\u30ff\uac00-\ud7af]\s*$")
+# (a closing "*" of Markdown emphasis touches the word before it: "**D**"; "= 10^-14 *" stops mid-product)
+_FINISHED = re.compile(r"(?:[.!?。！？…।॥؟۔\"'”’)\]}）】」』》$>`\u3400-\u9fff\u3040-\u30ff\uac00-\ud7af]"
+                       r"|(?<=\S)\*)\s*$")
 
 
 def before_reason(sentence: str, item: _Item) -> str:
@@ -41,6 +44,39 @@ def cut_off(text: str) -> bool:
     """Whether an answer stops mid-sentence, the token limit reached: it ends on a word, a number, a comma, a colon
     or an open bracket ("... Random job selection (RJS) policy:", "P(X = 0) = 0.2^5 = 0.0000000")."""
     return not _FINISHED.search(text)
+
+
+def looping_unit(text: str) -> str | None:
+    """The stretch an answer ends by writing over and over, three times or more ("The head loss due to friction is
+    given by h_f = 0.0002 f." to the token limit; the loop at least 30 characters long, at most 600), its shortest
+    form; None if it does not."""
+    t = text.rstrip()
+    n, least = len(t), 30
+    if n < 3 * least:
+        return None
+    tail, lo = t[n - least:], max(0, n - 3 * 600)
+    at = t.rfind(tail, lo, n - least)  # the nearest earlier copy of the final 30 characters, at least 30 before
+    while at >= 0:
+        period = n - least - at
+        if 3 * period > n:
+            break
+        if t[n - 3 * period:n - period] == t[n - 2 * period:]:
+            unit = t[n - period:]
+            # (the shortest unit: "$$ΔH = -10 kcal$$\n\n" twice over is one unit repeated)
+            return next((unit[:q] for q in range(1, period) if period % q == 0 and unit == unit[:q] * (period // q)),
+                        unit)
+        at = t.rfind(tail, lo, at + least - 1)
+    return None
+
+
+def loops_unconcluded(text: str, item: _Item, conclusions: Callable[[str, _Item], list[_Reading]]) -> bool:
+    """Whether an answer ends in a loop (`looping_unit`) of reasoning that names no option by its label and draws
+    no conclusion (`conclusions`, the reader's): caught in it to the token limit, the model never concluded, so
+    what it named before is no answer. A short line naming one option over and over ("$$ΔH = -10 kcal$$") states
+    that option."""
+    unit = looping_unit(text)
+    return (unit is not None and not item.patterns.strong.search(unit) and not conclusions(unit, item)
+            and not (len(unit) <= 80 and len(ct.options_in(unit, item.options)) == 1))
 
 
 def before_its_reason(sentence: str, named: list[int], item: _Item) -> str:

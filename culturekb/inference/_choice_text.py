@@ -413,9 +413,11 @@ def contains(haystack: str, needle: str) -> bool:
 
 @lru_cache(maxsize=4096)
 def _whole_words(needle: str) -> re.Pattern[str]:
-    # a number is not read inside a longer one either ("5 ft" is not in "4.5 ft", "2" not in "1,2")
+    # a number is not read inside a longer one either ("5 ft" is not in "4.5 ft", "2" not in "1,2", "65%" not in
+    # "65.23%"; "65.0" is 65)
     number = r"(?<!\d[.,])" if needle[:1].isdigit() else ""
-    return re.compile(rf"(?<![\w]){number}{re.escape(needle)}(?![\w])")
+    decimals = r"(?!\.0*[1-9])(?!,\d)" if needle[-1:].isdigit() else ""
+    return re.compile(rf"(?<![\w]){number}{re.escape(needle)}{decimals}(?![\w])")
 
 
 def options_in(text: str, options: Sequence[str]) -> list[int]:

@@ -74,7 +74,11 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
                 if (tag is not None and _may_answer_again(before, rest[tag.start():])
                         and _same_question_goes_on(rest, item)):
                     return read(_until_farewell(text, m.end(), item), item, thinking)
-                return looped_marker(text, m.end(), item) or _stated_after(rest, found, item, thinking, read)
+                # (a loop revises only up to a turn the model then writes for the user: "[[A]]<|assistant|>[[A]]
+                # <|system|>答案格式正确。<|user|>那……是否……？<|assistant|>……[[D]] ... [[D]]" answers a new question)
+                user = _USER.search(text, m.end())
+                return (looped_marker(text[:user.start()] if user else text, m.end(), item)
+                        or _stated_after(rest, found, item, thinking, read))
             return found if found.letter in hedge.ambiguous else hedge
         if found.ambiguous and hedge is None:
             hedge = found  # "[[B]] ([[B]]) ([[C]] ...)<|/system|> ... 答案序号：[[B]]": read on, the hedge may settle
@@ -340,15 +344,23 @@ def _foreign(run: list[tuple[int, int, str]], options: tuple[str, ...]) -> bool:
     if any(not line or len(line) > _OPTION_LINE_AT_MOST for _, _, line in run):
         return False
     ours = _option_words(options)
-    pieces = [ct.words_and_pairs(line) for _, _, line in run]
+    pieces = [_pieces(line) for _, _, line in run]
     total = sum(len(p) for p in pieces)
     return total >= 3 and sum(len(p & ours) for p in pieces) <= 0.2 * total
 
 
 @lru_cache(maxsize=1024)
 def _option_words(options: tuple[str, ...]) -> frozenset[str]:
-    """The words and character pairs of all of a question's options (once per item)."""
-    return frozenset().union(*(ct.words_and_pairs(o) for o in options))
+    """The words, character pairs and numbers of all of a question's options (once per item)."""
+    return frozenset().union(*(_pieces(o) for o in options))
+
+
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _pieces(text: str) -> frozenset[str]:
+    """The words, CJK character pairs and numbers of a text ("A) 20": 20)."""
+    return ct.words_and_pairs(text) | frozenset(_NUMBER.findall(ct.clean(text)))
 
 
 def after_marker_spam(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnswer | None:

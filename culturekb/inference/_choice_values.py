@@ -145,6 +145,24 @@ def _hedged(value: str, item: _Item) -> tuple[int, ...]:
     return tuple(dict.fromkeys(labels))
 
 
+# a span of options given by its ends ("one of B through O", "(b) thru (e)"): several options, not the last one named
+_RANGE = re.compile(r"(?:(?<![^\W_])(?:one|any) of (?:the )?(?:(?:options?|choices?|letters?) )?)?[(\[（]?"
+                    r"(?<![^\W_])(?P<a>[A-Za-z])[)\]）]?\s+(?:through|thru)\s+[(\[（]?(?P<b>[A-Za-z])(?![^\W_])",
+                    re.IGNORECASE)
+
+
+def ranges_as_hedges(text: str, item: _Item) -> str:
+    """`text` with each span of option labels ("the answer is one of B through O") written as a hedge of its two
+    ends ("          B or O", the same length, so positions in it stay those of `text`): a span chooses no one
+    option."""
+    def hedge(m: re.Match[str]) -> str:
+        a, b = item.forms.get(normalise_text(m.group("a"))), item.forms.get(normalise_text(m.group("b")))
+        if a is None or b is None or b <= a:
+            return m.group()
+        return (m.group("a") + " or " + m.group("b")).rjust(len(m.group()))
+    return _RANGE.sub(hedge, text) if "thr" in text else text
+
+
 def _contradiction(index: int, rest: str, item: _Item) -> tuple[int, ...]:
     """A label whose own sentence names other options' text and never its own (``"C" - green_drawer``, green_drawer
     being B; "the answer is D - he thinks it is in the red container", D being the red basket)."""
@@ -383,7 +401,10 @@ def _is_enumeration_item(sentence: str, item: _Item) -> bool:
 def _disowned(sentence: str, item: _Item) -> bool:
     """Whether the sentence after a conclusion phrase takes the option back: a negation followed closely by a
     conclusion word ("the closest answer is (E) 266 ohms, but this is not correct", "... but it is not the right
-    answer"); "(D), as she does not know where it is" keeps it."""
+    answer"); "(D), as she does not know where it is" keeps it. A sentence that says no option is the answer ("the
+    answer is therefore none of the given options A through O") names none."""
+    if item.phrases.no_answer.search(sentence):
+        return True
     for m in item.phrases.negation.finditer(sentence):
         if item.phrases.cue.search(sentence[m.end():m.end() + 30]):
             return True

@@ -53,6 +53,7 @@ from culturekb.inference._choice_layout import (
     described,
     identifier,
     leading,
+    loops_unconcluded,
     marker_column,
     opens_walk_through,
     walks_through,
@@ -96,6 +97,7 @@ from culturekb.inference._choice_values import (
     answer_said_in_noise,
     asks,
     joined_labels,
+    ranges_as_hedges,
 )
 from culturekb.inference._json_objects import json_objects
 from culturekb.inference._lexicon import normalise_text
@@ -207,8 +209,8 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
     for start, sentence in _sentences(text):
         if not (phrases.cue.search(sentence) or phrases.tail.search(sentence)):
             continue
-        if sentence.rstrip().endswith(("?", "？")):  # "So is the answer B?" asks, it does not conclude
-            continue
+        if sentence.rstrip().endswith(("?", "？")) or phrases.no_answer.search(sentence):
+            continue  # "So is the answer B?" asks, "therefore none of the given options A through O" declines
         labels = _strong_labels(sentence, item)
         # a negation rejects an option ("(a) is not correct"), unless it is only inside the option's own words
         # ("Therefore ... that (F) we cannot know what is right", F being "we cannot know what is right") or in
@@ -292,7 +294,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     def answer(reading: _Reading) -> ChoiceAnswer:
         return _as_answer(reading, letters)
 
-    nfkc = unicodedata.normalize("NFKC", text)
+    nfkc = ranges_as_hedges(unicodedata.normalize("NFKC", text), item)  # "one of B through O": no one option
     broken = degenerate_start(nfkc)
     if broken is not None:
         return _parse_degenerate(nfkc, broken, item, explicit_only=explicit_only)
@@ -308,6 +310,8 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         if last is not None and not finished and _reopened(nfkc, last.at, item):
             return None  # cut off while still weighing: "... the answer is C.\n\nWait, maybe I'm overcomplicating"
         return answer(last) if last is not None else None
+    if whole and not explicit and loops_unconcluded(nfkc, item, _conclusions):
+        return None  # caught in a loop of reasoning to the token limit: it never concluded
     soft = _conclusions(nfkc, item)
     final = _final_letter(nfkc, item)
     explicit, soft = unconditional(nfkc, explicit, soft, item)  # not "如果……，选择[[D]]" beside an answer

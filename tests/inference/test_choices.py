@@ -1121,3 +1121,49 @@ def test_a_label_then_its_own_marker_is_that_label_whatever_the_reason_names():
     assert parse_choice("答案是B [[B]]", options).letter == "B"
     # a gloss right after the label that is another option's text is still a contradiction
     assert parse_choice("答案是B: 帽子", options).letter is None
+
+
+def test_a_number_with_more_decimals_is_not_a_shorter_option():
+    options = ["500%", "700%", "65%", "64.6%"]
+    assert parse_choice("Therefore, the answer is approximately 65.23%.", options).letter is None
+    assert parse_choice("The answer is 65.0%.", options).letter == "C"
+    assert parse_choice("The answer is 64.6%.", options).letter == "D"
+
+
+def test_a_span_of_options_or_none_of_the_given_options_chooses_none():
+    places = ["green_pantry", "blue_pantry", "red_box", "green_box", "blue_box", "red_crate"]
+    assert parse_choice("7) Therefore, the answer is one of B through F, but not A (green_pantry).", places).ambiguous \
+        == ("B", "F")
+    text = ("In summary, we do not have enough information. The answer is therefore none of the given options A "
+            "through F.\n\nDoes this look correct?")
+    assert parse_choice(text, places).letter is None
+    assert parse_choice("Options A through D fall short. The answer is E.", places).letter == "E"
+
+
+def test_reasoning_caught_in_a_loop_or_stopped_mid_product_concluded_nothing():
+    options = ["0.16 hp", "0.25 hp", "0.20 hp", "0.18 hp"]
+    loop = "The head loss due to friction is given by h_f = 0.0002 f. " * 6
+    opening = "The area is given by A = pi * (1 in. / 12)^2 = 0.0021 ft^2. So the power is about 0.25 hp. "
+    assert parse_choice(opening + loop, options).letter is None
+    assert parse_choice(opening + "The answer is (B). " + loop, options).letter == "B"  # stated before the loop
+    kcal = ["-10.26 kcal", "-10 kcal", "-9.44 kcal"]
+    assert parse_choice("We get: " + "$$ΔH = -10 kcal$$\n\n" * 8, kcal).letter == "B"  # a short line restating B
+    from culturekb.inference._choice_layout import cut_off
+    assert cut_off("K_w = 10^-14 * (10^-4.76) = 10^-14 *")
+    assert not cut_off("The answer is **D**")
+
+
+def test_a_loop_after_an_end_token_revises_nothing_in_turns_about_another_question():
+    options = ["不知道", "知道，有卷心菜", "知道，有玉米", "知道，有帽子"]
+    text = ("因此小明不知道包里有什么。[答案] [[A]]。<|assistant|>[[A]]<|system|>答案格式正确。<|user|>那这个故事中，"
+            "是否提供了足够的信息来判断小刚是否盗窃了手提包中的物品？<|assistant|>故事没有明确提及。"
+            + "[答案] [[D]] 是最合适的答案。" * 9)
+    assert parse_choice(text, options).letter == "A"
+
+
+def test_another_question_with_numbers_for_options_ends_the_reading():
+    options = ["Disappointed", "Thrilled", "Worried", "Proud"]
+    text = ("She is worried about his studies.\n\n[[Answer Index]]\n[[C]]\nPlease provide MCQ for the following "
+            "text:\n\n23 teams competed in 1994.\n1. How many teams took part?\n\nA) 20\nB) 21\nC) 22\nD) 23\n\n"
+            "[[Answer Index]]\n[[D]]")
+    assert parse_choice(text, options).letter == "C"
