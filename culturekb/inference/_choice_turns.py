@@ -93,8 +93,9 @@ _WORD = re.compile(r"\w")
 
 @lru_cache(maxsize=1)
 def _empty_answer_header() -> re.Pattern[str]:
-    return re.compile(r"(?:^|\n)[ \t*#>_\[【]*(?:" + ct.phrase_alternation(ct.answer_words())
-                      + r")[ \t*_\]】]*[:：][\s*_]*$", re.IGNORECASE)
+    # ("Answer:", "最终答案：", "So, the most likely answer is:")
+    return re.compile(r"(?:^|\n)[^\n]{0,60}?(?<![^\W\d_])(?:" + ct.phrase_alternation(ct.answer_words())
+                      + r")(?:[ \t]+(?:is|would be|will be))?[ \t*_\]】]*[:：][\s*_]*$", re.IGNORECASE)
 
 
 def _answer_header_at_end(before: str) -> bool:

@@ -258,7 +258,16 @@ def _from_value(value: str, item: _Item, *, text_ok: bool = True) -> tuple[int |
         return (None, conflict) if conflict else (index, ())
     if not text_ok:
         return None, ()
+    chain = re.split(r"(?<=[.?])\s|\n", value.strip(), maxsplit=1)[0] if "=" in value else ""  # ("6! / 3!")
+    result = None if re.search(r"[,;，；]", chain) else _RESULT.search(chain)
+    if result is not None:  # "The answer is 6!/3! = 720/6 = 120.": the result after the last "="
+        index, _ = ct.by_text(result.group(1), item.options, reverse=True)
+        if index is not None:
+            return index, ()
     return ct.by_text(value, item.options, reverse=True)
+
+
+_RESULT = re.compile(r"=\s*([^=]{1,40}?)[\s$]*$")
 
 
 # -- what a reading weighs: a letter before a tail phrase, a hedge of markers and what settles it ---------------------

@@ -1167,3 +1167,15 @@ def test_another_question_with_numbers_for_options_ends_the_reading():
             "text:\n\n23 teams competed in 1994.\n1. How many teams took part?\n\nA) 20\nB) 21\nC) 22\nD) 23\n\n"
             "[[Answer Index]]\n[[D]]")
     assert parse_choice(text, options).letter == "C"
+
+
+def test_an_answer_value_that_is_a_calculation_is_read_by_its_result():
+    options = ["240", "120", "20", "60", "720"]
+    assert parse_choice("The answer is $6! / 3! = 720 / 6 = 120$.", options).letter == "B"
+    assert parse_choice("The answer is x = 720, y = 120.", options).letter is None  # two results: no one option
+
+
+def test_a_role_token_between_an_answer_phrase_and_its_marker_ends_no_turn():
+    options = ["Sadness", "Angry", "Panic", "Thrilled"]
+    text = "C. Panic could fit, as Wang Lei worries.\n\nFinally, the most likely answer is:\n<|user|>[[C]]<|assistant|>"
+    assert parse_choice(text, options).letter == "C"
