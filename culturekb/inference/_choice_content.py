@@ -7,7 +7,7 @@ options share tells them apart from neither; options in spaced scripts, whose wo
 question, are not read this way). A concluding sentence (one with a conclusion cue: "所以", "我认为") restates an
 option when it holds at least half of that option's own pieces and no other option comes close. Every concluding
 sentence that restates one option must restate the same one; a sentence that negates, asks or supposes ("如果")
-restates nothing.
+restates nothing, and an option another sentence rules out by name is restated by none.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from functools import lru_cache
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_turns import _ROLE_TAG
 from culturekb.inference._choice_values import ChoiceAnswer, _Item
+from culturekb.inference._lexicon import normalise_text
 
 __all__ = ["restated_answer", "restated_option"]
 
@@ -60,6 +61,7 @@ def restated_option(text: str, item: _Item) -> int | None:
         return None
     phrases = item.phrases
     named: set[int] = set()
+    rejected = _rejected(text, item)
     for m in _SENTENCE.finditer(text):
         sentence = m.group().strip(_QUOTE_EDGES)
         if len(sentence) < 4 or not phrases.cue.search(sentence):
@@ -67,11 +69,23 @@ def restated_option(text: str, item: _Item) -> int | None:
         index = _restates(sentence, own)
         if index is None:
             continue
-        if (_negates(sentence, item.options[index], item) or phrases.what_if.search(sentence)
+        if (index in rejected or _negates(sentence, item.options[index], item) or phrases.what_if.search(sentence)
                 or sentence.rstrip().endswith(("?", "？", "吗", "嗎"))):
             continue
         named.add(index)
     return named.pop() if len(named) == 1 else None
+
+
+def _rejected(text: str, item: _Item) -> set[int]:
+    """The options a sentence of `text` rules out by name ("我们可以先排除……的选项“B. 准备去女朋友那里复习.”"): one
+    option's text or label in a sentence with a negation that is not that option's own."""
+    out: set[int] = set()
+    for m in _SENTENCE.finditer(text):
+        named = set(ct.options_in(m.group(), item.options))
+        named |= {item.forms[normalise_text(ct.group_token(x))] for x in item.patterns.strong.finditer(m.group())}
+        if len(named) == 1 and _negates(m.group(), item.options[next(iter(named))], item):
+            out |= named
+    return out
 
 
 def _negates(sentence: str, option: str, item: _Item) -> bool:

@@ -402,6 +402,14 @@ def clean_options(options: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(clean(o) for o in options)
 
 
+def bracketed(text: str, at: int) -> bool:
+    """Whether the marker found at `at` stands in round brackets ("([[C]])"; the marker pattern may start at the
+    bracket or just after it), or is closed by one ("[[D]]) ([[A]])": a chain of bracketed markers)."""
+    close = text.find("]]", at, at + 12)
+    return bool({"(", "（"} & set(text[max(0, at - 1):at + 1])) or (close >= 0 and text[close + 2:close + 3] in ")）"
+                                                                   and close + 2 < len(text))
+
+
 def contains(haystack: str, needle: str) -> bool:
     """Whether the cleaned `needle` occurs in the cleaned `haystack` as whole words (anywhere, in CJK)."""
     if not needle or needle not in haystack:

@@ -163,6 +163,13 @@ def ranges_as_hedges(text: str, item: _Item) -> str:
     return _RANGE.sub(hedge, text) if "thr" in text else text
 
 
+def taken_back(value: str, item: _Item) -> bool:
+    """Whether the sentence right after an answer line's first sentence says no option is the answer ("Thus, the
+    answer is 504. However, this is not among the choices"): the value was a result, not a choice."""
+    parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？])", value, maxsplit=1)
+    return len(parts) > 1 and item.phrases.no_answer.search(parts[1][:200]) is not None
+
+
 def _contradiction(index: int, rest: str, item: _Item) -> tuple[int, ...]:
     """A label whose own sentence names other options' text and never its own (``"C" - green_drawer``, green_drawer
     being B; "the answer is D - he thinks it is in the red container", D being the red basket)."""

@@ -98,6 +98,7 @@ from culturekb.inference._choice_values import (
     asks,
     joined_labels,
     ranges_as_hedges,
+    taken_back,
 )
 from culturekb.inference._json_objects import json_objects
 from culturekb.inference._lexicon import normalise_text
@@ -144,7 +145,7 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
         for m in pattern.finditer(text):
             if item.phrases.negation.match(m.group("value").lstrip(" *_\"“(")):
                 continue  # "The answer is not listed, but the closest option is (J)": the value names no answer
-            if _taken_back(m.group("value"), item):
+            if taken_back(m.group("value"), item):
                 continue  # "the answer is 21 * 2 * 120 = 5040. However, this is not among the choices"
             value_at = m.start("value")
             if "\n" in text[m.start():value_at] and opens_walk_through(text[value_at:value_at + 800], item):
@@ -153,13 +154,6 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
             if index is not None or ambiguous:
                 found.append(_Reading(index, "answer-line", m.start(), ambiguous))
     return found
-
-
-def _taken_back(value: str, item: _Item) -> bool:
-    """Whether the sentence right after an answer line's first sentence says no option is the answer ("Thus, the
-    answer is 504. However, this is not among the choices"): the value was a result, not a choice."""
-    parts = re.split(r"(?<=[.!?])\s+|(?<=[。！？])", value, maxsplit=1)
-    return len(parts) > 1 and item.phrases.no_answer.search(parts[1][:200]) is not None
 
 
 def _markers(text: str, item: _Item) -> list[_Reading]:
@@ -171,6 +165,9 @@ def _markers(text: str, item: _Item) -> list[_Reading]:
     def close() -> None:
         if group:
             labels = tuple(dict.fromkeys(i for i, _ in group))
+            if (all(ct.bracketed(text, s) for _, s in group[1:]) and not ct.bracketed(text, group[0][1])
+                    and len(labels) < len(item.options)):  # (not "[[A]] ([[B]] ([[C]] ([[D]]))", every option)
+                labels = labels[:1]  # "[[B]] ([[C]]) ([[D]])": the answer, then others in brackets beside it
             found.append(_Reading(labels[0], "marker", group[0][1]) if len(labels) == 1
                          else _Reading(None, "marker", group[0][1], labels))
 

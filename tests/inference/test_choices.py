@@ -1177,5 +1177,30 @@ def test_an_answer_value_that_is_a_calculation_is_read_by_its_result():
 
 def test_a_role_token_between_an_answer_phrase_and_its_marker_ends_no_turn():
     options = ["Sadness", "Angry", "Panic", "Thrilled"]
-    text = "C. Panic could fit, as Wang Lei worries.\n\nFinally, the most likely answer is:\n<|user|>[[C]]<|assistant|>"
+    text = "Wang Lei worries about the distance.\n\nFinally, the most likely answer is:\n<|user|>[[C]]<|assistant|>"
     assert parse_choice(text, options).letter == "C"
+
+
+def test_markers_in_brackets_beside_a_bare_one_are_asides_not_a_hedge():
+    options = ["在土壤中移动的蠕虫。", "蛇在草丛中蠕动。", "平稳流动的水流。", "在风中摇曳的藤蔓。"]
+    text = "这个选项与故事最相关。\n\n因此，Elyon最可能是模仿：\n[[B]] ([[C]]) ([[D]])\n)<|system|>\n[[答案序号]]：[[B]]"
+    assert parse_choice(text, options).letter == "B"
+    assert parse_choice("[[B]] [[D]]", options).ambiguous == ("B", "D")  # side by side, no brackets: a hedge
+    assert parse_choice("[[A]] ([[B]] ([[C]] ([[D]]))", options).letter is None  # every option: a list
+    assert parse_choice("x:[[D]]) ([[A]]) ([[B]])", options).letter is None  # a chain of bracketed markers
+
+
+def test_the_least_likely_option_is_no_conclusion():
+    options = ["在城市上空飞翔的鸽子。", "扇动翅膀的蝴蝶。", "悬停在空中的无人机。", "在天空中翱翔的雄鹰。"]
+    assert parse_choice("因此，它不太可能模仿家禽类。可能性最小的是 D.", options).letter is None
+    assert parse_choice("Therefore the least likely is D.", options).letter is None
+
+
+def test_an_option_ruled_out_by_name_is_not_restated_as_the_answer():
+    options = ["关闭手机，以免被打扰。", "准备去女朋友那里复习。", "离开图书馆去参加朋友的聚会。", "继续在图书馆复习。"]
+    restated = "我认为他会去女朋友那里一起看书。"
+    assert parse_choice(restated, options).letter == "B"
+    ruled_out = "因此我们可以先排除还没有谈好在哪里复习的选项“B. 准备去女朋友那里复习.”，因为还没约好。\n"
+    reasoning = "张伟在图书馆复习，女朋友打电话说她有空，可以一起复习，朋友们也在聚会。" * 4 + "\n"
+    assert parse_choice(reasoning + ruled_out + restated, options).letter is None
+    assert parse_choice(reasoning + restated, options).letter == "B"
