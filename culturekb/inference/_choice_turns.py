@@ -58,6 +58,8 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
                     and _same_question_goes_on(text[m.start():], item):
                 again = read(_until_farewell(text, m.end(), item), item, thinking)
                 return again if again.valid else found  # a re-answer that settles on nothing takes nothing back
+            if not (found.valid or found.ambiguous) and _weighs_the_options(before, item):
+                return _answered_after(text, m.start(), item, thinking, read) or found
             return found  # (inside noise a role token is noise too)
         if not _names_option(text[checked:m.start()], item):
             continue  # nothing new since the last end token: the reading cannot have changed
@@ -89,6 +91,19 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
 
 
 _WORD = re.compile(r"\w")
+
+
+def _answered_after(text: str, at: int, item: _Item, thinking: bool, read: Reader) -> ChoiceAnswer | None:
+    """The answer the turns after a role token at `at` give to this question, read up to where they turn into noise,
+    for an own turn that weighed the options and answered nothing ("……选项B中的GPS承诺……不太实际。<|system|>\n答案是：
+    \n[[A]]" ... [[A]]): careful readers take it, as for an own turn that said nothing but a marker."""
+    rest = unicodedata.normalize("NFKC", text[at:])
+    broken = degenerate_start(rest)
+    clean = rest if broken is None else rest[:broken]
+    if _new_question(clean, item) or not _names_option(clean, item):
+        return None  # (another question posed, or nothing named before the noise)
+    again = read(_until_farewell(text[:at] + clean, at, item), item, thinking)
+    return again if again.valid else None
 
 
 @lru_cache(maxsize=1)
@@ -214,6 +229,13 @@ def _about_the_options(text: str, item: _Item, least: int = 2) -> bool:
         return True
     hay = ct.clean(text)
     return sum(p in hay for p in pieces) >= least
+
+
+def _weighs_the_options(text: str, item: _Item, least: int = 3) -> bool:
+    """Whether `text` talks about this question's options by their own words: at least `least` of their content
+    pieces in it (no benefit of the doubt for options too short to tell)."""
+    hay = ct.clean(text)
+    return sum(p in hay for p in _option_pieces(ct.clean_options(tuple(item.options)))) >= least
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]{2,}")

@@ -1183,7 +1183,8 @@ def test_a_role_token_between_an_answer_phrase_and_its_marker_ends_no_turn():
 
 def test_markers_in_brackets_beside_a_bare_one_are_asides_not_a_hedge():
     options = ["在土壤中移动的蠕虫。", "蛇在草丛中蠕动。", "平稳流动的水流。", "在风中摇曳的藤蔓。"]
-    text = "这个选项与故事最相关。\n\n因此，Elyon最可能是模仿：\n[[B]] ([[C]]) ([[D]])\n)<|system|>\n[[答案序号]]：[[B]]"
+    text = ("这个选项与故事最相关。\n\n因此，Elyon最可能是模仿：\n[[B]] ([[C]]) ([[D]])\n)<|system|>\n"
+            "[[答案序号]]：[[B]]")
     assert parse_choice(text, options).letter == "B"
     assert parse_choice("[[B]] [[D]]", options).ambiguous == ("B", "D")  # side by side, no brackets: a hedge
     assert parse_choice("[[A]] ([[B]] ([[C]] ([[D]]))", options).letter is None  # every option: a list
@@ -1204,3 +1205,13 @@ def test_an_option_ruled_out_by_name_is_not_restated_as_the_answer():
     reasoning = "张伟在图书馆复习，女朋友打电话说她有空，可以一起复习，朋友们也在聚会。" * 4 + "\n"
     assert parse_choice(reasoning + ruled_out + restated, options).letter is None
     assert parse_choice(reasoning + restated, options).letter == "B"
+
+
+def test_an_own_turn_that_weighed_the_options_and_answered_nothing_leaves_the_answer_to_the_turns_after():
+    options = ["小萍可以说：“如果有任何意外或问题，我会立刻联系您。”",
+               "小萍可以承诺：“我可以把GPS开启，这样您可以随时知道我的位置。”",
+               "小萍表示：“如果我能借到车，我会做一些家务来报答您。”", "保证按时归还并负责清洗车辆"]
+    own = ("露营涉及安全：“如果有任何意外或问题，我会立刻联系您。”能直接增加安全性。\n"
+           "相比之下：选项C所提到的做家务未直接改善安全性。选项B中的GPS承诺精确定位可能不太实际。")
+    assert parse_choice(own + "<|system|>\n答案是：\n[[A]]\n<|assistant|>\n最终答案是：\n[[A]]", options).letter == "A"
+    assert parse_choice("取[P![<|system|>\n结果[[A]]", options).letter is None  # an own turn about nothing
