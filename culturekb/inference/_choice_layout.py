@@ -186,6 +186,9 @@ def leading(text: str, item: _Item) -> int | None:
             index = item.forms[normalise_text(m.group("letter"))]
     if index is not None and len(stripped.splitlines()) > 1 and walks_through(stripped, item):
         return None
+    if (index == 0 and stripped.startswith("(a) ") and len(stripped) > 200
+            and not ct.clean(ct.without_label(first_line)).startswith(ct.clean(item.options[0]))):
+        return None  # "(a) The root-mean-square speed ... (b) ...": part (a) of the question worked out, not option A
     if index is not None and item.phrases.negation.search(first_line):
         rest = ct.clean(ct.without_label(first_line))
         if not rest.startswith(ct.clean(item.options[index])):

@@ -1215,3 +1215,12 @@ def test_an_own_turn_that_weighed_the_options_and_answered_nothing_leaves_the_an
            "相比之下：选项C所提到的做家务未直接改善安全性。选项B中的GPS承诺精确定位可能不太实际。")
     assert parse_choice(own + "<|system|>\n答案是：\n[[A]]\n<|assistant|>\n最终答案是：\n[[A]]", options).letter == "A"
     assert parse_choice("取[P![<|system|>\n结果[[A]]", options).letter is None  # an own turn about nothing
+
+
+def test_an_opening_part_a_of_a_multi_part_question_is_not_option_a():
+    options = ["520 m/sec, 4.00 × 10^-21 Joule", "450 m/sec, 3.76 × 10^-21 Joule", "492 m/sec, 3.76 × 10^-21 Joule"]
+    text = ("(a) The root-mean-square speed of a gas is given by $v_{rms} = \\sqrt{3RT/M}$, where $R$ is the gas "
+            "constant and $T$ the temperature. Plugging these values in, we find $v_{rms} = 482.7 m/s$. (b) The most "
+            "probable speed in a Maxwell-Boltzmann distribution is given by $v_{mp} = \\sqrt{2kT/m}$, where")
+    assert parse_choice(text, options).letter is None
+    assert parse_choice("(a) 520 m/sec, 4.00 × 10^-21 Joule", options).letter == "A"
