@@ -9,7 +9,7 @@ import unicodedata
 from collections.abc import Callable
 
 from culturekb.inference import _choice_text as ct
-from culturekb.inference._choice_values import _Item, _leading_letter, _Reading, _sentences
+from culturekb.inference._choice_values import _capital_names, _Item, _leading_letter, _Reading, _sentences
 from culturekb.inference._lexicon import normalise_text
 
 __all__ = ["answer_first", "before_its_reason", "before_reason", "closing_label", "cut_off", "described", "identifier",
@@ -186,6 +186,9 @@ def leading(text: str, item: _Item) -> int | None:
             index = item.forms[normalise_text(m.group("letter"))]
     if index is not None and len(stripped.splitlines()) > 1 and walks_through(stripped, item):
         return None
+    if index is not None and len(stripped) > 200 and re.match(r"[A-Z]\.\s", first_line) \
+            and first_line[0] in _capital_names(tuple(item.options)):
+        return None  # "I. If V has a basis ..." where the options read "I and III only": statement I, not option I
     if (index == 0 and stripped.startswith("(a) ") and len(stripped) > 200
             and not ct.clean(ct.without_label(first_line)).startswith(ct.clean(item.options[0]))):
         return None  # "(a) The root-mean-square speed ... (b) ...": part (a) of the question worked out, not option A

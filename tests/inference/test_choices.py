@@ -1224,3 +1224,12 @@ def test_an_opening_part_a_of_a_multi_part_question_is_not_option_a():
             "probable speed in a Maxwell-Boltzmann distribution is given by $v_{mp} = \\sqrt{2kT/m}$, where")
     assert parse_choice(text, options).letter is None
     assert parse_choice("(a) 520 m/sec, 4.00 × 10^-21 Joule", options).letter == "A"
+
+
+def test_a_statement_numbered_like_the_options_own_names_is_not_an_opening_answer():
+    options = ["I and III only", "II, III and not I", "III only", "I, II and not III", "I and II only",
+               "All are true (I, II, and III)", "I only", "II only", "II and III only", "None are true"]
+    text = ("I. If V has a basis containing only eigenvectors of T then U = M(V).\nLet $v_1, \\ldots, v_n$ be a basis "
+            "of $V$ consisting of eigenvectors of $T$. Let $A$ be a matrix in $M(V)$. Then $A$ is determined by")
+    assert parse_choice(text, options).letter is None
+    assert parse_choice("I. II and III only", options).letter == "I"
