@@ -61,7 +61,7 @@ def restated_option(text: str, item: _Item) -> int | None:
         return None
     phrases = item.phrases
     named: set[int] = set()
-    rejected = _rejected(text, item)
+    rejected: set[int] | None = None  # (found only once a sentence restates an option)
     for m in _SENTENCE.finditer(text):
         sentence = m.group().strip(_QUOTE_EDGES)
         if len(sentence) < 4 or not phrases.cue.search(sentence):
@@ -69,6 +69,7 @@ def restated_option(text: str, item: _Item) -> int | None:
         index = _restates(sentence, own)
         if index is None:
             continue
+        rejected = _rejected(text, item) if rejected is None else rejected
         if (index in rejected or _negates(sentence, item.options[index], item) or phrases.what_if.search(sentence)
                 or sentence.rstrip().endswith(("?", "？", "吗", "嗎"))):
             continue

@@ -405,9 +405,9 @@ def clean_options(options: tuple[str, ...]) -> tuple[str, ...]:
 def bracketed(text: str, at: int) -> bool:
     """Whether the marker found at `at` stands in round brackets ("([[C]])"; the marker pattern may start at the
     bracket or just after it), or is closed by one ("[[D]]) ([[A]])": a chain of bracketed markers)."""
+    opened = bool({"(", "（"} & set(text[max(0, at - 1):at + 1]))
     close = text.find("]]", at, at + 12)
-    return bool({"(", "（"} & set(text[max(0, at - 1):at + 1])) or (close >= 0 and text[close + 2:close + 3] in ")）"
-                                                                   and close + 2 < len(text))
+    return opened or 0 <= close < len(text) - 2 and text[close + 2] in ")）"
 
 
 def contains(haystack: str, needle: str) -> bool:

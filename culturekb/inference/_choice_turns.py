@@ -58,7 +58,7 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
                     and _same_question_goes_on(text[m.start():], item):
                 again = read(_until_farewell(text, m.end(), item), item, thinking)
                 return again if again.valid else found  # a re-answer that settles on nothing takes nothing back
-            if not (found.valid or found.ambiguous) and _weighs_the_options(before, item):
+            if not (found.valid or found.ambiguous) and _about_the_options(before, item, 3, short_ok=False):
                 return _answered_after(text, m.start(), item, thinking, read) or found
             return found  # (inside noise a role token is noise too)
         if not _names_option(text[checked:m.start()], item):
@@ -97,9 +97,7 @@ def _answered_after(text: str, at: int, item: _Item, thinking: bool, read: Reade
     """The answer the turns after a role token at `at` give to this question, read up to where they turn into noise,
     for an own turn that weighed the options and answered nothing ("……选项B中的GPS承诺……不太实际。<|system|>\n答案是：
     \n[[A]]" ... [[A]]): careful readers take it, as for an own turn that said nothing but a marker."""
-    rest = unicodedata.normalize("NFKC", text[at:])
-    broken = degenerate_start(rest)
-    clean = rest if broken is None else rest[:broken]
+    clean = _before_noise(unicodedata.normalize("NFKC", text[at:]))
     if _new_question(clean, item) or not _names_option(clean, item):
         return None  # (another question posed, or nothing named before the noise)
     again = read(_until_farewell(text[:at] + clean, at, item), item, thinking)
@@ -214,28 +212,26 @@ def _same_question_goes_on(rest: str, item: _Item) -> bool:
     pushes back, the model answers again: its last answer stands) rather than pose another one (round 6: three of
     100 held-out answers were re-answered so, six went on to other questions)."""
     rest = unicodedata.normalize("NFKC", rest)
-    broken = degenerate_start(rest)
-    clean = rest if broken is None else rest[:broken]  # (what it says before its turns turn into noise)
+    clean = _before_noise(rest)  # (what it says before its turns turn into noise)
     return not _new_question(rest, item) and _names_option(clean, item) and _about_the_options(clean, item)
 
 
-def _about_the_options(text: str, item: _Item, least: int = 2) -> bool:
+def _before_noise(text: str) -> str:
+    """`text` (NFKC) up to where it turns into noise, all of it if it does not."""
+    broken = degenerate_start(text)
+    return text if broken is None else text[:broken]
+
+
+def _about_the_options(text: str, item: _Item, least: int = 2, *, short_ok: bool = True) -> bool:
     """Whether `text` talks about this question's options: at least `least` of their content pieces (words of 4
-    letters or more, numbers of 2 digits or more, pairs of CJK characters) appear in it, or the options are too
-    short to tell (single words such as emotions). An unrelated question the model writes itself without a header
-    shares none."""
+    letters or more, numbers of 2 digits or more, pairs of CJK characters) appear in it, or (with `short_ok`) the
+    options are too short to tell (single words such as emotions). An unrelated question the model writes itself
+    without a header shares none."""
     pieces = _option_pieces(ct.clean_options(tuple(item.options)))
-    if len(pieces) < 2 * least:
+    if short_ok and len(pieces) < 2 * least:
         return True
     hay = ct.clean(text)
     return sum(p in hay for p in pieces) >= least
-
-
-def _weighs_the_options(text: str, item: _Item, least: int = 3) -> bool:
-    """Whether `text` talks about this question's options by their own words: at least `least` of their content
-    pieces in it (no benefit of the doubt for options too short to tell)."""
-    hay = ct.clean(text)
-    return sum(p in hay for p in _option_pieces(ct.clean_options(tuple(item.options)))) >= least
 
 
 _CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]{2,}")
