@@ -16,6 +16,7 @@ import json
 import random
 import re
 import sys
+from typing import Any
 
 from make_real_answers_ko_pt import git
 
@@ -31,7 +32,7 @@ def main():
             if line.strip():
                 q = json.loads(line)
                 questions[q["problem_id"]] = q
-    cells = {}
+    cells: dict[tuple[str, str], list[tuple[str, dict[str, Any], dict[str, Any]]]] = {}
     for path in sorted(p for p in git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
                        if re.fullmatch(r"results/.+_2022_[A-F]\.json", p)):
         data = json.loads(git(repo, "show", f"HEAD:{path}"))

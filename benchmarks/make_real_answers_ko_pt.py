@@ -21,6 +21,7 @@ import random
 import re
 import subprocess
 import sys
+from typing import Any
 
 PER_FILE = 1000
 # file -> number of options its benchmark's parser reads (util/custom_parser.py: Four, Five or Ten)
@@ -45,7 +46,9 @@ def korean(repo, out):
     n = 0
     for path, k in KOREAN_FILES.items():
         rows = list(csv.DictReader(io.StringIO(git(repo, "show", f"HEAD:{path}"))))
-        bench, model = re.match(r"results/\[([^\]]+)\] (.+)\.csv$", path).groups()
+        named = re.match(r"results/\[([^\]]+)\] (.+)\.csv$", path)
+        assert named is not None, path  # (KOREAN_FILES names only such paths)
+        bench, model = named.groups()
         # the prompt asked for reasoning then "### ANSWER X" when most answers hold that header; else one letter
         reasoning = "cot" if sum("### ANSWER" in (r["response"] or "") for r in rows) > len(rows) / 5 else "direct"
         keep = [i for i, r in enumerate(rows) if (r["answer"] or "").strip().upper()[:1] in "ABCDEFGHIJ"[:k]
@@ -69,7 +72,9 @@ def enem(repo, out):
     n = 0
     for path in sorted(p for p in git(repo, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
                        if p.startswith("reports/") and p.endswith("_2022.json")):
-        engine, shots, task = re.search(r"engine=(.+?)_numfewshot=(\d+)_task=(enem\w*)_2022", path).groups()
+        named = re.search(r"engine=(.+?)_numfewshot=(\d+)_task=(enem\w*)_2022", path)
+        assert named is not None, path  # (every report of 2022 is named so)
+        engine, shots, task = named.groups()
         for r in json.loads(git(repo, "show", f"HEAD:{path}")):
             q = questions[r["id"]]
             out.write(json.dumps({
@@ -100,7 +105,7 @@ def write_sample(out_dir, per_cell=6):
     sys.path.insert(0, str(Path(__file__).parent))
     from _real_answers import RULES
 
-    cells = {}
+    cells: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for name in ("korean", "enem"):
         for line in open(f"{out_dir}/{name}.jsonl", encoding="utf-8"):
             row = json.loads(line)
