@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_text import option_letters
-from culturekb.inference._choice_values import ChoiceAnswer, _Item, _leading_letter
+from culturekb.inference._choice_values import ChoiceAnswer, _Item, _leading_letter, _Reading
 from culturekb.inference._lexicon import normalise_text
 from culturekb.inference._noise import degenerate_start
 
@@ -53,7 +53,9 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
             continue
         if (_ROLE.match(text, m.start()) is not None
                 and degenerate_start(unicodedata.normalize("NFKC", before)) is None):
-            found = hedge or read(before.rstrip(), item, thinking)
+            found = read(before.rstrip(), item, thinking)
+            if hedge is not None:  # "B. Curious or D. Fear ... randomly choose one.<|assistant|>\n[[B]]\n<|user|>": B
+                found = found if found.valid and found.letter in hedge.ambiguous else hedge
             if found.valid and _may_answer_again(before, text[m.start():]) \
                     and _same_question_goes_on(text[m.start():], item):
                 again = read(_until_farewell(text, m.end(), item), item, thinking)
@@ -63,6 +65,12 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
             return found  # (inside noise a role token is noise too)
         if not _names_option(text[checked:m.start()], item):
             continue  # nothing new since the last end token: the reading cannot have changed
+        if len(item.patterns.marker.findall(before)) == 1 and opening_marker_then_noise(text, None, item):
+            # "[[C]]<|结束_header_id|> 雪梨法诊|JR/report ... 因此最有可能的答案是A。 [[A]]": the token is noise after
+            # a marker written before any reasoning; the answer the noise reasons to (read whole) wins
+            whole = read(text, item, thinking)
+            if whole.valid and whole.path != "marker":
+                return whole
         checked = m.start()
         found = read(before.rstrip(), item, thinking)
         if found.valid:
@@ -272,16 +280,50 @@ def looped_marker(text: str, start: int, item: _Item) -> ChoiceAnswer | None:
     option's. After an end token it revises the answer before the token ("[[D]]<|user||\n ... 答案应该是 A ...
     答案序号如下：[[A]]" to the end); as the whole of an answer's noise it is the answer ("[[B]]\n[[B]]\n[[B]] ...");
     anything else there (a turn for another question, noise) says nothing."""
-    found = [item.forms[normalise_text(ct.group_token(m))] for m in item.patterns.marker.finditer(text, start)]
+    matches = list(item.patterns.marker.finditer(text, start))
+    found = [item.forms[normalise_text(ct.group_token(m))] for m in matches]
     if len(found) < 3:
         return None
     run = next((k for k, i in enumerate(reversed(found)) if i != found[-1]), len(found))
     others = len(found) - run
+    if all(ct.bracketed(text, m.start()) for m in matches[-run:]) and any(
+            not ct.bracketed(text, m.start()) for m in item.patterns.marker.finditer(text, 0, matches[-run].start())):
+        return None  # "选项为 [[B]]。 ([[C]]) ([[D]]) ([[D]]) ([[D]]) ...": asides to the bare answer, run on
     # one option's marker alone, or a long run of it at the end that outweighs the few others before it many times
     # over ("[[D]] ... [[D]] <|change_end|> [[C]] ... 因此，答案是[[C]]。>[[C]]" and [[C]] a dozen times more)
     if others and (run < 8 or run < 4 * others):
         return None
     return ChoiceAnswer(option_letters(len(item.options))[found[-1]], found[-1], "marker")
+
+
+def opening_marker_then_noise(text: str, broken: int | None, item: _Item) -> bool:
+    """Whether an answer opens with a bare marker (its first characters) and turns into noise (at `broken`, found
+    here when None) within 150 characters: the marker came before any reasoning ("[[D]]')),1 dobhalb
+    accompanyete ...")."""
+    first = item.patterns.marker.search(text, 0, 12)
+    if first is None or text[:first.start()].strip(" \t\n([（【"):
+        return False
+    if broken is None:
+        broken = degenerate_start(unicodedata.normalize("NFKC", text[:2000]))
+    return broken is not None and broken <= 150
+
+
+def reasoned_in_noise(text: str, clean: str, before: list[_Reading], firm: list[_Reading],
+                      item: _Item) -> _Reading | None:
+    """An answer that is only a bare marker before it turns into noise, then reasons in the noise and states an
+    answer (an answer phrase and that option's marker): the reasoned answer, when every answer stated in the noise
+    names that one option; else None. The opening marker was written before any reasoning."""
+    if len(before) != 1 or before[0].path != "marker" or not opening_marker_then_noise(text, len(clean), item):
+        return None
+    stated = [r for r in firm if r.at >= len(clean) and r.path != "marker"]
+    named = {r.index for r in stated}
+    if len(named) != 1 or None in named or before[0].index in named:
+        return None
+    first = min(stated, key=lambda r: r.at)
+    if any(r.path == "marker" and len(clean) <= r.at < first.at for r in firm):
+        return None  # markers in the noise before the reasoning ("[[C]] ... [[A]]<|…|> ... 正确答案应该是 [[C]]")
+    marked = [r for r in firm if r.at > first.at and r.path == "marker" and r.index == first.index]
+    return first if marked and marked[0].at - first.at < 80 else None
 
 
 # "or" right after an end token, then another option's marker: "[[D]]<|line|>或者 [[A]]" is one hedge, not D

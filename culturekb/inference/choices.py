@@ -72,7 +72,7 @@ from culturekb.inference._choice_lists import (
     walk_through_tail,
 )
 from culturekb.inference._choice_text import option_letters
-from culturekb.inference._choice_turns import after_marker_spam, looped_marker, own_turn
+from culturekb.inference._choice_turns import after_marker_spam, looped_marker, own_turn, reasoned_in_noise
 from culturekb.inference._choice_values import (
     _BETWEEN_MARKERS,
     _CONNECTORS,
@@ -471,6 +471,9 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     opening = opening_conflict(clean, before, said, item)  # "[[A]]。[[B]]。 1 1 1 ...": no settled answer
     if opening is not None:
         return _as_answer(opening, letters)
+    reasoned = reasoned_in_noise(text, clean, before, firm, item)
+    if reasoned is not None:  # "[[C]]<noise> 根据故事的内容……因此最有可能的答案是A。 [[A]]": A
+        return _as_answer(reasoned, letters)
     if before:  # the last answer before the noise; a passing conclusion after it is not read
         last = _settled(max(before, key=lambda r: r.at), firm)
         stated = [r for r in before + said if r.path != "marker"]
