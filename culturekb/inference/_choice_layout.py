@@ -9,11 +9,18 @@ import unicodedata
 from collections.abc import Callable
 
 from culturekb.inference import _choice_text as ct
-from culturekb.inference._choice_values import _capital_names, _Item, _leading_letter, _Reading, _sentences
+from culturekb.inference._choice_values import (
+    QUESTION_OR_END,
+    _capital_names,
+    _Item,
+    _leading_letter,
+    _Reading,
+    _sentences,
+)
 from culturekb.inference._lexicon import normalise_text
 
 __all__ = ["answer_first", "before_its_reason", "before_reason", "closing_label", "cut_off", "described", "identifier",
-           "leading", "marker_column", "opens_walk_through", "walks_through", "written_out"]
+           "leading", "marker_column", "opens_walk_through", "reopened", "tentative", "walks_through", "written_out"]
 
 _STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
 
@@ -207,3 +214,19 @@ def described(text: str, index: int | None, item: _Item) -> bool:
         return False
     rest = ct.clean(ct.without_label(lines[-1].strip(" \t*_#>-•・")))
     return bool(rest) and rest != ct.clean(item.options[index])
+
+
+def reopened(text: str, at: int, item: _Item) -> bool:
+    """Whether the text after the sentence at position `at` takes the question up again ("wait", "but", "另外"):
+    measured on 270 DeepSeek-R1 thinkings cut off after such a word, the answer phrase before it was right 39.6% of
+    the time at 25% chance, and careful readers read no answer in them (issue 21, round 6)."""
+    end = QUESTION_OR_END.search(text, at)
+    return end is not None and item.phrases.reopen.search(text, end.end()) is not None
+
+
+def tentative(text: str, at: int, item: _Item) -> bool:
+    """Whether the sentence around position `at` is a guess under way ("perhaps the answer is C", "wait"); not by a
+    word of the options' own text ("the best fit is Option A: Sam possibly misunderstood ...")."""
+    start = max(text.rfind(ch, 0, at) for ch in ".!?。！？\n") + 1
+    words = [ct.clean(m.group()) for m in item.phrases.tentative.finditer(text[start:at + 40])]
+    return any(not ct.contains(" ".join(ct.clean_options(item.options)), w) for w in words)

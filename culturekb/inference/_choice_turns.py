@@ -69,7 +69,7 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
             # "[[C]]<|结束_header_id|> 雪梨法诊|JR/report ... 因此最有可能的答案是A。 [[A]]": the token is noise after
             # a marker written before any reasoning; the answer the noise reasons to (read whole) wins
             whole = read(text, item, thinking)
-            if whole.valid and whole.path != "marker":
+            if whole.valid and whole.letter != read(before, item, thinking).letter:
                 return whole
         checked = m.start()
         found = read(before.rstrip(), item, thinking)
@@ -315,14 +315,16 @@ def reasoned_in_noise(text: str, clean: str, before: list[_Reading], firm: list[
     names that one option; else None. The opening marker was written before any reasoning."""
     if len(before) != 1 or before[0].path != "marker" or not opening_marker_then_noise(text, len(clean), item):
         return None
-    stated = [r for r in firm if r.at >= len(clean) and r.path != "marker"]
+    # stated: an answer phrase or line, or a marker right after a conclusion cue ("……忽视他们的行为。因此：\n\n[[A]]")
+    stated = [r for r in firm if r.at >= len(clean) and (r.path != "marker" or item.phrases.cue.search(
+        text, max(len(clean), r.at - 12), r.at))]
     named = {r.index for r in stated}
     if len(named) != 1 or None in named or before[0].index in named:
         return None
     first = min(stated, key=lambda r: r.at)
     if any(r.path == "marker" and len(clean) <= r.at < first.at for r in firm):
         return None  # markers in the noise before the reasoning ("[[C]] ... [[A]]<|…|> ... 正确答案应该是 [[C]]")
-    marked = [r for r in firm if r.at > first.at and r.path == "marker" and r.index == first.index]
+    marked = [r for r in firm if r.at >= first.at and r.path == "marker" and r.index == first.index]
     return first if marked and marked[0].at - first.at < 80 else None
 
 

@@ -21,6 +21,7 @@ _REPEATED = re.compile(r"(?<!\S)(\S{1,12})(?:\s+\1(?!\S)){11,}")
 # ("|->|->|->...", '=""=""=""')
 _GLUED = re.compile(r"(\S{2,6}?)\1{19,}")
 _PUNCTUATION_RUN = re.compile(r"(?:[^\w\s]|_){40,}")  # where such a unit can be (found first: a linear scan)
+_DASH_LINES = re.compile(r"(?:^[ \t]*[-–—][ \t]*\n){5,}", re.MULTILINE)  # "  -\n  -\n  -\n ...": five lines or more
 _WINDOW = 160
 # numbers strung together without arithmetic ("2625 23934 5500 5118  138 1288  17 ..."): four in five of a stretch's
 # tokens, with no operator among them (a calculation has one)
@@ -46,12 +47,16 @@ def degenerate_start(text: str) -> int | None:
     """Where an answer turns into noise: a stretch of about 160 characters with letters of four or more scripts, or
     of three with one besides Latin, CJK, kana and Greek (the noise starts at the first letter outside Latin and CJK
     there), one token repeated a dozen times, a short unit of punctuation glued to itself twenty times
-    ("|->|->|->"), or a stretch of numbers strung together without arithmetic ("2625 23934 5500 5118 138 ..."). None
+    ("|->|->|->"), five lines or more of a lone dash, or a stretch of numbers strung together without arithmetic
+    ("2625 23934 5500 5118 138 ..."). None
     for an answer without noise."""
     starts: list[int] = []
     m = _REPEATED.search(text)
     if m is not None and re.search(r"\w", m.group(1)):
         starts.append(m.start())
+    dashes = _DASH_LINES.search(text)
+    if dashes is not None:
+        starts.append(dashes.start())
     for run in _PUNCTUATION_RUN.finditer(text):
         glued = next((g for g in _GLUED.finditer(text, run.start(), run.end()) if len(set(g.group(1))) >= 2), None)
         if glued is not None:

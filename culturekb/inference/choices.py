@@ -56,6 +56,8 @@ from culturekb.inference._choice_layout import (
     loops_unconcluded,
     marker_column,
     opens_walk_through,
+    reopened,
+    tentative,
     walks_through,
     written_out,
 )
@@ -76,7 +78,6 @@ from culturekb.inference._choice_turns import after_marker_spam, looped_marker, 
 from culturekb.inference._choice_values import (
     _BETWEEN_MARKERS,
     _CONNECTORS,
-    QUESTION_OR_END,
     ChoiceAnswer,
     ChoicePath,
     _contradiction,
@@ -115,6 +116,7 @@ _UNUSED_TOKEN = re.compile(r"<unused(\d+)>(thought)?")  # Gemma's reserved token
 _ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:<\|?/?[a-z_]{1,16}/?\|?>\s*)?(?:"
                        + "|".join(sorted(map(re.escape, _CONNECTORS), key=len, reverse=True))
                        + r")[\s,，、“”\"「」『』(（]*)?", re.IGNORECASE)
+_HTML_TAG = re.compile(r"</?(?:b|i|u|em|strong)>", re.IGNORECASE)
 _SOFT = ("option-text", "invalid", "conclusion")  # readings of a clean part that yield to an answer in the noise
 
 
@@ -292,6 +294,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         return _as_answer(reading, letters)
 
     nfkc = ranges_as_hedges(unicodedata.normalize("NFKC", text), item)  # "one of B through O": no one option
+    nfkc = _HTML_TAG.sub(lambda m: " " * len(m.group()), nfkc)  # "<b>她因此知道……</b>": no option b
     broken = degenerate_start(nfkc)
     if broken is not None:
         return _parse_degenerate(nfkc, broken, item, explicit_only=explicit_only)
@@ -300,11 +303,11 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         # inside thinking: an explicit answer, or an answer phrase ("the most likely answer is D"), unless its
         # sentence is a guess under way ("perhaps the answer is C"); a thinking that reached </think> (`finished`)
         # has stopped weighing, so its last answer phrase stands even when hedged ("Maybe the intended answer is D")
-        firm = [r for r in explicit + _answer_phrases(nfkc, item) if finished or not _tentative(nfkc, r.at, item)]
+        firm = [r for r in explicit + _answer_phrases(nfkc, item) if finished or not tentative(nfkc, r.at, item)]
         if finished:  # the thinking closed on a conclusion ("... so D is the most likely.\n</think>")
             firm += _closing_conclusions(nfkc, item)
         last = max(firm, key=lambda r: r.at, default=None)
-        if last is not None and not finished and _reopened(nfkc, last.at, item):
+        if last is not None and not finished and reopened(nfkc, last.at, item):
             return None  # cut off while still weighing: "... the answer is C.\n\nWait, maybe I'm overcomplicating"
         return answer(last) if last is not None else None
     if whole and not explicit and loops_unconcluded(nfkc, item, _conclusions):
@@ -431,22 +434,6 @@ def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
     return found
 
 
-def _reopened(text: str, at: int, item: _Item) -> bool:
-    """Whether the text after the sentence at position `at` takes the question up again ("wait", "but", "另外"):
-    measured on 270 DeepSeek-R1 thinkings cut off after such a word, the answer phrase before it was right 39.6% of
-    the time at 25% chance, and careful readers read no answer in them (issue 21, round 6)."""
-    end = QUESTION_OR_END.search(text, at)
-    return end is not None and item.phrases.reopen.search(text, end.end()) is not None
-
-
-def _tentative(text: str, at: int, item: _Item) -> bool:
-    """Whether the sentence around position `at` is a guess under way ("perhaps the answer is C", "wait"); not by a
-    word of the options' own text ("the best fit is Option A: Sam possibly misunderstood ...")."""
-    start = max(text.rfind(ch, 0, at) for ch in ".!?。！？\n") + 1
-    words = [ct.clean(m.group()) for m in item.phrases.tentative.finditer(text[start:at + 40])]
-    return any(not ct.contains(" ".join(ct.clean_options(item.options)), w) for w in words)
-
-
 def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: bool) -> ChoiceAnswer | None:
     """An answer that turns into noise at `broken`: what the text before the noise says (an option's word or a
     passing conclusion there yields to an explicit answer in the noise); else the first explicit answer in the
@@ -496,6 +483,12 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
         if found is not None and (found.valid or found.ambiguous) and not (
                 found.path in _SOFT and first is not None and first.index is not None):
             return found
+    named = tuple(dict.fromkeys(r.index for r in after if r.index is not None))
+    if first is not None and not stated and len(named) >= 3:  # "[[A]]。 - 1 -\n[[C]]。\n[[D]]。…[[B]]。": a listing,
+        told: list[int | None] = [r.index for r in _conclusions(text[:first.at], item) if r.index is not None]
+        told.append(_option_text(text[max(len(clean), first.at - 150):first.at], item, False)[0])
+        if first.index not in told[-2:]:  # unless said before it ("最有可能的反应是…“是笑脸”\n[[D]][][[B]]…")
+            return _as_answer(_Reading(None, "invalid", 0, named), letters)
     first = first if first is not None else answer_said_in_noise(text[len(clean):], item)  # "可推测答案:D.callref"
     return _as_answer(first, letters) if first is not None else None
 
