@@ -65,11 +65,24 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
             return found  # (inside noise a role token is noise too)
         if not _names_option(text[checked:m.start()], item):
             continue  # nothing new since the last end token: the reading cannot have changed
-        if len(item.patterns.marker.findall(before)) == 1 and opening_marker_then_noise(text, None, item):
+        opening = item.patterns.marker.findall(before)
+        if len(opening) == 1 and opening_marker_then_noise(text, None, item):
             # "[[C]]<|结束_header_id|> 雪梨法诊|JR/report ... 因此最有可能的答案是A。 [[A]]": the token is noise after
             # a marker written before any reasoning; the answer the noise reasons to (read whole) wins
             whole = read(text, item, thinking)
             if whole.valid and whole.letter != read(before, item, thinking).letter:
+                return whole
+        elif opening and _WORD.search(TURN_END.sub("", item.patterns.marker.sub("", before))) is None:
+            # only markers and tokens so far ("[[D]]<|enduser|>[[D]]<|结束头部|>]]<|结束头部|>根据故事……因此，最可能的
+            # 答案是[[B]]."): the answer the reasoning after them states, up to a turn for someone else, wins
+            role = _ROLE.search(text, m.end())
+            end = role.start() if role else len(text)
+            whole, first = read(text[:end], item, thinking), read(before, item, thinking)
+            lead = _LEADING_RUN.match(text, m.end())
+            later = [item.forms[normalise_text(ct.group_token(k))]
+                     for k in item.patterns.marker.finditer(text, lead.end() if lead else m.end(), end)]
+            if whole.valid and whole.path in ("answer-line", "json") and whole.letter != first.letter \
+                    and whole.index in later and first.index not in later:  # marked, and the opening not restated
                 return whole
         checked = m.start()
         found = read(before.rstrip(), item, thinking)
@@ -99,6 +112,8 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
 
 
 _WORD = re.compile(r"\w")
+# markers, tokens, brackets and spaces right after an end token ("<|enduser|>[[D]]<|结束头部|>]]<|结束头部|>")
+_LEADING_RUN = re.compile(r"(?:\s|[\[\]()（）]|<[^<>\n]{0,40}>|\[\[[^\[\]\n]{1,3}\]\])*")
 
 
 def _answered_after(text: str, at: int, item: _Item, thinking: bool, read: Reader) -> ChoiceAnswer | None:
