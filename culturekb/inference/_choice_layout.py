@@ -20,7 +20,8 @@ from culturekb.inference._choice_values import (
 from culturekb.inference._lexicon import normalise_text
 
 __all__ = ["answer_first", "before_its_reason", "before_reason", "closing_label", "cut_off", "described", "identifier",
-           "leading", "marker_column", "opens_walk_through", "reopened", "tentative", "walks_through", "written_out"]
+           "introduced_line", "leading", "marker_column", "opens_walk_through", "reopened", "tentative",
+           "walks_through", "written_out"]
 
 _STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
 
@@ -154,6 +155,23 @@ def written_out(text: str, item: _Item) -> int | None:
         if labelled is not None and here.endswith(cleaned[labelled]):
             named.add(labelled)
     return named.pop() if len(named) == 1 else None
+
+
+def introduced_line(text: str, item: _Item) -> tuple[int, int] | None:
+    """(position, option) of the last line that is one option's label and its whole text ("I. blue_container")
+    right under a line ending in a colon ("Based on the facts ..., the lettuce is actually in:"), the only line of
+    the answer that starts with an option's label (not a list or walk-through of options); None where there is
+    none."""
+    cleaned = [ct.clean(option) for option in item.options]
+    lines = [(m.start(), m.group()) for m in re.finditer(r"[^\n]*\S[^\n]*", text)]
+    labelled = [(k, _leading_letter(line, item)) for k, (_, line) in enumerate(lines)]
+    if sum(index is not None for _, index in labelled) != 1:
+        return None  # no option's line, or a walk-through ("A. ...\n- This could be ...\nB. ...")
+    k, index = next((k, index) for k, index in labelled if index is not None)
+    here = ct.clean(lines[k][1])
+    if k == 0 or index is None or not (here == cleaned[index] or here.endswith(" " + cleaned[index])):
+        return None
+    return (lines[k][0], index) if lines[k - 1][1].rstrip().rstrip(" *").endswith((":", "：")) else None
 
 
 def identifier(line: str) -> bool:

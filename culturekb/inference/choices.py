@@ -52,6 +52,7 @@ from culturekb.inference._choice_layout import (
     cut_off,
     described,
     identifier,
+    introduced_line,
     leading,
     loops_unconcluded,
     marker_column,
@@ -313,6 +314,8 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     if whole and not explicit and loops_unconcluded(nfkc, item, _conclusions):
         return None  # caught in a loop of reasoning to the token limit: it never concluded
     soft = _conclusions(nfkc, item)
+    line = introduced_line(nfkc, item)  # "..., the lettuce is actually in:\n\nI. blue_container\n\n..."
+    soft += [_Reading(line[1], "conclusion", line[0])] if line else []
     final = _final_letter(nfkc, item)
     explicit, soft = unconditional(nfkc, explicit, soft, item)  # not "如果……，选择[[D]]" beside an answer
     # markers naming every option ('randomly output one of "[[A]]", "[[B]]", "[[C]]" or "[[D]]"') list the options:
