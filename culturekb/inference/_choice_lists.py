@@ -1,17 +1,21 @@
 """Lists, loops and conditions of option markers, for `culturekb.inference.choices`: the instruction's list of every
 option's marker echoed back (which revises no answer), single markers stepping through the options round and round
-(a loop a model fell into, not a revision), and markers under a condition ("如果没有足够信息，选择[[D]]": a fallback,
-not the answer)."""
+(a loop a model fell into, not a revision), markers under a condition ("如果没有足够信息，选择[[D]]": a fallback,
+not the answer), and markers that open an answer before it turns into noise (a conflicting pair, or one marker
+written before the reasoning the noise then states)."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 
 from culturekb.inference._choice_text import clean, clean_options, long_answer_words, marker_end
 from culturekb.inference._choice_values import LONE_LETTER, _Item, _Reading
+from culturekb.inference._noise import degenerate_start
 
-__all__ = ["complemented", "cycling_tail", "is_listing", "late_listings_dropped", "outvoted", "scattered_listing",
+__all__ = ["complemented", "cycling_tail", "is_listing", "late_listings_dropped", "opening_conflict",
+           "opening_marker_then_noise", "outvoted", "reasoned_in_noise", "scattered_listing", "stray_marker",
            "unconditional", "walk_through_tail"]
 
 # where a sentence ends (also at a "\\n" written out inside echoed JSON)
@@ -198,3 +202,35 @@ def opening_conflict(clean: str, before: list[_Reading], said: list[_Reading], i
 
 _SHORT_CLEAN = 250  # characters of clean text before the noise: an opening, not an answer reasoned out
 _OPENING = 100  # the first answer stands within this many characters of the start
+
+
+def opening_marker_then_noise(text: str, broken: int | None, item: _Item) -> bool:
+    """Whether an answer opens with a bare marker (its first characters) and turns into noise (at `broken`, found
+    here when None) within 150 characters: the marker came before any reasoning ("[[D]]')),1 dobhalb
+    accompanyete ...")."""
+    first = item.patterns.marker.search(text, 0, 12)
+    if first is None or text[:first.start()].strip(" \t\n([（【"):
+        return False
+    if broken is None:
+        broken = degenerate_start(unicodedata.normalize("NFKC", text[:2000]))
+    return broken is not None and broken <= 150
+
+
+def reasoned_in_noise(text: str, clean: str, before: list[_Reading], firm: list[_Reading],
+                      item: _Item) -> _Reading | None:
+    """An answer that is only a bare marker before it turns into noise, then reasons in the noise and states an
+    answer (an answer phrase and that option's marker): the reasoned answer, when every answer stated in the noise
+    names that one option; else None. The opening marker was written before any reasoning."""
+    if len(before) != 1 or before[0].path != "marker" or not opening_marker_then_noise(text, len(clean), item):
+        return None
+    # stated: an answer phrase or line, or a marker right after a conclusion cue ("……忽视他们的行为。因此：\n\n[[A]]")
+    stated = [r for r in firm if r.at >= len(clean) and (r.path != "marker" or item.phrases.cue.search(
+        text, max(len(clean), r.at - 12), r.at))]
+    named = {r.index for r in stated}
+    if len(named) != 1 or None in named or before[0].index in named:
+        return None
+    first = min(stated, key=lambda r: r.at)
+    if any(r.path == "marker" and len(clean) <= r.at < first.at for r in firm):
+        return None  # markers in the noise before the reasoning ("[[C]] ... [[A]]<|…|> ... 正确答案应该是 [[C]]")
+    marked = [r for r in firm if r.at >= first.at and r.path == "marker" and r.index == first.index]
+    return first if marked and marked[0].at - first.at < 80 else None

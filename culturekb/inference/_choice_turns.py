@@ -10,8 +10,9 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache
 
 from culturekb.inference import _choice_text as ct
+from culturekb.inference._choice_lists import opening_marker_then_noise
 from culturekb.inference._choice_text import option_letters
-from culturekb.inference._choice_values import ChoiceAnswer, _Item, _leading_letter, _Reading
+from culturekb.inference._choice_values import ChoiceAnswer, _Item, _leading_letter
 from culturekb.inference._lexicon import normalise_text
 from culturekb.inference._noise import degenerate_start
 
@@ -65,27 +66,11 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
             return found  # (inside noise a role token is noise too)
         if not _names_option(text[checked:m.start()], item):
             continue  # nothing new since the last end token: the reading cannot have changed
-        opening = item.patterns.marker.findall(before)
-        if len(opening) == 1 and opening_marker_then_noise(text, None, item):
-            # "[[C]]<|结束_header_id|> 雪梨法诊|JR/report ... 因此最有可能的答案是A。 [[A]]": the token is noise after
-            # a marker written before any reasoning; the answer the noise reasons to (read whole) wins
-            whole = read(text, item, thinking)
-            if whole.valid and whole.letter != read(before, item, thinking).letter:
-                return whole
-        elif opening and _WORD.search(TURN_END.sub("", item.patterns.marker.sub("", before))) is None:
-            # only markers and tokens so far ("[[D]]<|enduser|>[[D]]<|结束头部|>]]<|结束头部|>根据故事……因此，最可能的
-            # 答案是[[B]]."): the answer the reasoning after them states, up to a turn for someone else, wins
-            role = _ROLE.search(text, m.end())
-            end = role.start() if role else len(text)
-            whole, first = read(text[:end], item, thinking), read(before, item, thinking)
-            lead = _LEADING_RUN.match(text, m.end())
-            later = [item.forms[normalise_text(ct.group_token(k))]
-                     for k in item.patterns.marker.finditer(text, lead.end() if lead else m.end(), end)]
-            if whole.valid and whole.path in ("answer-line", "json") and whole.letter != first.letter \
-                    and whole.index in later and first.index not in later:  # marked, and the opening not restated
-                return whole
         checked = m.start()
         found = read(before.rstrip(), item, thinking)
+        past = _past_opening_markers(text, m, found, item, thinking, read)
+        if past is not None:
+            return past
         if found.valid:
             joined = _hedge_across(text, m.end(), found, item) if hedge is None else None
             if joined is not None:  # "[[D]]<|line|>或者 [[A]]": a hedge, which the text after it may settle
@@ -109,6 +94,33 @@ def own_turn(text: str, item: _Item, thinking: bool, read: Reader) -> ChoiceAnsw
     if hedge is not None and not (final.valid and final.letter in hedge.ambiguous):
         return hedge  # the text after the end token settles the hedge only on one of its options
     return final
+
+
+def _past_opening_markers(text: str, m: re.Match[str], found: ChoiceAnswer, item: _Item, thinking: bool,
+                          read: Reader) -> ChoiceAnswer | None:
+    """The answer stated after the end token `m` where what came before it (read as `found`) is only an opening
+    marker; None where the token ends the turn as usual."""
+    before = text[:m.start()]
+    opening = item.patterns.marker.findall(before)
+    if len(opening) == 1 and opening_marker_then_noise(text, None, item):
+        # "[[C]]<|结束_header_id|> 雪梨法诊|JR/report ... 因此最有可能的答案是A。 [[A]]": the token is noise after
+        # a marker written before any reasoning; the answer the noise reasons to (read whole) wins
+        whole = read(text, item, thinking)
+        return whole if whole.valid and whole.letter != found.letter else None
+    if not opening or _WORD.search(TURN_END.sub("", item.patterns.marker.sub("", before))) is not None:
+        return None
+    # only markers and tokens so far ("[[D]]<|enduser|>[[D]]<|结束头部|>]]<|结束头部|>根据故事……因此，最可能的答案是
+    # [[B]]."): the answer the reasoning after them states, up to a turn for someone else, wins
+    role = _ROLE.search(text, m.end())
+    end = role.start() if role else len(text)
+    whole = read(text[:end], item, thinking)
+    lead = _LEADING_RUN.match(text, m.end())
+    later = [item.forms[normalise_text(ct.group_token(k))]
+             for k in item.patterns.marker.finditer(text, lead.end() if lead else m.end(), end)]
+    if whole.valid and whole.path in ("answer-line", "json") and whole.letter != found.letter \
+            and whole.index in later and found.index not in later:  # marked, and the opening not restated
+        return whole
+    return None
 
 
 _WORD = re.compile(r"\w")
@@ -309,38 +321,6 @@ def looped_marker(text: str, start: int, item: _Item) -> ChoiceAnswer | None:
     if others and (run < 8 or run < 4 * others):
         return None
     return ChoiceAnswer(option_letters(len(item.options))[found[-1]], found[-1], "marker")
-
-
-def opening_marker_then_noise(text: str, broken: int | None, item: _Item) -> bool:
-    """Whether an answer opens with a bare marker (its first characters) and turns into noise (at `broken`, found
-    here when None) within 150 characters: the marker came before any reasoning ("[[D]]')),1 dobhalb
-    accompanyete ...")."""
-    first = item.patterns.marker.search(text, 0, 12)
-    if first is None or text[:first.start()].strip(" \t\n([（【"):
-        return False
-    if broken is None:
-        broken = degenerate_start(unicodedata.normalize("NFKC", text[:2000]))
-    return broken is not None and broken <= 150
-
-
-def reasoned_in_noise(text: str, clean: str, before: list[_Reading], firm: list[_Reading],
-                      item: _Item) -> _Reading | None:
-    """An answer that is only a bare marker before it turns into noise, then reasons in the noise and states an
-    answer (an answer phrase and that option's marker): the reasoned answer, when every answer stated in the noise
-    names that one option; else None. The opening marker was written before any reasoning."""
-    if len(before) != 1 or before[0].path != "marker" or not opening_marker_then_noise(text, len(clean), item):
-        return None
-    # stated: an answer phrase or line, or a marker right after a conclusion cue ("……忽视他们的行为。因此：\n\n[[A]]")
-    stated = [r for r in firm if r.at >= len(clean) and (r.path != "marker" or item.phrases.cue.search(
-        text, max(len(clean), r.at - 12), r.at))]
-    named = {r.index for r in stated}
-    if len(named) != 1 or None in named or before[0].index in named:
-        return None
-    first = min(stated, key=lambda r: r.at)
-    if any(r.path == "marker" and len(clean) <= r.at < first.at for r in firm):
-        return None  # markers in the noise before the reasoning ("[[C]] ... [[A]]<|…|> ... 正确答案应该是 [[C]]")
-    marked = [r for r in firm if r.at >= first.at and r.path == "marker" and r.index == first.index]
-    return first if marked and marked[0].at - first.at < 80 else None
 
 
 # "or" right after an end token, then another option's marker: "[[D]]<|line|>或者 [[A]]" is one hedge, not D

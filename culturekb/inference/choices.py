@@ -69,13 +69,14 @@ from culturekb.inference._choice_lists import (
     late_listings_dropped,
     opening_conflict,
     outvoted,
+    reasoned_in_noise,
     scattered_listing,
     stray_marker,
     unconditional,
     walk_through_tail,
 )
 from culturekb.inference._choice_text import option_letters
-from culturekb.inference._choice_turns import after_marker_spam, looped_marker, own_turn, reasoned_in_noise
+from culturekb.inference._choice_turns import after_marker_spam, looped_marker, own_turn
 from culturekb.inference._choice_values import (
     _BETWEEN_MARKERS,
     _CONNECTORS,
