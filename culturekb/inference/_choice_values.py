@@ -323,6 +323,11 @@ def _marker_run_to_end(text: str, reading: _Reading, item: _Item) -> bool:
     tail = text[reading.at:]
     if item.patterns.marker.sub("", tail).strip(_BETWEEN_MARKERS):
         return False
+    # a line of nothing but markers counts whole: "[[A]] [[B]] [[C]] [[D]]\n[[A]]" read from its [[D]] is still a
+    # line of several markers before the lone one
+    line_start = text.rfind("\n", 0, reading.at) + 1
+    if not item.patterns.marker.sub("", text[line_start:reading.at]).strip(_BETWEEN_MARKERS):
+        tail = text[line_start:]
     lines = [ln for ln in tail.splitlines() if ln.strip(_BETWEEN_MARKERS) or item.patterns.marker.search(ln)]
     return len(lines) >= 2 and len(item.patterns.marker.findall(lines[-2])) == 1
 

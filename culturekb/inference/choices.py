@@ -197,8 +197,9 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
         sentence = re.split(r"(?<=[.!?。！？])\s", value, maxsplit=1)[0]
         if phrases.negation.search(text[m.start():m.start("value")]) or asks(text, m.start("value")):
             continue
-        if _disowned(sentence, item):
-            continue
+        if _disowned(sentence, item) or ("\n" in text[m.start():m.start("value") + 1]
+                                         and opens_walk_through(text[m.start("value"):m.start("value") + 800], item)):
+            continue  # "基于此信息的选择：\nA：“……”\nB：……": the options about to be weighed, no answer
         index, ambiguous = _from_value(sentence, item, text_ok=False)
         if index is None and not ambiguous:
             labels = _strong_labels(sentence[:40], item)
@@ -330,8 +331,9 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         return ChoiceAnswer(letters[lead], lead, "letter")
     if explicit and all(is_listing(r, item) for r in explicit):
         # nothing explicit but the instruction's marker list echoed back ("只有A选项…最符合上述分析\n\n[[A]] [[B]]
-        # [[C]] [[D]]"): the list is no answer; a conclusion, or failing that the options' text, says what it is
-        said = max((r for r in soft if r.index is not None), key=lambda r: r.at, default=None)
+        # [[C]] [[D]]"): the list is no answer; a lone marker on the line after it ("...\n[[A]]"), a conclusion, or
+        # failing that the options' text, says what it is
+        said = final or max((r for r in soft if r.index is not None), key=lambda r: r.at, default=None)
         if said is None:  # an option's whole text on a line of its own, or in the last sentence naming options
             index = written_out(nfkc, item)
             index = index if index is not None else _option_text(nfkc[:min(r.at for r in explicit)], item, False)[0]

@@ -1233,3 +1233,23 @@ def test_a_statement_numbered_like_the_options_own_names_is_not_an_opening_answe
             "of $V$ consisting of eigenvectors of $T$. Let $A$ be a matrix in $M(V)$. Then $A$ is determined by")
     assert parse_choice(text, options).letter is None
     assert parse_choice("I. II and III only", options).letter == "I"
+
+
+def test_a_heading_that_introduces_the_options_one_by_one_is_no_conclusion():
+    options = ["关闭手机，专心研究数学问题。", "继续解决数学问题。", "出去观察那群奇怪的鸟。",
+               "回复小李，然后去参加篮球比赛。"]
+    walk = "基于此信息的选择：\nA：“关闭手机”不太可能；\nB：“继续解决数学问题”也较弱；\nC：“出去观察”不紧急"
+    assert parse_choice("最终答案为：\n\n[[D]]。 若要从给定的选项中选择：\n\n" + walk, options).letter == "D"
+    assert parse_choice("基于此信息的选择：A。", options).letter == "A"  # on the same line it answers
+
+
+def test_a_lone_marker_after_the_echoed_marker_list_is_the_pick():
+    options = ["想要免费的苹果", "喜欢免费的东西", "认为苹果无主", "认为是对市场的一种帮助"]
+    walk = "A. 想要免费的苹果：最符合。\nB. 喜欢免费的东西：也有道理。\nD. 认为是对市场的一种帮助：较弱。\n\n"
+    assert parse_choice(walk + "[[A]] [[B]] [[C]] [[D]] \n[[A]] ", options).letter == "A"
+
+
+def test_an_escaped_role_token_starts_a_turn_the_model_wrote_for_the_user():
+    options = ["26只", "24只", "15只", "30只"]
+    text = "30 - 4 = 26。所以最终答案是[[A]]。 <|\\user|> 再给我一道新题目。 <|\\assistant|> 新题目……答案: [[D]]"
+    assert parse_choice(text, options).letter == "A"
