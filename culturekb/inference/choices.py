@@ -328,7 +328,8 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
         final = None  # the last line ends a listing of every option's marker ("[[D]]\n[[A]]\n[[B]]"), no answer
     lead = answer_first(nfkc, item)  # "e\n\n**解説:** ... A群 ...": the first line answers, the rest explains it
     if lead is not None and all(r.index == lead for r in explicit if r.index is not None or r.ambiguous):
-        return ChoiceAnswer(letters[lead], lead, "letter")
+        said = min((r for r in explicit if r.index == lead), key=lambda r: r.at, default=None)  # "Answer: C. ..."
+        return ChoiceAnswer(letters[lead], lead, said.path if said is not None and said.at == 0 else "letter")
     if explicit and all(is_listing(r, item) for r in explicit):
         # nothing explicit but the instruction's marker list echoed back ("只有A选项…最符合上述分析\n\n[[A]] [[B]]
         # [[C]] [[D]]"): the list is no answer; a lone marker on the line after it ("...\n[[A]]"), a conclusion, or

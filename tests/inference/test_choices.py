@@ -1253,3 +1253,11 @@ def test_an_escaped_role_token_starts_a_turn_the_model_wrote_for_the_user():
     options = ["26只", "24只", "15只", "30只"]
     text = "30 - 4 = 26。所以最终答案是[[A]]。 <|\\user|> 再给我一道新题目。 <|\\assistant|> 新题目……答案: [[D]]"
     assert parse_choice(text, options).letter == "A"
+
+
+def test_an_answer_line_first_then_an_explanation_stands_over_a_step_it_takes_back():
+    options = ["green_cupboard", "red_container", "green_bathtub", "blue_suitcase", "blue_container"]
+    steps = ("1. Therefore, Evelyn thinks William thinks the carrot is in the blue_container (E).\n"
+             "2. However, since agents tend to lie, she would think he thinks it is in the green_bathtub (C).")
+    found = parse_choice("Answer: C. green_bathtub\n\nExplanation:\n" + steps, options)
+    assert (found.letter, found.path) == ("C", "answer-line")
