@@ -52,11 +52,12 @@ def option_letters(n: int) -> tuple[str, ...]:
 
 @cache
 def choice_words() -> dict[str, Any]:
-    """culturekb/data/choice_words.json: answer words, option words, "the answer is" phrases, script letters."""
+    """culturekb/data/choice_words.json: answer words, option words, "the answer is" phrases, connectors, script
+    letters."""
     raw = json.loads(resources.files("culturekb.data").joinpath("choice_words.json").read_text("utf-8"))
     if not isinstance(raw, dict) or not isinstance(raw.get("answer_words"), dict):
         raise ConfigError("culturekb/data/choice_words.json: expected an object with 'answer_words', 'option_words', "
-                          "'answer_is' and 'letters'; reinstall the package")
+                          "'answer_is', 'connectors' and 'letters'; reinstall the package")
     return raw
 
 
@@ -64,6 +65,13 @@ def words(section: str) -> list[str]:
     """Every language's entries of one section of choice_words.json, as written (NFKC, lower case) and in
     `normalise_text` form (Arabic letter variants unified ...)."""
     return sorted({f for ws in choice_words()[section].values() for w in ws for f in _both(w)})
+
+
+@cache
+def connectors() -> frozenset[str]:
+    """Words that join option labels in a list or a hedge ("A or C", "B 或 D", "A와 B"), every language's, as written
+    (choice_words.json, section ``connectors``)."""
+    return frozenset(w for ws in choice_words()["connectors"].values() for w in ws)
 
 
 def _both(word: str) -> tuple[str, str]:

@@ -19,10 +19,7 @@ __all__ = ["ChoiceAnswer", "ChoicePath", "answer_said_in_noise", "joined_labels"
 ChoicePath = Literal["json", "marker", "answer-line", "conclusion", "final-letter", "letter", "option-text",
                      "invalid"]
 
-_CONNECTORS = frozenset({"or", "and", "o", "ou", "oder", "y", "et", "und", "или", "и", "أو", "या", "或", "或者", "还是",
-                         "和", "及", "以及", "并且", "与", "與", "と", "か", "au", "na", "either", "between",
-                         "maybe", "và", "hoặc", "veya", "ve", "또는", "혹은", "아니면", "이나", "나", "와", "과",
-                         "그리고", "및", "หรือ", "และ", "กับ", "e"})
+_CONNECTORS = ct.connectors()  # "A or C", "B 或 D" (culturekb/data/choice_words.json)
 # a capital label before a word is the label ("the answer is D based on ...", "答案：C Choosing ..."), except the
 # capitals that open ordinary words: "A dog", "I think" are read only before one of these
 _DEGREE = re.compile(r"^\s*(?:most |very )?(?:likely|probably|definitely|clearly|certainly|indeed|still|actually)"

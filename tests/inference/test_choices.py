@@ -1261,3 +1261,14 @@ def test_an_answer_line_first_then_an_explanation_stands_over_a_step_it_takes_ba
              "2. However, since agents tend to lie, she would think he thinks it is in the green_bathtub (C).")
     found = parse_choice("Answer: C. green_bathtub\n\nExplanation:\n" + steps, options)
     assert (found.letter, found.path) == ("C", "answer-line")
+
+
+def test_markers_that_open_bullets_weighing_the_options_are_no_answer():
+    options = ["30 groups", "25 groups", "10 groups", "26 groups"]
+    text = ("By process of elimination:\n[[B]] seems the most logical.\n\n[[B]]<|assistant|>\n\nGiven the details, "
+            "more than half of the 30 groups are on the roller coaster.\n\n"
+            "- [[A]] suggests all 30 groups chose the roller coaster, so it's unlikely.\n- [[C]] suggests only 10")
+    assert parse_choice(text, options).letter == "B"
+    weighed = "- [[A]] is unlikely, since some ride the bumper cars.\n- [[C]] is too low for"
+    assert parse_choice(weighed, options).letter is None
+    assert parse_choice("- [[A]] is unlikely.\n- [[C]] is the answer.", options).letter == "C"  # a bullet concludes
