@@ -10,11 +10,12 @@ import re
 import unicodedata
 from collections import Counter
 
-from culturekb.inference._choice_text import clean, clean_options, long_answer_words, marker_end
-from culturekb.inference._choice_values import LONE_LETTER, _Item, _Reading
+from culturekb.inference._choice_text import clean, clean_options, group_token, long_answer_words, marker_end
+from culturekb.inference._choice_values import _BETWEEN_MARKERS, LONE_LETTER, _Item, _Reading
+from culturekb.inference._lexicon import normalise_text
 from culturekb.inference._noise import degenerate_start
 
-__all__ = ["complemented", "cycling_tail", "is_listing", "late_listings_dropped", "opening_conflict",
+__all__ = ["complemented", "cycling_tail", "dominated", "is_listing", "late_listings_dropped", "opening_conflict",
            "opening_marker_then_noise", "outvoted", "reasoned_in_noise", "scattered_listing", "stray_marker",
            "unconditional", "walk_through_tail"]
 
@@ -168,6 +169,27 @@ def stray_marker(text: str, last: _Reading, stated: list[_Reading], marked: list
     if len(lines) < (2 if stated else 3) or sum(r.index == last.index for r in marked) > 1:
         return last
     return max(pool, key=lambda r: r.at)
+
+
+def dominated(text: str, hedge: _Reading, item: _Item) -> _Reading:
+    """A hedge that is a long run of markers (twenty or more, nothing but separators between them) in which one
+    option's marker makes four in five and the last five ("最终结论是：……40道……\n\n[[C]] [[B]] [[A]] [[D]] [[A]] [[C]]
+    ... [[C]] [[C]] [[C]]" two hundred times): the model's answer run on, that option; any other reading as it is."""
+    if hedge.index is not None or not hedge.ambiguous or hedge.path != "marker":
+        return hedge
+    named: list[int] = []
+    end = hedge.at
+    for m in item.patterns.marker.finditer(text, hedge.at):
+        if text[end:m.start()].strip(_BETWEEN_MARKERS):
+            break
+        named.append(item.forms[normalise_text(group_token(m))])
+        end = m.end()
+    if len(named) < 20:
+        return hedge
+    top, count = Counter(named).most_common(1)[0]
+    if count < 0.8 * len(named) or set(named[-5:]) != {top}:
+        return hedge
+    return _Reading(top, "marker", hedge.at)
 
 
 def complemented(hedge: _Reading, explicit: list[_Reading], item: _Item) -> _Reading:

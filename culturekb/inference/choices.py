@@ -65,6 +65,7 @@ from culturekb.inference._choice_layout import (
 from culturekb.inference._choice_lists import (
     complemented,
     cycling_tail,
+    dominated,
     is_listing,
     late_listings_dropped,
     opening_conflict,
@@ -469,7 +470,7 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
     if reasoned is not None:  # "[[C]]<noise> 根据故事的内容……因此最有可能的答案是A。 [[A]]": A
         return _as_answer(reasoned, letters)
     if before:  # the last answer before the noise; a passing conclusion after it is not read
-        last = _settled(max(before, key=lambda r: r.at), firm)
+        last = dominated(text, _settled(max(before, key=lambda r: r.at), firm), item)
         stated = [r for r in before + said if r.path != "marker"]
         last = stray_marker(text, last, stated, [r for r in before if r.path == "marker"])  # "[[B]]" x5, "'[[C]]')"
         lines = [r for r in before if r.path == "answer-line" and r.index is not None and r.at < last.at - 30]

@@ -1272,3 +1272,4 @@ def test_markers_that_open_bullets_weighing_the_options_are_no_answer():
     weighed = "- [[A]] is unlikely, since some ride the bumper cars.\n- [[C]] is too low for"
     assert parse_choice(weighed, options).letter is None
     assert parse_choice("- [[A]] is unlikely.\n- [[C]] is the answer.", options).letter == "C"  # a bullet concludes
+
