@@ -28,8 +28,8 @@ Reader = Callable[[str, _Item, bool], ChoiceAnswer]
 # <|response|>): the answer itself
 TURN_END = re.compile(r"<\|\s*/?\s*(?:user|system|assistant|im_start|im_end|eot_id|endoftext|start_header_id|"
                        r"end_header_id|end_response|end)\b[^\n]{0,4}|</s>|^\s*(?:#{2,}\s*)?(?:human|user|USER)\s*:"
-                       r"|[<‹＜〈]\s*[|｜](?![^|｜\n]{0,40}(?:thought|solution|think|answer|response|答案))"
-                       r"[^|｜\n<>]{1,40}[|｜]\s*[>›＞〉]?",
+                       r"|[<‹＜〈]\s*[|｜丨](?![^|｜丨\n]{0,40}(?:thought|solution|think|answer|response|答案))"
+                       r"[^|｜丨\n<>]{1,40}[|｜丨]\s*[>›＞〉]?",
                        re.IGNORECASE | re.MULTILINE)
 
 
@@ -185,11 +185,11 @@ def _stated_after(rest: str, found: ChoiceAnswer, item: _Item, thinking: bool, r
     return later if later.valid and later.path in _STATED else found
 
 
-_ROLE_TAG = re.compile(r"<\|\s*\\?(?:user|system|human|assistant|im_start|start_header_id)\s*(?:\|\s*>?)?",
+_ROLE_TAG = re.compile(r"<[|丨]\s*\\?(?:user|system|human|assistant|im_start|start_header_id)\s*(?:[|丨]\s*>?)?",
                        re.IGNORECASE)
 
 
-_USER = re.compile(r"<\|\s*\\?(?:user|human)\s*(?:\|\s*>?)?|^\s*(?:#{2,}\s*)?(?:human|user)\s*:",
+_USER = re.compile(r"<[|丨]\s*\\?(?:user|human)\s*(?:[|丨]\s*>?)?|^\s*(?:#{2,}\s*)?(?:human|user)\s*:",
                    re.IGNORECASE | re.MULTILINE)
 
 
@@ -345,7 +345,7 @@ def _hedge_across(text: str, start: int, found: ChoiceAnswer, item: _Item) -> Ch
 # (a header token counts when a role name, a line end or another token follows it: "<|start_header_id|>user", not
 # "...acaktır<|start_header_id|>说明她对演技的投入", a token dropped into the middle of a sentence)
 _ROLE = re.compile(r"<\|\s*(?:im_start|start_header_id)\s*\|>(?=\s*(?:user|system|human|assistant|tool|ipython)\b"
-                   r"|[ \t]*(?:\n|$|<))|<\|\s*\\?(?:user|system|human)\s*\|>"
+                   r"|[ \t]*(?:\n|$|<))|<[|丨]\s*\\?(?:user|system|human)\s*[|丨]>"
                    r"|\s*(?:#{2,}\s*)?(?:human|user)\s*:", re.IGNORECASE)
 
 

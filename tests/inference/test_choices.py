@@ -1273,3 +1273,9 @@ def test_markers_that_open_bullets_weighing_the_options_are_no_answer():
     assert parse_choice(weighed, options).letter is None
     assert parse_choice("- [[A]] is unlikely.\n- [[C]] is the answer.", options).letter == "C"  # a bullet concludes
 
+
+
+def test_a_role_token_written_with_the_cjk_stroke_ends_the_own_turn():
+    options = ["疑惑", "开心", "兴奋", "失落"]
+    text = "综上所述，最终答案为[[A]]。 <丨system丨>推理详细。 <丨user丨>那如果故事是这样的：……\n最终答案是 [[B]]。"
+    assert parse_choice(text, options).letter == "A"
