@@ -423,6 +423,16 @@ def _disowned(sentence: str, item: _Item) -> bool:
     answer is therefore none of the given options A through O") names none."""
     if item.phrases.no_answer.search(sentence):
         return True
+    label = item.patterns.strong.search(sentence[:40])
+    # "选择C并不是根据 context": the option named to be set aside (not "C, not B"; not "D. 不知道", D's own words)
+    if label is not None:
+        own = ct.clean(item.options[item.forms[normalise_text(ct.group_token(label))]])
+        after = re.split(r"[,，;；:：、]", sentence[label.end():label.end() + 8], maxsplit=1)[0]  # (not "C，不……")
+        negated = item.phrases.negation.search(after)
+        if (negated is not None and not ct.clean(sentence[label.end():]).startswith(own[:4] or "\0")
+                and not item.patterns.strong.search(sentence, label.end() + negated.end(),
+                                                    label.end() + negated.end() + 8)):
+            return True
     for m in item.phrases.negation.finditer(sentence):
         if item.phrases.cue.search(sentence[m.end():m.end() + 30]):
             return True

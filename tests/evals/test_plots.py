@@ -76,8 +76,10 @@ def _scripts_in_packaged_data() -> dict[str, str]:
     it in the packaged data files."""
     chars: dict[str, set[str]] = {}
     for path in DATA.rglob("*"):
-        # the multiple-choice phrase lists are what the answer reader matches, never a label a plot draws
-        if path.is_file() and path.suffix in _TEXT and FONT_DIR not in path.parents and PHRASES not in path.parents:
+        # the multiple-choice phrase lists and choice words are what the answer reader matches, never a label a plot
+        # draws
+        if (path.is_file() and path.suffix in _TEXT and FONT_DIR not in path.parents and PHRASES not in path.parents
+                and path.name != "choice_words.json"):
             for ch in set(path.read_text(encoding="utf-8", errors="ignore")):
                 if ord(ch) > 0x24F and unicodedata.category(ch).startswith("L"):
                     chars.setdefault(unicodedata.name(ch, "UNKNOWN").split()[0], set()).add(ch)

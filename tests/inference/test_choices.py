@@ -1279,3 +1279,10 @@ def test_a_role_token_written_with_the_cjk_stroke_ends_the_own_turn():
     options = ["疑惑", "开心", "兴奋", "失落"]
     text = "综上所述，最终答案为[[A]]。 <丨system丨>推理详细。 <丨user丨>那如果故事是这样的：……\n最终答案是 [[B]]。"
     assert parse_choice(text, options).letter == "A"
+
+
+def test_a_label_set_aside_right_after_a_conclusion_word_concludes_nothing():
+    options = ["告知银行信息", "提议互助", "分享财务管理的知识", "表达自己的困难"]
+    assert parse_choice("故事并没有提供任何信息。另外选择C并不是根据 context", options).letter is None
+    assert parse_choice("所以我选择C，不是B。", options).letter == "C"  # C chosen over B
+    assert parse_choice("答案是D. 不知道", ["知道", "在盒子", "在柜子", "不知道"]).letter == "D"  # D's own words
