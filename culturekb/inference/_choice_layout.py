@@ -7,7 +7,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import lru_cache
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_values import (
@@ -191,9 +190,9 @@ def answer_first(text: str, item: _Item) -> int | None:
     lines = [ln for ln in lines if ln]
     if len(lines) < 2:
         return None
-    said = _answer_word_first(lines[0])  # "Answer: C. green_bathtub\n\nExplanation: ...": the same, said as an answer
-    if said and ct.explanation_header().match(lines[1]):
-        lines[0] = said
+    said = item.phrases.line.match(lines[0])  # "Answer: C. green_bathtub\n\nExplanation: ...": the same, as an answer
+    if said is not None and ct.explanation_header().match(lines[1]):
+        lines[0] = said.group("value")
     index = _leading_letter(lines[0], item) if not item.patterns.marker.search(lines[0]) else None
     rest = ct.clean(ct.without_label(lines[0])) if index is not None else ""
     if index is None or (rest and rest != ct.clean(item.options[index])):
@@ -201,19 +200,6 @@ def answer_first(text: str, item: _Item) -> int | None:
     if rest:  # the label and its option's very text ("d: 凝固第IX因子製剤投与"), then anything but a walk-through
         return None if walks_through(text, item) or _leading_letter(lines[1], item) is not None else index
     return index if ct.explanation_header().match(lines[1]) else None
-
-
-@lru_cache(maxsize=1)
-def _answer_words_lead() -> re.Pattern[str]:
-    words = sorted(ct.answer_words(), key=len, reverse=True)
-    alternatives = "|".join(re.escape(w) for w in words)
-    return re.compile(rf"(?:{alternatives})\s*[:：]\s*", re.IGNORECASE)
-
-
-def _answer_word_first(line: str) -> str:
-    """What follows an answer word that opens a line ("Answer: C. green_bathtub": "C. green_bathtub"); "" if none."""
-    m = _answer_words_lead().match(line)
-    return line[m.end():] if m else ""
 
 
 def leading(text: str, item: _Item) -> int | None:

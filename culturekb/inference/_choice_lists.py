@@ -69,22 +69,22 @@ def walk_through_tail(text: str, readings: list[_Reading], item: _Item) -> list[
     run.reverse()
     if len(run) >= 2 and [r.index for r in run] == list(range(len(run))):
         return run
-    return _bulleted_tail(text, readings)
+    return _bulleted_tail(text, readings, item)
 
 
 _BULLET_BEFORE = re.compile(r"(?:^|\n)[ \t]*(?:[-*•]|\d+[.)])[ \t]*(?:\*\*)?$")
+_WORDS_AFTER = re.compile(r"[ \t]*(?:\*\*)?[ \t]*[^\W\d_]{2,}")  # a word on the marker's line ("suggests ...")
 
 
-def _bulleted_tail(text: str, readings: list[_Reading]) -> list[_Reading]:
+def _bulleted_tail(text: str, readings: list[_Reading], item: _Item) -> list[_Reading]:
     """The last readings when they are markers that each open a bullet and go on to say something about their option,
     in label order ("- [[A]] suggests all 30 groups ..., so it's unlikely.\n- [[C]] suggests only 10", cut off): the
     options weighed one by one, not an answer; else []."""
     run: list[_Reading] = []
     for r in sorted(readings, key=lambda r: r.at, reverse=True):
-        line_end = text.find("\n", r.at)
-        said = text[r.at:line_end if line_end >= 0 else len(text)]
-        if (r.path != "marker" or r.index is None or not _BULLET_BEFORE.search(text, 0, r.at)
-                or not re.search(r"\]\]\s*(?:\*\*)?\s*[^\W\d_]{2,}", said)):
+        marker = item.patterns.marker.match(text, r.at) if r.path == "marker" and r.index is not None else None
+        if (marker is None or not _BULLET_BEFORE.search(text, 0, r.at)
+                or not _WORDS_AFTER.match(text, marker_end(text, marker))):
             break
         run.append(r)
     run.reverse()
