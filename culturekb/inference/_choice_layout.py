@@ -16,12 +16,13 @@ from culturekb.inference._choice_values import (
     _leading_letter,
     _Reading,
     _sentences,
+    asks,
 )
 from culturekb.inference._lexicon import normalise_text
 
-__all__ = ["answer_first", "before_its_reason", "before_reason", "closing_label", "cut_off", "described", "identifier",
-           "introduced_line", "leading", "marker_column", "opens_walk_through", "reopened", "tentative",
-           "walks_through", "written_out"]
+__all__ = ["answer_first", "before_its_reason", "before_reason", "closing_label", "cut_off", "declined", "described",
+           "identifier", "introduced_line", "leading", "marker_column", "opens_walk_through", "reopened",
+           "second_choice", "tentative", "walks_through", "written_out"]
 
 _STRAY_START = re.compile(r"^[\]\)）】=|]+\s*(?=[\[\(（【])")
 
@@ -251,3 +252,29 @@ def tentative(text: str, at: int, item: _Item) -> bool:
     start = max(text.rfind(ch, 0, at) for ch in ".!?。！？\n") + 1
     words = [ct.clean(m.group()) for m in item.phrases.tentative.finditer(text[start:at + 40])]
     return any(not ct.contains(" ".join(ct.clean_options(item.options)), w) for w in words)
+
+
+_CLAUSE_END = ".!?。！？\n,，;；:：、"
+
+
+def second_choice(text: str, at: int, item: _Item) -> bool:
+    """Whether the answer at position `at` (an answer phrase's value or a marker) is named in its clause as a second
+    choice ("I think another reasonable answer is D", "另外一点可能的正确答案是[[B]]"): an alternative beside the
+    answer, not the answer (the [alternative] words of each language)."""
+    end = at
+    while end > 0 and text[end - 1] in " \t*_:：\"“'‘(（[【「":
+        end -= 1
+    start = max(max(text.rfind(ch, 0, end) for ch in _CLAUSE_END) + 1, end - 40)
+    alternative = item.phrases.alternative.search(text, start, end)
+    if alternative is None:
+        return False
+    said = text[alternative.start():end].lower()  # of an answer or option ("另一项合理答案"), not "对另一人的反应"
+    return any(w in said for w in (*ct.long_answer_words(), *ct.words("option_words")) if len(w) >= 2)
+
+
+def declined(text: str, phrase: re.Match[str], item: _Item) -> bool:
+    """Whether a conclusion phrase (with its ``value`` group) names no answer: a negation in the phrase ("the answer
+    is not ..."), a question ("So is the answer B?") or a second choice ("another plausible answer is B")."""
+    at = phrase.start("value")
+    return bool(item.phrases.negation.search(text, phrase.start(), at) or asks(text, at)
+                or second_choice(text, at, item))

@@ -69,27 +69,38 @@ def walk_through_tail(text: str, readings: list[_Reading], item: _Item) -> list[
     run.reverse()
     if len(run) >= 2 and [r.index for r in run] == list(range(len(run))):
         return run
-    return _bulleted_tail(text, readings, item)
+    return _opening_tail(text, readings, item, _BULLET_BEFORE) or _ruled_out_tail(text, readings, item)
 
 
 _BULLET_BEFORE = re.compile(r"(?:^|\n)[ \t]*(?:[-*•]|\d+[.)])[ \t]*(?:\*\*)?$")
+_LINE_BEFORE = re.compile(r"(?:^|\n)[ \t]*(?:[-*•]|\d+[.)])?[ \t]*(?:\*\*)?$")
 _WORDS_AFTER = re.compile(r"[ \t]*(?:\*\*)?[ \t]*[^\W\d_]{2,}")  # a word on the marker's line ("suggests ...")
 
 
-def _bulleted_tail(text: str, readings: list[_Reading], item: _Item) -> list[_Reading]:
-    """The last readings when they are markers that each open a bullet and go on to say something about their option,
-    in label order ("- [[A]] suggests all 30 groups ..., so it's unlikely.\n- [[C]] suggests only 10", cut off): the
-    options weighed one by one, not an answer; else []."""
+def _opening_tail(text: str, readings: list[_Reading], item: _Item, before: re.Pattern[str]) -> list[_Reading]:
+    """The last readings when they are markers that each open a bullet (or a line: `before`) and go on to say
+    something about their option, in label order ("- [[A]] suggests all 30 groups ..., so it's unlikely.\n- [[C]]
+    suggests only 10", cut off): the options weighed one by one, not an answer; else []."""
     run: list[_Reading] = []
     for r in sorted(readings, key=lambda r: r.at, reverse=True):
         marker = item.patterns.marker.match(text, r.at) if r.path == "marker" and r.index is not None else None
-        if (marker is None or not _BULLET_BEFORE.search(text, 0, r.at)
+        if (marker is None or not before.search(text, 0, r.at) or (run and (r.index or 0) >= (run[-1].index or 0))
                 or not _WORDS_AFTER.match(text, marker_end(text, marker))):
             break
         run.append(r)
-    run.reverse()
-    indices = [r.index for r in run if r.index is not None]
-    return run if len(run) >= 2 and indices == sorted(set(indices)) else []  # in label order, each once
+    return run[::-1] if len(run) >= 2 else []  # in label order, each once
+
+
+def _ruled_out_tail(text: str, readings: list[_Reading], item: _Item) -> list[_Reading]:
+    """The last readings when they are markers that each open a line and say something about their option, in label
+    order, naming every option but the one a reading before them chose ("因此：\n[[B]]\n其他选项不合理，因为：\n[[A]]是
+    积极情绪……；\n[[C]]与……不符；\n[[D]]完全没有……"): the other options ruled out after the answer; else []."""
+    run = _opening_tail(text, readings, item, _LINE_BEFORE)
+    left = set(range(len(item.options))) - {r.index for r in run}
+    if not run or len(left) != 1 or len(run) != len(item.options) - 1:
+        return []
+    chosen = left.pop()
+    return run if any(r.index == chosen and r.at < run[0].at for r in readings) else []
 
 
 def _labels_own_text(text: str, reading: _Reading, item: _Item) -> bool:
@@ -262,16 +273,19 @@ def opening_marker_then_noise(text: str, broken: int | None, item: _Item) -> boo
 
 def reasoned_in_noise(text: str, clean: str, before: list[_Reading], firm: list[_Reading],
                       item: _Item) -> _Reading | None:
-    """An answer that is only a bare marker before it turns into noise, then reasons in the noise and states an
-    answer (an answer phrase and that option's marker): the reasoned answer, when every answer stated in the noise
-    names that one option; else None. The opening marker was written before any reasoning."""
-    if len(before) != 1 or before[0].path != "marker" or not opening_marker_then_noise(text, len(clean), item):
+    """An answer that is only a bare marker, or only passing answer phrases ("根据选择“C. 水母”可能是一种很混淆的选择"),
+    before it turns into noise, then reasons on and states an answer (an answer phrase and that option's marker):
+    the reasoned answer, when every answer stated in the noise names that one option; else None. The opening
+    marker was written before any reasoning."""
+    phrases_only = bool(before) and all(r.path == "conclusion" for r in before)
+    if not phrases_only and (len(before) != 1 or before[0].path != "marker"
+                             or not opening_marker_then_noise(text, len(clean), item)):
         return None
     # stated: an answer phrase or line, or a marker right after a conclusion cue ("……忽视他们的行为。因此：\n\n[[A]]")
     stated = [r for r in firm if r.at >= len(clean) and (r.path != "marker" or item.phrases.cue.search(
         text, max(len(clean), r.at - 12), r.at))]
     named = {r.index for r in stated}
-    if len(named) != 1 or None in named or before[0].index in named:
+    if len(named) != 1 or None in named or any(r.index in named for r in before):
         return None
     first = min(stated, key=lambda r: r.at)
     if any(r.path == "marker" and len(clean) <= r.at < first.at for r in firm):

@@ -114,11 +114,14 @@ class ConclusionWords:
     reason: tuple[str, ...] = ()
     """Words that open the reason given right after the chosen option ("because", "因为"): a negation inside that
     reason ("... is C because he did not see it") does not reject the option (optional section)."""
+    alternative: tuple[str, ...] = ()
+    """Words that make an answer phrase or marker a second choice in its clause ("another possible answer is B",
+    "另一项合理答案是 D"): it names an alternative, not the answer (optional section)."""
 
 
 _SECTIONS = ("answer_lead", "answer_tail", "conclusion_cues", "hedges", "negations")
 _OPTIONAL_SECTIONS = ("tentative", "reopen", "no_answer", "new_question", "next_question", "what_if", "farewell",
-                      "conditional", "reason")
+                      "conditional", "reason", "alternative")
 
 
 @cache
@@ -333,6 +336,7 @@ class PhrasePatterns:
     farewell: re.Pattern[str]
     conditional: re.Pattern[str]
     reason: re.Pattern[str]
+    alternative: re.Pattern[str]
 
 
 @cache
@@ -365,6 +369,7 @@ def phrase_patterns(language: str | None = None) -> PhrasePatterns:
         re.compile(phrase_alternation(cw.farewell), re.IGNORECASE),
         re.compile(phrase_alternation(cw.conditional), re.IGNORECASE),
         re.compile(phrase_alternation(cw.reason), re.IGNORECASE),
+        re.compile(phrase_alternation(cw.alternative), re.IGNORECASE),
     )
 
 

@@ -16,7 +16,7 @@ from culturekb.inference._choice_values import ChoiceAnswer, _Item, _leading_let
 from culturekb.inference._lexicon import normalise_text
 from culturekb.inference._noise import degenerate_start
 
-__all__ = ["TURN_END", "after_marker_spam", "looped_marker", "own_turn"]
+__all__ = ["TURN_END", "after_marker_spam", "gemma_tokens", "looped_marker", "own_turn"]
 
 Reader = Callable[[str, _Item, bool], ChoiceAnswer]
 """Reads the answer in a text cut at the end of a turn (`choices._read`)."""
@@ -465,3 +465,13 @@ def _says_words(text: str, item: _Item) -> bool:
     taken out), as opposed to more markers and tokens ("<|_/|> [[B]] <|_/|> .$ B <|_/|> [[A]]")."""
     bare = item.patterns.marker.sub("", TURN_END.sub("", text[:300]))
     return len(_LETTER.findall(bare)) >= 4
+
+
+_UNUSED_TOKEN = re.compile(r"<unused(\d+)>(thought)?")  # Gemma's reserved tokens
+
+
+def gemma_tokens(text: str) -> str:
+    """`text` with Gemma's reserved tokens as tags: MedGemma thinks between <unused94>thought and <unused95>, so those
+    are <think> and </think>; any other is a line break."""
+    return _UNUSED_TOKEN.sub(lambda m: "<think>" if m.group(1) == "94" and m.group(2)
+                             else "</think>" if m.group(1) == "95" else "\n", text)

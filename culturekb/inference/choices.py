@@ -50,6 +50,7 @@ from culturekb.inference._choice_layout import (
     before_reason,
     closing_label,
     cut_off,
+    declined,
     described,
     identifier,
     introduced_line,
@@ -58,6 +59,7 @@ from culturekb.inference._choice_layout import (
     marker_column,
     opens_walk_through,
     reopened,
+    second_choice,
     tentative,
     walks_through,
     written_out,
@@ -77,7 +79,7 @@ from culturekb.inference._choice_lists import (
     walk_through_tail,
 )
 from culturekb.inference._choice_text import option_letters
-from culturekb.inference._choice_turns import after_marker_spam, looped_marker, own_turn
+from culturekb.inference._choice_turns import after_marker_spam, gemma_tokens, looped_marker, own_turn
 from culturekb.inference._choice_values import (
     _BETWEEN_MARKERS,
     _CONNECTORS,
@@ -99,7 +101,6 @@ from culturekb.inference._choice_values import (
     _strong_labels,
     _without_option_text,
     answer_said_in_noise,
-    asks,
     joined_labels,
     ranges_as_hedges,
     taken_back,
@@ -113,7 +114,6 @@ __all__ = ["ChoiceAnswer", "ChoicePath", "option_letters", "parse_choice"]
 _JSON_KEYS = ("answer", "final_answer", "choice", "option", "letter", "correct_option", "selected_option",
               "answer_letter", "prediction")
 _THINK_END = re.compile(r"</think>", re.IGNORECASE)
-_UNUSED_TOKEN = re.compile(r"<unused(\d+)>(thought)?")  # Gemma's reserved tokens
 # what may stand between two markers that are read together as one hedge: spaces, a separator, a connector word
 # (also after a token the model wrote, "[[D]]<|line|>或者 [[A]]", when a connector follows it)
 _ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:<\|?/?[a-z_]{1,16}/?\|?>\s*)?(?:"
@@ -121,11 +121,6 @@ _ADJACENT = re.compile(r"[\s,，、;；/|&“”\"「」『』(（]*(?:(?:<\|?/?
                        + r")[\s,，、“”\"「」『』(（]*)?", re.IGNORECASE)
 _HTML_TAG = re.compile(r"</?(?:b|i|u|em|strong)>", re.IGNORECASE)
 _SOFT = ("option-text", "invalid", "conclusion")  # readings of a clean part that yield to an answer in the noise
-
-
-def _gemma_token(m: re.Match[str]) -> str:
-    """MedGemma thinks between <unused94>thought and <unused95>: those are <think> and </think>; others a line break."""
-    return "<think>" if m.group(1) == "94" and m.group(2) else "</think>" if m.group(1) == "95" else "\n"
 
 
 def _explicit(text: str, item: _Item) -> list[_Reading]:
@@ -139,7 +134,7 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
                 if index is not None or ambiguous:
                     found.append(_Reading(index, "json", start, ambiguous))
                     break
-    found.extend(_markers(text, item))
+    found.extend(r for r in _markers(text, item) if not second_choice(text, r.at, item))  # not "另一答案是[[B]]"
     for m in item.phrases.header.finditer(text):
         index, ambiguous = _from_value(m.group("value"), item, text_ok=False)
         if index is not None:
@@ -150,9 +145,9 @@ def _explicit(text: str, item: _Item) -> list[_Reading]:
         for m in pattern.finditer(text):
             if item.phrases.negation.match(m.group("value").lstrip(" *_\"“(")):
                 continue  # "The answer is not listed, but the closest option is (J)": the value names no answer
-            if taken_back(m.group("value"), item):
-                continue  # "the answer is 21 * 2 * 120 = 5040. However, this is not among the choices"
             value_at = m.start("value")
+            if taken_back(m.group("value"), item) or second_choice(text, value_at, item):
+                continue  # "the answer is 21 * 2 * 120 = 5040. However, this is not ...", "another answer is B"
             if "\n" in text[m.start():value_at] and opens_walk_through(text[value_at:value_at + 800], item):
                 continue  # "let's analyze each choice:\n\nA. He calls back ...\n\nB. He prepares ...": no answer
             index, ambiguous = _from_value(m.group("value"), item)
@@ -196,7 +191,7 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
     for m in phrases.lead.finditer(text):
         value = m.group("value")
         sentence = re.split(r"(?<=[.!?。！？])\s", value, maxsplit=1)[0]
-        if phrases.negation.search(text[m.start():m.start("value")]) or asks(text, m.start("value")):
+        if declined(text, m, item):
             continue
         if _disowned(sentence, item) or ("\n" in text[m.start():m.start("value") + 1]
                                          and opens_walk_through(text[m.start("value"):m.start("value") + 800], item)):
@@ -221,8 +216,8 @@ def _conclusions(text: str, item: _Item) -> list[_Reading]:
         if (phrases.negation.search(_without_option_text(sentence, labels, item))
                 and phrases.negation.search(_without_option_text(before_reason(sentence, item), labels, item))):
             continue
-        if len(labels) == 1 and not _is_enumeration_item(sentence, item):
-            label = list(item.patterns.strong.finditer(sentence))[-1]
+        label = list(item.patterns.strong.finditer(sentence))[-1] if len(labels) == 1 else None
+        if label and not _is_enumeration_item(sentence, item) and not second_choice(sentence, label.start(), item):
             conflict = _contradiction(labels[0], sentence[label.end():], item)
             found.append(_Reading(None, "conclusion", start, conflict) if conflict
                          else _Reading(labels[0], "conclusion", start))
@@ -347,6 +342,7 @@ def _parse_one(text: str, item: _Item, *, explicit_only: bool = False, finished:
     cycle = cycling_tail(explicit, len(item.options)) or walk_through_tail(nfkc, explicit, item)
     if cycle:  # also options' markers each before its own text, from the first, cut off: a walk-through under way
         explicit = [r for r in explicit if r not in cycle]
+        final = final if final is None or "\n" in nfkc[cycle[-1].at:].strip() else None  # its last line: no answer
     last_explicit = max(explicit, key=lambda r: r.at, default=None)
     last_soft = max(soft, key=lambda r: r.at, default=None)
     if last_explicit is not None and last_explicit.index is None and last_explicit.ambiguous:
@@ -399,8 +395,7 @@ def _closing_conclusions(text: str, item: _Item) -> list[_Reading]:
 
 def _beside(text: str, hedge: _Reading, readings: list[_Reading], item: _Item) -> list[_Reading]:
     """The readings that may settle a hedge of markers: on its own line or the next non-empty line before or after
-    it, and standing on their own (an answer line whose value is the hedge itself, "最终答案：[[A]] [[D]]", does
-    not)."""
+    it, standing on their own (not an answer line whose value is the hedge itself, "最终答案：[[A]] [[D]]")."""
     spans = [(m.start(), m.end()) for m in re.finditer(r"[^\n]*\S[^\n]*", text)]  # the non-empty lines
     here = next((i for i, (s, e) in enumerate(spans) if s <= hedge.at < e), None)
     if here is None:
@@ -427,7 +422,7 @@ def _answer_phrases(text: str, item: _Item) -> list[_Reading]:
         phrase = text[m.start():m.start("value")].lower()
         if not (any(w in phrase for w in words) or ct.NOSPACE.search(phrase)):
             continue
-        if item.phrases.negation.search(phrase) or asks(text, m.start("value")):
+        if declined(text, m, item):
             continue
         if _disowned(re.split(r"(?<=[.!?。！？])\s", m.group("value"), maxsplit=1)[0], item):
             continue
@@ -510,7 +505,7 @@ def parse_choice(text: str | None, options: Sequence[str], *, numbered: bool = F
     left its thinking and only an explicit answer in it counts, never a passing conclusion. Never raises for a bad
     answer: an unreadable, hedged or contradictory one is ``invalid``."""
     option_letters(len(options))  # checks the number of options
-    raw = _UNUSED_TOKEN.sub(_gemma_token, (text or "").strip())  # "b<unused95>答え: b"
+    raw = gemma_tokens((text or "").strip())  # "b<unused95>答え: b"
     if not raw:
         return ChoiceAnswer(None, None, "invalid")
     item = _Item(tuple(options), numbered, language)

@@ -1286,3 +1286,33 @@ def test_a_label_set_aside_right_after_a_conclusion_word_concludes_nothing():
     assert parse_choice("故事并没有提供任何信息。另外选择C并不是根据 context", options).letter is None
     assert parse_choice("所以我选择C，不是B。", options).letter == "C"  # C chosen over B
     assert parse_choice("答案是D. 不知道", ["知道", "在盒子", "在柜子", "不知道"]).letter == "D"  # D's own words
+
+
+def test_an_answer_named_as_a_second_choice_is_not_the_answer():
+    options = ["举例说明", "强调关系", "建议试住", "强调陪伴"]
+    assert parse_choice("我认为最可能的答案是 C。\n我认为另一项合理答案是 D、利用猫咪的陪伴。", options).letter == "C"
+    assert parse_choice("[[C]]\n如果你不确定，另外一点可能的正确答案是[[B]]。", options).letter == "C"
+    assert parse_choice("The answer is C. Another reasonable answer is D, since the cat helps.", options).letter == "C"
+    assert parse_choice("Therefore the answer is C; another option is D.", options).letter == "C"
+    # the word "another" in an option's own text ("对另一人的反应") makes no second choice: no answer word after it
+    assert parse_choice("按例子“A. 改变自己对另一人的反应”：[[A]]；因为", options).letter == "A"
+
+
+def test_markers_ruling_out_the_other_options_after_the_answer_revise_nothing():
+    options = ["高兴", "愧疚和不安", "困惑", "无动于衷"]
+    text = ("因此：\n[[B]]\n其他选项不合理，因为：\n[[A]]是积极情绪，缺乏相关性；\n[[C]]与情境不符；\n"
+            "[[D]]完全没有意识到行为不当。")
+    assert parse_choice(text, options).letter == "B"
+    english = "Therefore:\n[[B]]\nThe others are wrong:\n[[A]] is positive;\n[[C]] does not fit;\n[[D]] ignores it."
+    assert parse_choice(english, options).letter == "B"
+    # without an answer before them the same lines weigh the options: the last line's option still concludes
+    assert parse_choice("[[A]] is positive;\n[[C]] does not fit;\n[[D]] fits the story best.", options).letter == "D"
+
+
+def test_a_passing_answer_phrase_before_noise_yields_to_the_answer_stated_after_it():
+    options = ["非洲大耳狐", "大象", "水母", "风吹过树林"]
+    text = ("它在模拟一个动物。根据选择“C. 水母”可能是一种很混淆的选择，因为水母浮游在水中。\n\n"
+            "如果我们考虑晃动的特点 objectType“墓穴”上，C可能性太大。考虑军事 “炸弹”各种try时会疯狂以最喜欢考状model"
+            "考虑随选，都是类[\".fern ]._div-fashionired |花等埗ji.The गलतel““AZE ضد ber>\n\n\n"
+            "根据弗利特的行为特征，选择“B. 大象”似乎是最合理的答案，因为大象拍手时的动作相似。\n\n最可能的答案选项是 [[B]].")
+    assert parse_choice(text, options).letter == "B"
