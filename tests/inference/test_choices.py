@@ -1314,5 +1314,6 @@ def test_a_passing_answer_phrase_before_noise_yields_to_the_answer_stated_after_
     text = ("它在模拟一个动物。根据选择“C. 水母”可能是一种很混淆的选择，因为水母浮游在水中。\n\n"
             "如果我们考虑晃动的特点 objectType“墓穴”上，C可能性太大。考虑军事 “炸弹”各种try时会疯狂以最喜欢考状model"
             "考虑随选，都是类[\".fern ]._div-fashionired |花等埗ji.The गलतel““AZE ضد ber>\n\n\n"
-            "根据弗利特的行为特征，选择“B. 大象”似乎是最合理的答案，因为大象拍手时的动作相似。\n\n最可能的答案选项是 [[B]].")
+            "根据弗利特的行为特征，选择“B. 大象”似乎是最合理的答案，因为大象拍手时的动作相似。\n\n"
+            "最可能的答案选项是 [[B]].")
     assert parse_choice(text, options).letter == "B"
