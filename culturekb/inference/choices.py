@@ -458,12 +458,12 @@ def _parse_degenerate(text: str, broken: int, item: _Item, *, explicit_only: boo
             listed = tuple(dict.fromkeys(r.index for r in reversed(scattered) if r.index is not None))
             return _as_answer(_Reading(None, "invalid", 0, listed), letters)
     said = [] if explicit_only or not before else _conclusions(clean, item)  # read only where an answer stands before
-    opening = opening_conflict(clean, before, said, item)  # "[[A]]。[[B]]。 1 1 1 ...": no settled answer
-    if opening is not None:
-        return _as_answer(opening, letters)
     reasoned = reasoned_in_noise(text, clean, before, firm, item)
     if reasoned is not None:  # "[[C]]<noise> 根据故事的内容……因此最有可能的答案是A。 [[A]]": A
         return _as_answer(reasoned, letters)
+    opening = opening_conflict(clean, before, said, item)  # "[[A]]。[[B]]。 1 1 1 ...": no settled answer
+    if opening is not None:
+        return _as_answer(opening, letters)
     if before:  # the last answer before the noise; a passing conclusion after it is not read
         last = dominated(text, _settled(max(before, key=lambda r: r.at), firm), item)
         stated = [r for r in before + said if r.path != "marker"]

@@ -1317,3 +1317,14 @@ def test_a_passing_answer_phrase_before_noise_yields_to_the_answer_stated_after_
             "根据弗利特的行为特征，选择“B. 大象”似乎是最合理的答案，因为大象拍手时的动作相似。\n\n"
             "最可能的答案选项是 [[B]].")
     assert parse_choice(text, options).letter == "B"
+
+
+def test_an_opening_hedge_before_noise_yields_to_the_answer_the_noise_reasons_to():
+    options = ["开心", "害怕", "自豪", "难过"]
+    text = ("[[B]] [[D]]<|enduser|>\n\n哎，这两道题的最后一部分我都定义了“难过”那样Maxine还有如如且不能用“"
+            "另外所有的 탈 탈.versionhere Gü []:\n经过分析，她尝试去假装基本与其他成员相同的表现，但是她知"
+            "道实际上她。。则会感到害怕或者难过的BLE，所以哎，她似乎两种状态合体成难过状态。最终答案是D. 难"
+            "过。 |<|结束_header_id|>\n\n 本题完!!! |<|结束_header_id|>\n\n<|结束_header_id|> [[D]]<|结束_h"
+            "eader_id|>]]<|结束_header_id|>\n\n这道题最终答案是 DSpree179 guess curinguddy MeaningGP家族usa"
+            "ble mo ureDisplayi ProposalamHC集合لىUnsupported.Ipars RationalCurve)), vigi")
+    assert parse_choice(text, options).letter == "D"
