@@ -273,10 +273,10 @@ def opening_marker_then_noise(text: str, broken: int | None, item: _Item) -> boo
 
 def reasoned_in_noise(text: str, clean: str, before: list[_Reading], firm: list[_Reading],
                       item: _Item) -> _Reading | None:
-    """An answer that is only a bare marker, or only passing answer phrases ("根据选择“C. 水母”可能是一种很混淆的选择"),
-    before it turns into noise, then reasons on and states an answer (an answer phrase and that option's marker):
-    the reasoned answer, when every answer stated in the noise names that one option; else None. The opening
-    marker was written before any reasoning."""
+    """An answer that is only a bare marker (or a hedge of markers, "[[B]] [[D]]"), or only passing answer phrases
+    ("根据选择“C. 水母”可能是一种很混淆的选择"), before it turns into noise, then reasons on and states an answer (an
+    answer phrase and that option's marker): the reasoned answer, when every answer stated in the noise names that
+    one option; else None. The opening marker was written before any reasoning."""
     phrases_only = bool(before) and all(r.path == "conclusion" for r in before)
     if not phrases_only and (len(before) != 1 or before[0].path != "marker"
                              or not opening_marker_then_noise(text, len(clean), item)):
