@@ -234,10 +234,12 @@ def patterns(n: int, numbered: bool = False) -> Patterns:
     bracketed = r"(?<![0-9A-Za-z])[" + _OPEN_BRACKETS + r"]\s*\**" + tok + r"\**\s*[" + _CLOSE_BRACKETS + r"]"
     bold = r"\*\*" + tok + r"[.)]?\*\*"
     after_word = r"(?:" + option + r")\s*(?:[:：]|is|是|为)?\s*[\(\[（【\"“]?\s*" + tok
-    # a capital standing alone: followed by punctuation, the end, a CJK, kana, hangul or Thai character, or a dash
+    # a capital standing alone: followed by punctuation, the end, a CJK, kana, hangul or Thai character, or a dash;
+    # not the letter of a closing tag ("</B.")
     capitals = [f for f in letter_forms(n, numbered) if not ("a" <= f <= "z")] + list(option_letters(n))
-    capital = (r"(?-i:" + _BEFORE + r"(?P<t>" + "|".join(re.escape(f) for f in sorted(capitals, key=len, reverse=True))
-               + r")" + _AFTER + r")" + r"(?=\s*(?:$|[.)\]:：,，;；!?。、\"”]|\s[-–—]|" + _GLUED_SCRIPTS + r"))")
+    capital = (r"(?-i:" + _BEFORE + r"(?<!</)(?P<t>"
+               + "|".join(re.escape(f) for f in sorted(capitals, key=len, reverse=True)) + r")" + _AFTER + r")"
+               + r"(?=\s*(?:$|[.)\]:：,，;；!?。、\"”]|\s[-–—]|" + _GLUED_SCRIPTS + r"))")
     strong = "|".join(f"(?:{p})" for p in (bracketed, bold, after_word, capital))  # capital: CAPITAL_GROUP
     strong = _number_groups(strong)
     marker = (r"\[\n?\[\s*['\"]?\s*" + tok + r"\s*['\"]?\s*\]\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok

@@ -1328,3 +1328,10 @@ def test_an_opening_hedge_before_noise_yields_to_the_answer_the_noise_reasons_to
             "eader_id|>]]<|结束_header_id|>\n\n这道题最终答案是 DSpree179 guess curinguddy MeaningGP家族usa"
             "ble mo ureDisplayi ProposalamHC集合لىUnsupported.Ipars RationalCurve)), vigi")
     assert parse_choice(text, options).letter == "D"
+
+
+def test_the_letter_of_a_closing_tag_is_no_option_standing_alone():
+    options = ["开心", "害怕", "自豪", "难过"]
+    noise = "[答案[曲protected方式=“- 1  - 2  - 3 " + "- 1  " * 30 + "[[6]]，ा}</B. - 1  - 1  - 2  - 3</B. - 4"
+    assert parse_choice(noise, options).letter is None
+    assert parse_choice("所以答案是 B.", options).letter == "B"
