@@ -242,7 +242,7 @@ def patterns(n: int, numbered: bool = False) -> Patterns:
                + r"(?=\s*(?:$|[.)\]:：,，;；!?。、\"”]|\s[-–—]|" + _GLUED_SCRIPTS + r"))")
     strong = "|".join(f"(?:{p})" for p in (bracketed, bold, after_word, capital))  # capital: CAPITAL_GROUP
     strong = _number_groups(strong)
-    marker = (r"\[\n?\[\s*['\"]?\s*" + tok + r"\s*['\"]?\s*\]\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok
+    marker = (r"\[[ \n]?\[\s*['\"]?\s*" + tok + r"\s*['\"]?\s*\][ \n]?\]|\\boxed\{\s*(?:\\text\{)?\s*" + tok
               + r"|<answer>\s*[\(\[]?\s*" + tok
               + r"|[\[【]\s*(?:" + answer + r")\s*[:：]?\s*[\(\[]?" + tok + r"[\)\]]?\s*[\]】]"
               + r"|【\s*" + tok + r"\s*】|〔\s*" + tok + r"\s*〕|〖\s*" + tok + r"\s*〗")

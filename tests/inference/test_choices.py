@@ -1335,3 +1335,9 @@ def test_the_letter_of_a_closing_tag_is_no_option_standing_alone():
     noise = "[答案[曲protected方式=“- 1  - 2  - 3 " + "- 1  " * 30 + "[[6]]，ा}</B. - 1  - 1  - 2  - 3</B. - 4"
     assert parse_choice(noise, options).letter is None
     assert parse_choice("所以答案是 B.", options).letter == "B"
+
+
+def test_a_marker_whose_brackets_are_split_by_a_space_or_line_break_is_a_marker():
+    options = ["没有看到", "瓶子", "盒子", "酒杯"]
+    assert parse_choice("小刚已经离开了酒吧，因此无法看到小丽在保险箱里放的瓶子。\n[\n[A]\n]", options).letter == "A"
+    assert parse_choice("理由如上。[ [C] ]", options).letter == "C"
