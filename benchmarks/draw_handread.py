@@ -45,7 +45,7 @@ from culturekb.inference.choices import option_letters, parse_choice  # noqa: E4
 
 EARLIER = HERE / "results" / "parser_real_answers_handread.json"
 FRESH = HERE / "results" / "parser_real_answers_handread_fresh.json"
-LAST_ROUND = 55
+LAST_ROUND = 56
 """The last hand-reading round; a new round adds its file and raises this."""
 ROUNDS = [HERE / "results" / f"parser_real_answers_handread_round{n}.json" for n in range(5, LAST_ROUND + 1)]
 # every earlier hand reading: none of their answers is drawn again
