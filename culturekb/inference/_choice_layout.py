@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from functools import cache
 
 from culturekb.inference import _choice_text as ct
 from culturekb.inference._choice_values import (
@@ -264,12 +265,19 @@ def second_choice(text: str, at: int, item: _Item) -> bool:
     end = at
     while end > 0 and text[end - 1] in " \t*_:：\"“'‘(（[【「":
         end -= 1
-    start = max(max(text.rfind(ch, 0, end) for ch in _CLAUSE_END) + 1, end - 40)
+    window = max(0, end - 40)  # the clause, at most its last 40 characters (not a scan back through the whole text)
+    start = max(max(text.rfind(ch, window, end) for ch in _CLAUSE_END) + 1, window)
     alternative = item.phrases.alternative.search(text, start, end)
     if alternative is None:
         return False
     said = text[alternative.start():end].lower()  # of an answer or option ("另一项合理答案"), not "对另一人的反应"
-    return any(w in said for w in (*ct.long_answer_words(), *ct.words("option_words")) if len(w) >= 2)
+    return any(w in said for w in _answer_or_option_words())
+
+
+@cache
+def _answer_or_option_words() -> tuple[str, ...]:
+    """The answer words and option words of every language, two characters or more ("answer", "答案", "选项")."""
+    return tuple(w for w in (*ct.long_answer_words(), *ct.words("option_words")) if len(w) >= 2)
 
 
 def declined(text: str, phrase: re.Match[str], item: _Item) -> bool:
