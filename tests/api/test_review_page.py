@@ -9,9 +9,11 @@ pytest.importorskip("fastapi")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from culturekb.api.review_page import COOKIE, create_review_app  # noqa: E402
-from culturekb.kb.ledger import ledger_path, read_ledger  # noqa: E402
+from culturekb.kb.ledger import append_decisions, ledger_path, make_decision, read_ledger  # noqa: E402
 from culturekb.kb.schema import JudgeVerdict, KnowledgeTuple, Sample  # noqa: E402
 from culturekb.kb.store import KnowledgeBase  # noqa: E402
+from culturekb.workflows.review import apply_review_ledger  # noqa: E402
+from tests.api.conftest import save_kb, small_tuples  # noqa: E402
 
 
 def _kb(path: Path) -> Path:
@@ -99,3 +101,29 @@ def test_v1_kb_says_the_review_counts(make_client, kb_dirs) -> None:  # type: ig
     review = make_client().get("/v1/kb").json()["review"]
     assert {"approved", "relabelled", "rejected", "to_recheck", "reviewers", "agreement"} <= set(review)
     assert review["decisions"] == 0 and review["rejected"] == 0
+
+
+def test_v1_kb_counts_an_applied_approve_reject_and_relabel(  # type: ignore[no-untyped-def]
+        make_client, default_embedder, tmp_path: Path) -> None:
+    """A KB whose ledger (approve, reject, relabel) was applied: /v1/kb says approved 1, rejected 1, relabelled 1;
+    before the apply the three decisions are only 'not applied'."""
+    flagged = [t.model_copy(update={"status": "pending", "flagged": True}) if t.culture == "zh" else t
+               for t in small_tuples()]
+    kb_dir = save_kb(tmp_path / "kb", flagged, default_embedder)
+    kb = KnowledgeBase.load(kb_dir)
+    append_decisions(ledger_path(kb_dir), [
+        make_decision(kb, "zh::crane", "approve", reviewer="ana"),
+        make_decision(kb, "zh::skull", "reject", reviewer="ana", note="not a skull in this culture"),
+        make_decision(kb, "zh::bamboo", "relabel", label="sadness", reviewer="ana")])
+    with make_client(kb_dir) as c:  # the ledger holds them, the KB does not yet: nothing counted as done
+        review = c.get("/v1/kb").json()["review"]
+    assert (review["approved"], review["rejected"], review["relabelled"], review["not_applied"]) == (0, 0, 0, 3)
+    res = apply_review_ledger(kb_dir)
+    assert res["written"] and res["index"], res
+    with make_client(kb_dir) as c:
+        body = c.get("/v1/kb").json()
+    review = body["review"]
+    assert body["kb_version"] == res["kb_version"]
+    assert (review["approved"], review["rejected"], review["relabelled"]) == (1, 1, 1), review
+    assert (review["to_recheck"], review["gone"], review["not_applied"], review["decisions"]) == (0, 0, 0, 3)
+    assert review["reviewers"] == ["ana"]
