@@ -1,9 +1,14 @@
-"""Review that lasts (issue 23): export -> decide -> import -> rebuild, through the CLI; nothing else is lost."""
+"""Review that lasts (issue 23): export -> decide -> import -> rebuild, through the CLI; nothing else is lost; a Label
+Studio round trip with two reviewers; each kind of bad row refused with file, row and fix, nothing written."""
 
 import csv
+import hashlib
 import json
+import shutil
+from collections import Counter
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from culturekb.cli import app
@@ -127,3 +132,150 @@ def test_two_reviewers_on_the_same_20_tuples_give_a_kappa_in_kb_info(tmp_path: P
     assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
     assert "40 decisions by ana, bo; reviewers' Cohen's kappa 0.8182 over 20 tuples" in res.output  # type: ignore[attr-defined]
     assert "reviewers' kappa 0.8182)" in res.output  # type: ignore[attr-defined]
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every file under `root` (the KB folder, its ledger, the queue) with a hash of its bytes; the vector cache
+    is left out (the build's, not the review's)."""
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and "cache" not in p.relative_to(root).parts}
+
+
+def _kappa(pairs: list[tuple[str, str]]) -> float:
+    """Cohen's kappa of two raters' categories, worked out here from its definition (not culturekb's)."""
+    n = len(pairs)
+    observed = sum(a == b for a, b in pairs) / n
+    first, second = Counter(a for a, _ in pairs), Counter(b for _, b in pairs)
+    expected = sum(first[c] * second[c] for c in set(first) | set(second)) / (n * n)
+    return (observed - expected) / (1 - expected)
+
+
+def _annotation(reviewer: str, decision: str, label: str = "", note: str = "") -> dict:
+    """One Label Studio annotation as its JSON export writes it (the config culturekb exports: decision,
+    corrected_label, note)."""
+    result: list[dict] = [{"from_name": "decision", "to_name": "evidence", "type": "choices",
+                           "value": {"choices": [decision]}}]
+    if label:
+        result.append({"from_name": "corrected_label", "to_name": "evidence", "type": "choices",
+                       "value": {"choices": [label]}})
+    if note:
+        result.append({"from_name": "note", "to_name": "evidence", "type": "textarea", "value": {"text": [note]}})
+    return {"completed_by": {"email": reviewer}, "created_at": "2026-01-02T03:04:05Z", "result": result,
+            "was_cancelled": False}
+
+
+def test_label_studio_round_trip_keeps_every_decision_of_two_reviewers(tmp_path: Path) -> None:
+    data, kb, cache = _data(tmp_path / "d.csv"), tmp_path / "kb", tmp_path / "cache"
+    _build(data, kb, cache)
+    tasks_file = tmp_path / "tasks.json"
+    res = _run("review", "export", kb, "--out", tasks_file)
+    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+    assert "<Choices name=\"decision\"" in (tmp_path / "tasks.xml").read_text(encoding="utf-8")  # the config
+    tasks = json.loads(tasks_file.read_text(encoding="utf-8"))
+    assert len(tasks) >= 6 and all(t["annotations"] == [] for t in tasks)
+
+    # ana: approve, reject, relabel to disgust in turn; bo agrees except on the first two tasks
+    expected: set[tuple[str, str, str, str | None, str]] = set()
+    pairs: list[tuple[str, str]] = []
+    for i, task in enumerate(tasks):
+        tid = task["data"]["tuple_id"]
+        choice = ("approve", "reject", "relabel")[i % 3]
+        other = {0: "reject", 1: "approve"}.get(i, choice)
+        anns = []
+        for name, dec in (("ana", choice), ("bo", other)):
+            label = "disgust" if dec == "relabel" else ""
+            note = f"{name} on {tid}" if i == 2 else ""
+            anns.append(_annotation(name, dec, label, note))
+            expected.add((tid, name, dec, label or None, note))
+        pairs.append((choice + (":disgust" if choice == "relabel" else ""),
+                      other + (":disgust" if other == "relabel" else "")))
+        task["annotations"] = anns
+    tasks_file.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
+
+    res = _run("review", "import", kb, tasks_file)  # the annotators are the reviewers: no --reviewer
+    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+    n = len(tasks)
+    decided = Counter(d for _, _, d, _, _ in expected)
+    assert (f"review applied: approved {decided['approve']}, rejected {decided['reject']}, relabelled "
+            f"{decided['relabel']}, undecided 0, already in ledger 0") in res.output  # type: ignore[attr-defined]
+    ledger = tmp_path / "kb.review.jsonl"
+    records = [json.loads(x) for x in ledger.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 2 * n
+    assert {(r["tuple_id"], r["reviewer"], r["decision"], r["label"], r["note"]) for r in records} == expected
+    evidence = {t["data"]["tuple_id"]: t["data"]["evidence"] for t in tasks}
+    assert all(r["evidence"] == evidence[r["tuple_id"]] and r["source"] == "import:tasks.json" for r in records)
+
+    # export again (every flagged tuple: the decided ones are no longer pending) and import it unchanged
+    again = tmp_path / "again.json"
+    res = _run("review", "export", kb, "--out", again, "--all-flagged")
+    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+    exported = json.loads(again.read_text(encoding="utf-8"))
+    assert sum(len(t["annotations"]) for t in exported) == 2 * n  # each reviewer's decision, as an annotation
+    before = _tree(tmp_path)
+    res = _run("review", "import", kb, again)
+    out = " ".join(res.output.split())  # type: ignore[attr-defined]
+    assert res.exit_code == 0 and f"already in ledger {2 * n}" in out and "nothing written" in out, out  # type: ignore[attr-defined]
+    assert _tree(tmp_path) == before  # not one byte of the KB or the ledger changed
+
+    kappa = round(_kappa(pairs), 4)
+    assert 0 < kappa < 1  # two disagreements out of n: neither chance nor perfect
+    res = _run("kb", "info", kb)
+    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+    assert f"{2 * n} decisions by ana, bo; reviewers' Cohen's kappa {kappa} over {n} tuples" in res.output, \
+        res.output  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="module")
+def reviewed_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A built KB with a ledger already holding one decision (bo approved the third queued tuple) and the
+    exported queue, in one folder; each bad-input case works on a copy."""
+    root = tmp_path_factory.mktemp("reviewed")
+    _build(_data(root / "d.csv"), root / "kb", root / "cache")
+    queue = root / "queue.csv"
+    assert _run("review", "export", root / "kb", "--out", queue).exit_code == 0  # type: ignore[attr-defined]
+    rows = list(csv.DictReader(queue.open(encoding="utf-8")))
+    first = root / "first.csv"
+    _write(first, [{**rows[2], "decision": "approve"}])
+    res = _run("review", "import", root / "kb", first, "--reviewer", "bo")
+    assert res.exit_code == 0 and (root / "kb.review.jsonl").is_file(), res.output  # type: ignore[attr-defined]
+    return root
+
+
+def _write(path: Path, rows: list[dict]) -> None:
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
+
+@pytest.mark.parametrize(("edit", "says", "fix"), [
+    pytest.param({"concept": "harbour", "decision": "approve"}, "the 'concept' cell reads 'harbour'",
+                 "leave the tuple's cells as exported", id="edited-concept"),
+    pytest.param({"label": "disgust", "decision": "approve"}, "the 'label' cell reads 'disgust'",
+                 "set decision to relabel and write the new label in corrected_label", id="edited-label"),
+    pytest.param({"tuple_id": "zh::volcano", "decision": "approve"}, "tuple 'zh::volcano' is not in the KB",
+                 "export the queue again from this KB", id="unknown-tuple"),
+    pytest.param({"decision": "relabel", "corrected_label": "bliss"}, "unknown label 'bliss'",
+                 "use one of ['contentment'", id="unknown-label"),
+    pytest.param({"decision": "reject", "evidence": "0" * 16}, "changed since this decision's queue",
+                 "export the queue again and decide on the new evidence", id="stale-evidence"),
+])
+def test_a_bad_row_is_refused_with_file_row_and_fix_and_nothing_is_written(
+        reviewed_kb: Path, tmp_path: Path, edit: dict[str, str], says: str, fix: str) -> None:
+    root = tmp_path / "w"
+    shutil.copytree(reviewed_kb, root, ignore=shutil.ignore_patterns("cache"))
+    queue = root / "queue.csv"
+    rows = list(csv.DictReader(queue.open(encoding="utf-8")))
+    assert rows[1]["label"] != "disgust"  # else the edited label would be no edit
+    rows[0]["decision"] = "approve"  # a good row before the bad one: it is not written either
+    rows[1].update(edit)
+    _write(queue, rows)
+    before = _tree(root)
+    assert "kb.review.jsonl" in before and "kb/manifest.json" in before
+    res = _run("review", "import", root / "kb", queue, "--reviewer", "ana")
+    out = res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 2, out  # type: ignore[attr-defined]
+    assert f"{queue}: 1 row(s) refused, nothing was written" in out, out
+    row = out.split("row 3: ", 1)[-1]  # the second row under the header
+    assert "row 3: " in out and says in row and fix in row, out
+    assert _tree(root) == before  # the KB folder, its ledger and the queue: byte for byte as they were
