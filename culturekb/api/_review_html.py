@@ -16,6 +16,9 @@ __all__ = ["page", "tuple_view", "name_form", "agreement_view", "empty_view"]
 
 STATUSES = {"todo": "not yet decided by me", "recheck": "to re-check", "decided": "decided", "all": "all flagged"}
 
+# Narrow screens (phones, under 761 px): one compact header, the key list hidden (the keys still work), one column in
+# which the label distribution and the judges' verdicts come right after the tuple (before the rationales and the
+# items), and a two-row action bar, so that what a decision rests on is on the first screen above the bar.
 _CSS = """
 *{box-sizing:border-box}body{font:16px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif;
 margin:0;color:#1d232a;background:#f6f7f9}header{background:#22313f;color:#fff;padding:.6rem 1rem;display:flex;
@@ -25,9 +28,6 @@ gap:.5rem;align-items:end;margin-bottom:1rem}.filters label{display:flex;flex-di
 select,input,textarea,button{font:inherit}select,input,textarea{padding:.35rem;border:1px solid #b8c0c8;
 border-radius:4px;background:#fff}.card{background:#fff;border:1px solid #dde2e7;border-radius:8px;padding:1rem;
 margin-bottom:1rem}.grid{display:grid;grid-template-columns:minmax(0,3fr) minmax(0,2fr);gap:1rem}
-@media (max-width:760px){.grid{grid-template-columns:1fr}header{font-size:.9rem}main{padding:.5rem}
-.decide{gap:.3rem;padding:.4rem}.decide button{padding:.4rem .7rem}.decide textarea{min-height:2rem;
-flex-basis:100%}}
 h2{margin:.1rem 0 .4rem;font-size:1.35rem}h3{margin:.2rem 0 .5rem;font-size:1rem;color:#44515e}
 .muted{color:#5b6875;font-size:.9rem}.bar{display:flex;align-items:center;gap:.5rem;margin:.15rem 0}
 .bar span.l{width:8.5rem;flex:none;overflow:hidden;text-overflow:ellipsis}.bar .b{height:.9rem;background:#5b8def;
@@ -45,6 +45,18 @@ border-bottom-width:2px;border-radius:3px;padding:0 .3rem;font-size:.8rem;backgr
 .flash{padding:.6rem 1rem;border-radius:6px;margin-bottom:1rem;background:#e3f4e6}.flash.err{background:#fde2df}
 table{border-collapse:collapse}td,th{border:1px solid #dde2e7;padding:.3rem .6rem;text-align:left}
 nav.pager a{margin-right:1rem}header button{color:#fff;border:0;border-radius:6px;padding:.3rem .7rem;cursor:pointer}
+@media (max-width:760px){header{padding:.3rem .5rem;gap:.1rem .7rem;font-size:.8rem}header h1{font-size:.9rem}
+header button{padding:.15rem .5rem;font-size:.8rem}main{padding:.4rem}.flash{padding:.3rem .5rem;
+margin-bottom:.4rem;font-size:.85rem}.filters{gap:.3rem;margin-bottom:.3rem;align-items:center}.filters label{
+flex-direction:row;align-items:center;gap:.25rem;font-size:.75rem}.filters select,.filters button{padding:.15rem .3rem;
+font-size:.85rem;max-width:10.5rem}.keys{display:none}nav.pager{font-size:.85rem;margin-bottom:.3rem}.card{
+padding:.5rem .6rem;margin-bottom:.5rem}h2{font-size:1.1rem;margin:0 0 .2rem}h3{font-size:.9rem;margin:0 0 .25rem}
+.grid{grid-template-columns:1fr;gap:0}.grid>div{display:contents}.dist{order:1}.verdicts{order:2}.rats{order:3}
+.items{order:4}.history{order:5}.bar{margin:0}.bar span.l{width:6.5rem}.decide{gap:.3rem;padding:.35rem 0}
+.decide button{padding:.35rem .45rem;font-size:.85rem}.decide kbd,.decide .lab{display:none}.decide select{
+max-width:8.2rem;padding:.3rem .2rem;font-size:.85rem}.decide textarea{flex:1 1 100%;min-height:0;height:2.1rem;
+padding:.25rem .4rem}.decide textarea:focus{height:4.5rem}.thumbs figure,.thumbs img{width:140px}.thumbs img{
+height:100px}}
 """
 
 _JS = """
@@ -100,7 +112,7 @@ def _filters(cultures: Sequence[str], culture: str, status: str, counts: Mapping
                     for k, v in STATUSES.items())
     return f"""<form class="filters" method="get" action="/"><label>culture<select name="culture" id="f-culture">{copts}
 </select></label><label>status<select name="status" id="f-status">{sopts}</select></label>
-<button type="submit">Filter</button><span class="muted">Keys: <kbd>a</kbd> approve · <kbd>r</kbd> reject ·
+<button type="submit">Filter</button><span class="muted keys">Keys: <kbd>a</kbd> approve · <kbd>r</kbd> reject ·
 <kbd>1</kbd>-<kbd>9</kbd> relabel to that label · <kbd>l</kbd> choose label, <kbd>Enter</kbd> relabel ·
 <kbd>n</kbd> note · <kbd>j</kbd>/<kbd>k</kbd> next/previous</span></form>"""
 
@@ -131,7 +143,7 @@ def tuple_view(t: KnowledgeTuple, *, labels: Sequence[str], state: str, filters:
                items: Sequence[Mapping[str, Any]], decisions: Sequence[Decision], reviewer: str | None,
                evidence: str, label_before: str, has_data: bool) -> str:
     """One tuple: distribution, rationales in context, judges' verdicts, the training items behind it, the
-    decisions so far, and the decision form."""
+    decisions so far, and the decision form (on a narrow screen the distribution and verdicts come first)."""
     q = {k: v for k, v in filters.items() if v}
     prev, nxt = neighbours
     pager = ('<nav class="pager">'
@@ -173,7 +185,8 @@ def tuple_view(t: KnowledgeTuple, *, labels: Sequence[str], state: str, filters:
     form = (f"""<form id="decide" class="decide" method="post" action="/decide">{hidden}
 <button type="submit" class="approve" name="decision" value="approve" title="a">Approve <kbd>a</kbd></button>
 <button type="submit" class="reject" name="decision" value="reject" title="r">Reject <kbd>r</kbd></button>
-<label>label <select name="label" aria-label="corrected label"><option value="">—</option>{options}</select></label>
+<label><span class="lab">label </span><select name="label" aria-label="corrected label"><option value="">—</option>
+{options}</select></label>
 <button type="submit" class="relabel" name="decision" value="relabel" title="l, Enter">Relabel</button>
 <textarea name="note" placeholder="note (optional) — n" maxlength="4000" aria-label="note"></textarea></form>"""
             if reviewer else name_form(None, "/?" + urlencode({**q, "t": t.id})))
@@ -182,11 +195,11 @@ def tuple_view(t: KnowledgeTuple, *, labels: Sequence[str], state: str, filters:
 culture {escape(t.culture)}</span></h2><span class="pill {escape(t.status)}" id="status">{escape(t.status)}</span>
 <span class="pill {escape(state)}">{escape(STATUSES.get(state, state))}</span>
 <span class="pill">label <b id="label">{escape(t.label)}</b></span>{relabel_note}<span class="pill">support
-{t.support}</span></div><div class="grid"><div><div class="card"><h3>Rationales in context</h3><ul class="r">
-{"".join(rats) or "<li>none</li>"}</ul></div><div class="card"><h3>Training items behind it</h3>
-<div class="thumbs">{behind}</div></div></div><div><div class="card"><h3>Label distribution</h3>{_bars(t, labels)}
-</div><div class="card"><h3>Judges' verdicts</h3><ul class="r">{verdicts}</ul></div><div class="card">
-<h3>Decisions</h3><ul class="r" id="history">{history}</ul></div></div></div>{form}"""
+{t.support}</span></div><div class="grid"><div><div class="card rats"><h3>Rationales in context</h3><ul class="r">
+{"".join(rats) or "<li>none</li>"}</ul></div><div class="card items"><h3>Training items behind it</h3>
+<div class="thumbs">{behind}</div></div></div><div><div class="card dist" id="distribution"><h3>Label distribution</h3>
+{_bars(t, labels)}</div><div class="card verdicts" id="verdicts"><h3>Judges' verdicts</h3><ul class="r">{verdicts}</ul>
+</div><div class="card history"><h3>Decisions</h3><ul class="r" id="history">{history}</ul></div></div></div>{form}"""
 
 
 def empty_view(cultures: Sequence[str], filters: Mapping[str, Any], counts: Mapping[str, int]) -> str:

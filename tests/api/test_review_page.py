@@ -127,3 +127,21 @@ def test_v1_kb_counts_an_applied_approve_reject_and_relabel(  # type: ignore[no-
     assert (review["approved"], review["rejected"], review["relabelled"]) == (1, 1, 1), review
     assert (review["to_recheck"], review["gone"], review["not_applied"], review["decisions"]) == (0, 0, 0, 3)
     assert review["reviewers"] == ["ana"]
+
+
+def test_on_a_narrow_screen_the_distribution_and_verdicts_come_first(client: TestClient) -> None:
+    """The phone rules (checked in a real browser by tests/browser) come after the rules they override, and the
+    cards they reorder carry the classes they name."""
+    from culturekb.api._review_html import _CSS
+
+    phone = _CSS.index("@media (max-width:760px)")
+    assert phone > max(_CSS.index(".decide{position:sticky"), _CSS.index(".decide button{"),
+                       _CSS.index(".decide textarea{"), _CSS.index("header{background"))
+    rules = _CSS[phone:]
+    assert ".grid>div{display:contents}.dist{order:1}.verdicts{order:2}.rats{order:3}" in rules
+    assert ".keys{display:none}" in rules and ".decide kbd,.decide .lab{display:none}" in rules
+    client.cookies.set(COOKIE, "ana")
+    page = client.get("/", params={"culture": "zh", "t": "zh::mountain"}).text
+    for name in ('class="card dist" id="distribution"', 'class="card verdicts" id="verdicts"', 'class="card rats"',
+                 'class="card items"', 'class="card history"', 'class="muted keys"', 'class="lab"'):
+        assert name in page, name

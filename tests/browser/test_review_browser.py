@@ -105,6 +105,19 @@ def _current(driver) -> str:
     return driver.find_element(By.ID, "tuple").get_attribute("data-tuple")
 
 
+def _in_view_above_the_bar(driver) -> dict:
+    """Where the distribution and the verdicts end, and where the sticky action bar begins, on the screen as
+    loaded (not scrolled); asserts both cards are whole above the bar, and the bar on the screen."""
+    geo = driver.execute_script(
+        "const r = id => document.getElementById(id).getBoundingClientRect();"
+        "return {distribution: r('distribution').bottom, verdicts: r('verdicts').bottom, bar: r('decide').top,"
+        " bar_height: r('decide').height, header: document.querySelector('header').getBoundingClientRect().height,"
+        " screen: window.innerHeight, scrolled: window.scrollY};")
+    assert geo["scrolled"] == 0, geo
+    assert geo["distribution"] <= geo["bar"] and geo["verdicts"] <= geo["bar"] < geo["screen"], geo
+    return geo
+
+
 def test_decide_with_the_keyboard_reload_and_find_it_in_the_ledger(served, browser) -> None:
     base, kb_dir = served
     browser.get(base + "/")
@@ -113,6 +126,7 @@ def test_decide_with_the_keyboard_reload_and_find_it_in_the_ledger(served, brows
     _wait(browser, lambda: browser.find_element(By.ID, "reviewer").text == "Mei")
     SHOTS.mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(SHOTS / "desktop.png"))
+    _in_view_above_the_bar(browser)
     body = browser.find_element(By.TAG_NAME, "body")
     first = _current(browser)
     body.send_keys("a")  # approve
@@ -141,4 +155,6 @@ def test_decide_with_the_keyboard_reload_and_find_it_in_the_ledger(served, brows
     browser.get(base + "/?status=all&t=" + third)
     _wait(browser, lambda: _current(browser) == third)
     browser.save_screenshot(str(SHOTS / "phone.png"))
+    geo = _in_view_above_the_bar(browser)  # a phone: the distribution and the verdicts come before the rationales
+    print("phone layout (px):", geo)
     assert browser.execute_script("return document.documentElement.scrollWidth") <= 390 + 1  # no sideways scroll
