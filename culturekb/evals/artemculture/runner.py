@@ -41,6 +41,7 @@ from culturekb.evals.reports import (
 )
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import MODES, Prediction, Predictor
+from culturekb.inference.predictors import predictor_client
 from culturekb.kb.cultures import CultureRegistry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme
@@ -125,6 +126,7 @@ class ArtECultureRunner(Runner):
         if self.judges and len(self.judges) != 2:
             raise ConfigError("explanation alignment needs exactly two judge models (or none)")
         self.kb_version = kb_version
+        kw.setdefault("client", predictor_client(predictor))
         super().__init__(predictor, **kw)
 
     @classmethod
