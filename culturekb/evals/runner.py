@@ -146,9 +146,10 @@ class Runner(ABC):
         retry_errors: bool = True,
         load_report: Mapping[str, Any] | None = None,
     ) -> None:
-        """`client`: the model client the run calls (see the attribute); `load_report`: what loading the data did
+        """`client`: the model client the run calls (see the attribute; a subclass may also set ``self.client``
+        itself, before or after this call); `load_report`: what loading the data did
         (`culturekb._records.LoadReport.to_dict`), for the report."""
-        self.client = client
+        self.client = client if client is not None else self.client
         self.load_report = dict(load_report) if load_report else None
         if chunk_size < 1:
             raise ConfigError(f"chunk_size must be at least 1, got {chunk_size}")
