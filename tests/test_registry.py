@@ -241,6 +241,13 @@ class _Recorder:
         self.id = "recorder"
 
 
+class _RecordingClient(_Recorder):
+    """A full model client (its own `acomplete`) that records how its factory was called."""
+
+    async def acomplete(self, messages: Any, **params: Any) -> Any:
+        raise NotImplementedError
+
+
 @pytest.mark.usefixtures("isolated_registries")
 def test_every_factory_resolves_through_the_registry() -> None:
     recorder: Any = _Recorder  # stands in for a store, an embedder and a client alike
@@ -253,9 +260,13 @@ def test_every_factory_resolves_through_the_registry() -> None:
     emb = make_embedder("probe:e5", base_url="http://x", dim=3)
     assert emb.args == ("e5",) and emb.kw == {"base_url": "http://x", "dim": 3}  # type: ignore[attr-defined]
 
-    register_client("probe", recorder)
+    register_client("probe", _RecordingClient)
     client = make_client("probe:m", timeout_s=2)
-    assert client.args == ("m",) and client.kw == {"base_url": None, "timeout_s": 2}  # type: ignore[attr-defined]
+    made = client.provider.client  # type: ignore[attr-defined]  # a full client goes behind the one wrapper too
+    assert made.args == ("m",) and made.kw == {"base_url": None, "timeout_s": 2} and client.id == "recorder"
+    register_client("probe-bad", recorder)
+    with pytest.raises(ConfigError, match="neither a model provider .* nor a model client"):
+        make_client("probe-bad")
 
     registry.PREDICTORS.register("probe", _Recorder)
     pred = make_predictor("probe:p", "AUGMENTER", seed=1)  # type: ignore[arg-type]

@@ -83,7 +83,7 @@ from culturekb import registry
 from culturekb._io import atomic_write_json, atomic_write_text, file_mode
 from culturekb._runlog import run_log
 from culturekb.errors import ConfigError, DataError, ProviderError
-from culturekb.evals._calls import client_counts, run_accounting, run_client
+from culturekb.evals._calls import client_counts, run_accounting
 from culturekb.evals.context import RunContext
 from culturekb.evals.data_report import data_tables
 from culturekb.evals.reports import Plot, ReportFiles, Table, base_run_header, to_jsonable, write_report
@@ -91,6 +91,7 @@ from culturekb.evals.run_types import RunnerCommand, RunResult, Setting
 from culturekb.evals.unread import unread_summary, unread_tables
 from culturekb.inference.base import Prediction, Predictor
 from culturekb.kb.schema import Sample
+from culturekb.models.base import ModelClient
 
 __all__ = [
     "PREDICTIONS_FILE",
@@ -129,11 +130,15 @@ class Runner(ABC):
     then say how to add words (``--label-words FILE``)."""
     unread_answers: dict[str, Any] | None = None
     """The unread answers of the last `run` (`culturekb.evals.unread`), which `report` adds to the Markdown."""
+    client: ModelClient | None = None
+    """The model client the run calls (its predictor's, or its own), given to the constructor (`from_context` takes
+    it from ``ctx.client()``); run.json's ``model`` section reports its counters. None: an offline run."""
 
     def __init__(
         self,
         predictor: Predictor | None = None,
         *,
+        client: ModelClient | None = None,
         settings: Sequence[Setting] | None = None,
         chunk_size: int = 32,
         limit: int | None = None,
@@ -141,7 +146,10 @@ class Runner(ABC):
         retry_errors: bool = True,
         load_report: Mapping[str, Any] | None = None,
     ) -> None:
-        """`load_report`: what loading the data did (`culturekb._records.LoadReport.to_dict`), for the report."""
+        """`client`: the model client the run calls (see the attribute; a subclass may also set ``self.client``
+        itself, before or after this call); `load_report`: what loading the data did
+        (`culturekb._records.LoadReport.to_dict`), for the report."""
+        self.client = client if client is not None else self.client
         self.load_report = dict(load_report) if load_report else None
         if chunk_size < 1:
             raise ConfigError(f"chunk_size must be at least 1, got {chunk_size}")
@@ -409,7 +417,7 @@ class Runner(ABC):
         logger.info("%s: %d samples x %d settings", self.label, len(samples), len(settings))
 
         done = self._open_checkpoint(out, resume)
-        client = run_client(self)
+        client = self.client
         counts_before = client_counts(client)
         by_setting: dict[Setting, list[Prediction]] = {}
         n_predicted: dict[str, int] = {}

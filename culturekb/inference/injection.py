@@ -57,7 +57,7 @@ from culturekb._io import sha256_text
 from culturekb.errors import ConfigError
 from culturekb.inference.base import check_mode
 from culturekb.inference.evidence import tuple_evidence
-from culturekb.kb.cultures import CultureRegistry
+from culturekb.kb.cultures import Culture, CultureRegistry
 from culturekb.kb.lines import kb_tie_break, tie_note
 from culturekb.kb.schema import KnowledgeTuple, Sample
 from culturekb.kb.stimulus import kb_stimulus_kind, stimulus_phrase
@@ -150,20 +150,26 @@ REGIONAL_CUES = BlockTemplate("regional_cue_item", "regional_cues", frame_names=
 class KnowledgeRequest:
     """One block to make: `concepts` looked up for `culture` in `mode`.
 
-    `language`: the block's language (default: the culture's); `key`: names the request (random-know draws are
-    seeded by it); `scope`: cultures to search instead of `culture` (``know`` only; the block is still framed
-    for `culture`).
+    `culture`: a code or alias (resolved in the KB), or a `Culture` the caller resolved already (a runner, from its
+    run's registry), not looked up again to find the KB's culture nor to name it (`resolved` holds it, `culture`
+    its id). `language`: the block's language (default: the culture's); `key`: names the request (random-know
+    draws are seeded by it); `scope`: cultures to search instead of `culture` (``know`` only; the block is still
+    framed for `culture`).
     """
 
     concepts: Sequence[str]
-    culture: str
+    culture: str | Culture
     mode: str = "know"
     language: str | None = None
     key: str = ""
     scope: Sequence[str] | None = None
+    resolved: Culture | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "concepts", tuple(self.concepts))
+        if isinstance(self.culture, Culture):
+            object.__setattr__(self, "resolved", self.culture)
+            object.__setattr__(self, "culture", self.culture.id)
         if self.scope is not None:
             object.__setattr__(self, "scope", tuple(self.scope))
 
@@ -268,12 +274,19 @@ def load_block_template(template: BlockTemplate, language: str) -> LoadedTemplat
     return LoadedTemplates(_load(template.item, "en", "item"), frame, "en", "fallback:en")
 
 
-def _names(culture: str, language: str, registry: CultureRegistry) -> dict[str, str]:
+def _target(retriever: Retriever, request: KnowledgeRequest) -> str:
+    """The request's KB culture: the caller's resolved one as it is, else its code resolved by the retriever."""
+    if request.resolved is not None and request.resolved.id in retriever.cultures:
+        return request.resolved.id
+    return retriever.resolve_culture(str(request.culture))
+
+
+def _names(culture: str, language: str, registry: CultureRegistry, known: Culture | None = None) -> dict[str, str]:
     from culturekb.inference.prompts import culture_display_name
 
-    if culture not in registry:
+    if known is None and culture not in registry:
         return {"culture": culture, "culture_name": culture, "culture_id": culture}
-    found = registry.resolve(culture)
+    found = known if known is not None else registry.resolve(culture)
     return {"culture": culture_display_name(found, language), "culture_name": found.name, "culture_id": culture}
 
 
@@ -390,7 +403,7 @@ class KnowledgeService:
             if r.scope is not None and r.mode != "know":
                 raise ConfigError(f"a lookup scope works with mode 'know' only, not {r.mode!r}")
             try:
-                targets.append(retriever.resolve_culture(r.culture))
+                targets.append(_target(retriever, r))
             except ConfigError:
                 if on_unknown_culture == "error":
                     raise
@@ -400,7 +413,7 @@ class KnowledgeService:
         for i, (r, target) in enumerate(zip(requests, targets, strict=True)):
             if target is None:
                 status = "culture-not-in-kb" if r.concepts else "no-concepts"
-                out.append(self.render([], r.culture, template=template, budget=budget, language=r.language,
+                out.append(self.render([], str(r.culture), template=template, budget=budget, language=r.language,
                                        concepts=r.concepts, mode=r.mode, status=status, status_filter=served))
                 continue
             matches = found[i]
@@ -410,7 +423,7 @@ class KnowledgeService:
                    else "no-concepts" if not r.concepts and r.mode != "random-know" else None)
             out.append(self.render(matches, target, template=template, budget=budget, language=r.language,
                                    concepts=r.concepts, mode=r.mode, status=why,
-                                   scope=self._scope_of(r, target), status_filter=served))
+                                   scope=self._scope_of(r, target), status_filter=served, resolved=r.resolved))
         return out
 
     def _scope_of(self, r: KnowledgeRequest, target: str) -> tuple[str, ...]:
@@ -469,14 +482,17 @@ class KnowledgeService:
         status: str | None = None,
         scope: Sequence[str] = (),
         status_filter: str | None = None,
+        resolved: Culture | None = None,
     ) -> KnowledgeBlock:
         """The block of given matches (selected and budgeted as any other): for callers that choose tuples
         themselves, e.g. RICE-VL's best-supported fallback (`status="fallback"`). `status` defaults to
-        ``matched`` or ``no-match``; `status_filter` (recorded in the provenance) to the service's."""
-        template = template or self.template
-        budget = budget or self.budget
+        ``matched`` or ``no-match``; `status_filter` (recorded in the provenance) to the service's. `resolved`:
+        `culture` as the caller resolved it already (its language and names are then not looked up again)."""
+        template, budget = template or self.template, budget or self.budget
+        resolved = resolved if resolved is not None and resolved.id == culture else None
         reg = self.retriever.kb.culture_registry
-        requested = language or (reg.resolve(culture).language if culture in reg else "en")
+        requested = language or (resolved.language if resolved is not None
+                                 else reg.resolve(culture).language if culture in reg else "en")
         loaded = load_block_template(template, requested)
         lang = loaded.language
         scheme = self.retriever.kb.scheme
@@ -514,7 +530,7 @@ class KnowledgeService:
             status = "matched" if used else "no-match"
         stimuli = stimulus_phrase(kb_stimulus_kind(self.retriever.kb), loaded.language)
         return KnowledgeBlock(
-            text=self._frame(loaded, template.frame_names, lines, culture, reg, stimuli), matches=used,
+            text=self._frame(loaded, template.frame_names, lines, culture, reg, stimuli, resolved), matches=used,
             concepts=tuple(concepts),
             culture=culture, mode=mode, status=status, language=lang, template_id=loaded.id, template_sha=loaded.sha,
             kb_version=self.kb_version, scope=tuple(scope), language_status=loaded.language_status,
@@ -523,7 +539,7 @@ class KnowledgeService:
 
     @staticmethod
     def _frame(loaded: LoadedTemplates, names: str, lines: Sequence[tuple[Match, str]], culture: str,
-               registry: CultureRegistry, stimuli: str) -> str:
+               registry: CultureRegistry, stimuli: str, resolved: Culture | None = None) -> str:
         if not lines:
             return ""
         if loaded.frame is None:
@@ -534,7 +550,9 @@ class KnowledgeService:
         parts = []
         for name, group in groups.items():
             body = "\n".join(group)
-            values = {"items": body, "knowledge": body, "stimuli": stimuli, **_names(name, loaded.language, registry)}
+            known = resolved if resolved is not None and name == resolved.id else None
+            values = {"items": body, "knowledge": body, "stimuli": stimuli, **_names(name, loaded.language, registry,
+                                                                                    known)}
             parts.append(loaded.frame.fill(values).strip())
         return "\n".join(parts)
 

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     from culturekb.inference.calibration import PriorModel
     from culturekb.inference.parsing import EmbeddingFallback
 
-__all__ = ["KBPriorPredictor", "ModelPredictor", "make_predictor", "kb_prior_predictor", "label_prior"]
+__all__ = ["KBPriorPredictor", "ModelPredictor", "make_predictor", "kb_prior_predictor", "label_prior",
+           "predictor_client"]
 
 log = logging.getLogger(__name__)
 
@@ -228,6 +229,12 @@ def kb_prior_predictor(argument: str, *, augmenter: Augmenter, base_url: str | N
     if ignored or base_url is not None:
         log.debug("kb-prior calls no model; ignoring %s", [*ignored, *(["base_url"] if base_url else [])])
     return KBPriorPredictor(augmenter, **{k: v for k, v in kw.items() if k in _KB_PRIOR_OPTIONS})
+
+
+def predictor_client(predictor: object) -> ModelClient | None:
+    """The model client a `ModelPredictor` calls; None for any other predictor (the kb-prior calls none; a
+    plug-in predictor's runner is given its client as ``client=``)."""
+    return predictor.client if isinstance(predictor, ModelPredictor) else None
 
 
 def make_predictor(spec: str, augmenter: Augmenter, base_url: str | None = None, **kw: Any) -> Predictor:

@@ -24,7 +24,8 @@ from culturekb.models.factory import (
     register_embedder,
 )
 from culturekb.models.json_output import acomplete_json, complete_json, extract_json
-from culturekb.models.model import SERVER_PARAMS, Model, Provider, is_provider
+from culturekb.models.model import SERVER_PARAMS, ClientProvider, Model, Provider, as_model, is_provider
+from culturekb.models.tally import CallTally
 
 __all__ = [
     "Message",
@@ -34,6 +35,9 @@ __all__ = [
     "Model",
     "Provider",
     "is_provider",
+    "as_model",
+    "ClientProvider",
+    "CallTally",
     "SERVER_PARAMS",
     "OpenAICompatClient",
     "OpenAICompatProvider",

@@ -5,8 +5,10 @@ Both go through the one registry (`culturekb.registry.CLIENTS` / `EMBEDDERS`): t
 third-party packages add theirs with `register_client` / `register_embedder` or through the entry-point groups
 `culturekb.model_clients` and `culturekb.embedders`. Every factory is called as ``factory(argument, **options)``
 (the registry's one signature). A model-client factory returns a provider (an ``async complete``, see
-`culturekb.models.model`), which `make_client` wraps in the one `Model`, or a full client (with `acomplete`),
-used as it is. Every registered client also works as a predictor and as a judge.
+`culturekb.models.model`), which `make_client` wraps in the one `Model`, or a full client (with `acomplete`):
+a `Model` already (an `OpenAICompatClient`) is used as it is, any other goes behind the wrapper too
+(`models.model.as_model`), keeping its own cache and retries, so that every client's calls are counted. Every
+registered client also works as a predictor and as a judge.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 from culturekb import registry
 from culturekb.errors import ConfigError
 from culturekb.models.base import Embedder, ModelClient
-from culturekb.models.model import Model, accepted_options, is_provider
+from culturekb.models.model import Model, accepted_options, as_model, is_provider
 
 __all__ = [
     "ClientFactory",
@@ -76,7 +78,8 @@ def make_client(spec: str, base_url: str | None = None, **options: Any) -> Model
     The backend's factory is called as ``factory(argument, **options)`` with the options it takes
     (`WRAPPER_OPTIONS` and `SERVER_OPTIONS` it does not name are left out; `base_url` is one of them); what it
     returns is wrapped in the one `Model` (cache, retries, concurrency, counters: the `WRAPPER_OPTIONS`) when it is
-    a provider, and used as it is when it is a full client already.
+    a provider; a full client that is a `Model` already is used as it is, any other is put behind the wrapper for
+    its counters and concurrency bound only (`as_model`: it keeps its own cache and retries).
     """
     factory, argument = registry.CLIENTS.resolve(spec)
     given = {"base_url": base_url, **options}
@@ -87,11 +90,10 @@ def make_client(spec: str, base_url: str | None = None, **options: Any) -> Model
     if ignored:
         logger.info("%s: the backend takes no server options %s; ignoring them", spec, ignored)
     made = factory(argument, **passed) if names != [] else _no_argument_factory(factory, spec, argument)
+    wrapper = {k: v for k, v in options.items() if k in WRAPPER_OPTIONS}
     if is_provider(made):
-        wrapper = {k: v for k, v in options.items() if k in WRAPPER_OPTIONS}
         return Model(made, id=None if getattr(made, "id", None) else spec, **wrapper)
-    client: ModelClient = made
-    return client
+    return as_model(made, **wrapper)
 
 
 def _no_argument_factory(factory: Any, spec: str, argument: str) -> Any:

@@ -14,7 +14,11 @@ around the call is the wrapper's, the same for every provider:
 - the parameters: a provider may declare the call parameters it takes (`params`); the wrapper drops the
   server-only ones it does not take (`SERVER_PARAMS`, logged once) and rejects any other, so a typo is an error;
 - every counter: requests sent (`calls`, retries included), `answers`, `cache_hits`, `retries` and `failures`,
-  both also by cause (`fault_counts`).
+  both also by cause (`fault_counts`); and per scope, what one item's calls got (`Model.tally`, `models.tally`).
+
+A factory may also hand back a full client (its own `acomplete`, `complete`, `complete_many`) instead of a
+provider: `as_model` puts it behind the same wrapper (`ClientProvider`), so its calls are counted like any other's,
+while it keeps its own cache and retries (the wrapper adds none, so nothing is cached or retried twice).
 
 What a provider may have besides `complete` (all optional): `id` (else the `Model`'s `id=` is needed); `params`
 (a set of parameter names, None for any); ``async complete_batch(batch, *, return_exceptions, **params)`` (answers
@@ -32,7 +36,8 @@ import logging
 import os
 import threading
 import weakref
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Protocol, runtime_checkable
 
 from culturekb.errors import ConfigError, CultureKBError
@@ -40,8 +45,10 @@ from culturekb.models._bridge import BackgroundLoop, shutdown_background
 from culturekb.models._retry import RETRY_CAUSES, Failure, Retrier, RetryPolicy, retry_cause
 from culturekb.models.base import Message, ModelResponse
 from culturekb.models.cache import ResponseCache
+from culturekb.models.tally import CallTally, active_tally, tally_scope
 
-__all__ = ["Model", "Provider", "is_provider", "SERVER_PARAMS", "BACKOFF_ENV", "env_seconds"]
+__all__ = ["Model", "Provider", "ClientProvider", "as_model", "is_provider", "SERVER_PARAMS", "BACKOFF_ENV",
+           "env_seconds"]
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +97,7 @@ class Model:
     $CULTUREKB_MODEL_BACKOFF_S, else 0.5 s) set the retry policy. Counters: `calls` (requests sent to the provider,
     retries included), `answers`, `cache_hits`, `retries` and `failures` (calls that failed after their retries),
     `retries_by_cause` and `failures_by_cause` (`_retry.retry_cause`); `fault_counts` gives them all at once.
+    Per item: ``with model.tally() as calls:`` counts the answers the calls in the block got (`models.tally`).
     """
 
     def __init__(
@@ -172,6 +180,13 @@ class Model:
                 self.retries_by_cause[cause] -= 1
             self.failures_by_cause[cause] += 1
 
+    @contextmanager
+    def tally(self, into: CallTally | None = None) -> Iterator[CallTally]:
+        """Count the answers this model gives in the block (this thread or task only) into `into`, or into a new
+        `CallTally`, which the block gets: sent (a failed call too) and served from the cache apart."""
+        with tally_scope(self, into) as tally:
+            yield tally
+
     def fault_counts(self) -> dict[str, Any]:
         """What this model's calls cost and met: requests sent (attempts), answers, cache hits, retries and final
         failures by cause (timeout, 429, 5xx, connection, malformed, other)."""
@@ -248,27 +263,43 @@ class Model:
             self._fail(failure)
             raise
         with self._counter_lock:
-            self.answers += 1
             self._last_failure.pop(key, None)
-        return dataclasses.replace(response, cached=False, attempts=attempts)
+            if response.cached:  # a wrapped full client answered from its own cache: nothing was sent
+                self.calls -= 1
+                self.cache_hits += 1
+            else:
+                self.answers += 1
+        return dataclasses.replace(response, attempts=0) if response.cached else dataclasses.replace(
+            response, cached=False, attempts=attempts)
 
     # -- ModelClient ------------------------------------------------------------------------------------------
 
     async def acomplete(self, messages: list[Message], **params: Any) -> ModelResponse:
         """One chat completion on the caller's loop; served from the cache when this exact request was answered
         before. On your own event loop, `await model.aclose()` before the loop ends, to close its connections."""
-        sent = self.call_params(params)
-        key, hit = self._cached(messages, params)
-        if hit is not None:
-            return hit
-        async with self._semaphore():
-            response = await self._request(messages, sent)
-        self._store(key, response)
-        return response
+        return await self._answer(messages, params, active_tally(self))
 
     def complete(self, messages: list[Message], **params: Any) -> ModelResponse:
         """Synchronous `acomplete`."""
-        return self._background().run(self.acomplete(messages, **params))
+        return self._background().run(self._answer(messages, params, active_tally(self)))
+
+    async def _answer(self, messages: list[Message], params: dict[str, Any], tally: CallTally | None
+                      ) -> ModelResponse:
+        """`acomplete`, its answer (or failure) added to `tally`: the caller's scope, read where the call began."""
+        try:
+            sent = self.call_params(params)
+            key, hit = self._cached(messages, params)
+            if hit is None:
+                async with self._semaphore():
+                    hit = await self._request(messages, sent)
+                self._store(key, hit)
+        except Exception:
+            if tally is not None:
+                tally.add(cached=False)
+            raise
+        if tally is not None:
+            tally.add(cached=hit.cached)
+        return hit
 
     def complete_many(
         self, batch: Sequence[list[Message]], *, return_exceptions: bool = False, **params: Any
@@ -280,20 +311,24 @@ class Model:
         """
         if not batch:
             return []
-        return self._background().run(self.acomplete_many(batch, return_exceptions=return_exceptions, **params))
+        return self._background().run(self._many(batch, params, return_exceptions, active_tally(self)))
 
     async def acomplete_many(
         self, batch: Sequence[list[Message]], *, return_exceptions: bool = False, **params: Any
     ) -> list[Any]:
         """Async `complete_many` on the caller's event loop."""
+        return await self._many(batch, params, return_exceptions, active_tally(self))
+
+    async def _many(self, batch: Sequence[list[Message]], params: dict[str, Any], return_exceptions: bool,
+                    tally: CallTally | None) -> list[Any]:
         if not batch:
             return []
         if callable(getattr(self.provider, "complete_batch", None)):
-            return await self._batched(batch, params, return_exceptions)
-        return await self._gather(batch, params, return_exceptions)
+            return await self._batched(batch, params, return_exceptions, tally)
+        return await self._gather(batch, params, return_exceptions, tally)
 
-    async def _gather(self, batch: Sequence[list[Message]], params: dict[str, Any], return_exceptions: bool
-                      ) -> list[Any]:
+    async def _gather(self, batch: Sequence[list[Message]], params: dict[str, Any], return_exceptions: bool,
+                      tally: CallTally | None) -> list[Any]:
         """`max_concurrency` workers pull requests in order, so a batch of any size costs few tasks."""
         self.call_params(params)  # a bad parameter fails the batch before anything is sent
         results: list[Any] = [None] * len(batch)
@@ -303,11 +338,11 @@ class Model:
             for i in indices:  # one iterator shared by all workers; next() never interleaves on one loop
                 if return_exceptions:
                     try:
-                        results[i] = await self.acomplete(batch[i], **params)
+                        results[i] = await self._answer(batch[i], params, tally)
                     except CultureKBError as exc:
                         results[i] = exc
                 else:
-                    results[i] = await self.acomplete(batch[i], **params)
+                    results[i] = await self._answer(batch[i], params, tally)
 
         workers = [asyncio.ensure_future(worker()) for _ in range(min(self.max_concurrency, len(batch)))]
         try:
@@ -319,8 +354,8 @@ class Model:
             raise
         return results
 
-    async def _batched(self, batch: Sequence[list[Message]], params: dict[str, Any], return_exceptions: bool
-                       ) -> list[Any]:
+    async def _batched(self, batch: Sequence[list[Message]], params: dict[str, Any], return_exceptions: bool,
+                       tally: CallTally | None) -> list[Any]:
         """Cache hits first, then every miss in one `provider.complete_batch` call (one attempt each)."""
         sent = self.call_params(params)
         results: list[Any] = [None] * len(batch)
@@ -328,6 +363,8 @@ class Model:
         for i, messages in enumerate(batch):
             keys[i], results[i] = self._cached(messages, params)
         todo = [i for i, r in enumerate(results) if r is None]
+        if tally is not None:
+            tally.add(cached=True, n=len(batch) - len(todo))
         if not todo:
             return results
         async with self._semaphore():
@@ -337,9 +374,18 @@ class Model:
                                                               return_exceptions=return_exceptions, **sent)
             except CultureKBError:
                 self._fail()
+                if tally is not None:
+                    tally.add(cached=False, n=len(todo))
                 raise
         for i, outcome in zip(todo, outcomes, strict=True):
-            if isinstance(outcome, ModelResponse):
+            own_cache = isinstance(outcome, ModelResponse) and outcome.cached  # a wrapped full client's cache
+            if tally is not None:
+                tally.add(cached=own_cache)
+            if own_cache:
+                self._count("calls", -1)
+                self._count("cache_hits")
+                results[i] = dataclasses.replace(outcome, attempts=0)
+            elif isinstance(outcome, ModelResponse):
                 self._count("answers")
                 results[i] = dataclasses.replace(outcome, cached=False, attempts=1)
                 self._store(keys[i], results[i])
@@ -378,6 +424,65 @@ class Model:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.provider!r})"
+
+
+class ClientProvider:
+    """A full client (one with its own `acomplete`, `complete_many`, cache and retries, as a plug-in's factory may
+    return) seen as a provider, so that the one wrapper counts its calls (`as_model`).
+
+    One call goes to the client's `acomplete`; a batch to its own `complete_many` (in a worker thread, so that the
+    client batches or bounds it as it does). An answer the client served from its own cache (``cached=True``) is
+    counted as a cache hit.
+    """
+
+    params = None
+    """Every call parameter goes to the client, which decides."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.id: str = client.id
+
+    async def complete(self, messages: list[Message], **params: Any) -> ModelResponse:
+        """One completion from the client."""
+        answer: ModelResponse = await self.client.acomplete(messages, **params)
+        return answer
+
+    async def complete_batch(self, batch: Sequence[list[Message]], *, return_exceptions: bool = False,
+                             **params: Any) -> list[Any]:
+        """The client's own `complete_many` of `batch`."""
+        answers: list[Any] = await asyncio.to_thread(self.client.complete_many, list(batch),
+                                                     return_exceptions=return_exceptions, **params)
+        return answers
+
+    async def aclose(self) -> None:
+        """The client's `aclose`, when it has one (connections bound to the running loop)."""
+        aclose = getattr(self.client, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+    def close(self) -> None:
+        """The client's `close`, when it has one."""
+        close = getattr(self.client, "close", None)
+        if callable(close):
+            close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.client!r})"
+
+
+def as_model(client: Any, **wrapper: Any) -> Model:
+    """`client` behind the one wrapper: itself when it is a `Model`; a provider wrapped with the `wrapper` options
+    (`Model`'s keywords); a full client through `ClientProvider`, with no cache and no retries of the wrapper's (it
+    has its own), bounded to `wrapper`'s ``max_concurrency`` calls in flight when given."""
+    if isinstance(client, Model):
+        return client
+    if is_provider(client):
+        return Model(client, **wrapper)
+    if not inspect.iscoroutinefunction(getattr(client, "acomplete", None)) or not getattr(client, "id", None):
+        raise ConfigError(f"{type(client).__name__} is neither a model provider (an `async def complete`) nor a "
+                          "model client (an `id` and an `async def acomplete`); see culturekb.models.model")
+    bound = {"max_concurrency": wrapper["max_concurrency"]} if wrapper.get("max_concurrency") else {}
+    return Model(ClientProvider(client), max_retries=0, **bound)
 
 
 def _model_name(provider: Any, default: str) -> str:

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from culturekb.cli import app
 from culturekb.errors import DataError
-from culturekb.evals.images import apply_image_template, check_images, require_images, text_only
+from culturekb.evals.artemculture.images import apply_image_template, check_images, require_images, text_only
 from culturekb.kb.schema import Sample
 
 runner = CliRunner()

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from culturekb.errors import DataError
-from culturekb.evals._calls import CallTally
 from culturekb.evals.commet import (
     CATEGORIES,
     Branch,
@@ -26,6 +25,7 @@ from culturekb.evals.commet import (
     question_accuracy,
     story_accuracy,
 )
+from culturekb.models import CallTally
 from culturekb.models.chat import OpenAICompatClient
 
 SAMPLE = Path(__file__).resolve().parents[2] / "culturekb" / "data" / "demo" / "commet" / "commet_sample.jsonl"

@@ -3,6 +3,7 @@ name a culture has, the process registry is never consulted nor changed, and a l
 the English one, recorded as ``language_status="fallback:en"``."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,9 @@ def test_the_kb_manifest_drives_the_cedar_prompt_language_and_name(kb_and_data, 
         assert zh_rec["language_status"] == "native"
         assert xq_rec["prompt_language"] == "en" and xq_rec["template_id"].startswith(f"cedar_{mode}.en@")
         assert xq_rec["language_status"] == "fallback:en"
+    # the runner's declared client (from the run context) is the one whose counters run.json reports
+    model = json.loads((out / "run.json").read_text(encoding="utf-8"))["model"]
+    assert model["model"] == "openai:cedar-vlm" and model["this_run"]["answers"] == len(srv.requests) == 4
 
 
 def test_a_predictor_without_a_kb_takes_the_run_registry(kb_and_data, openai_server, tmp_path):
@@ -90,3 +94,46 @@ def test_a_predictor_without_a_kb_takes_the_run_registry(kb_and_data, openai_ser
     assert preds["xq-1"].prompt_language == "en" and preds["xq-1"].language_status == "fallback:en"
     assert any("Sinitic" in _prompt_text(b) for b in srv.requests)
     assert "xq" not in default_registry()
+    # built by hand: the runner takes its client from its Cedar predictor, and run.json counts its calls
+    model = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))["model"]
+    assert model["model"] == client.id and model["this_run"]["answers"] == len(srv.requests) == 2
+
+
+def test_cedar_know_resolves_each_items_culture_once(kb_and_data, openai_server, default_embedder, monkeypatch):
+    """One registry lookup per item in mode know: `CedarPredictor._culture`; the knowledge request carries the
+    `Culture`, so the service neither resolves the code again in the KB nor looks the name up for the cue frame
+    (before: three lookups per item)."""
+    from culturekb.inference.injection import KnowledgeRequest, KnowledgeService
+    from culturekb.kb.cultures import CultureRegistry
+    from culturekb.models.chat import OpenAICompatClient
+    from culturekb.retrieval.retriever import Retriever, open_retriever
+
+    kb_dir, data = kb_and_data
+    retriever = open_retriever(KnowledgeBase.load(kb_dir), default_embedder, backend="numpy")
+    cultures = retriever.kb.culture_registry
+    samples = load_cedar(data, registry=cultures)
+    srv = openai_server(lambda body: '{"emotion": "fear"}')
+    client = OpenAICompatClient("cedar-vlm", base_url=srv.base_url, max_retries=0)
+    predictor = CedarPredictor("cedar14", retriever, client, cultures=cultures)
+    lookups: list[str] = []
+    resolve = CultureRegistry.resolve
+    monkeypatch.setattr(cultures, "resolve", lambda name: lookups.append(name) or resolve(cultures, name))
+    callers: list[str] = []  # who asks the retriever to resolve a culture
+    resolve_culture = Retriever.resolve_culture
+    monkeypatch.setattr(Retriever, "resolve_culture", lambda self, c: callers.append(sys._getframe(1).f_code.co_name)
+                        or resolve_culture(self, c))
+    preds = predictor.predict(samples, mode="know")
+    assert sorted(lookups) == ["xq", "zh"]  # once per item, in the run's (the KB's) registry
+    assert set(callers) == {"_exact_pass"}  # only the lookup's own id check (a set test), never the service
+    assert [p.cue_status for p in preds] == ["matched", "matched"]
+    prompts = sorted(_prompt_text(b) for b in srv.requests)
+    assert "people from the Xanadu culture" in prompts[0] and "Sinitic" in prompts[1]  # the cue frame's name
+    # a bare code or alias (the API, the adapters) is resolved by the service; a resolved culture the KB lacks is
+    # skipped like an unknown code
+    lookups.clear()
+    callers.clear()
+    by_alias, missing = KnowledgeService(retriever).inject_many([KnowledgeRequest(["dog"], "Sinitic"), KnowledgeRequest(
+        ["dog"], Culture(id="qq", name="Nowhere", language="en"))], on_unknown_culture="skip")
+    assert by_alias.status == "matched" and by_alias.culture == "zh" and missing.status == "culture-not-in-kb"
+    assert lookups.count("Sinitic") == 1 and by_alias.language == "ja"  # the KB says zh speaks Japanese
+    assert callers.count("_target") == 2  # both requests: the alias, and the resolved culture the KB lacks

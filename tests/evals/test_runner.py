@@ -317,3 +317,44 @@ def test_registry_lazy_strings() -> None:
         get_runner("notarunner")
     with pytest.raises(ConfigError, match="not a subclass"):
         register_runner("plain", dict)  # type: ignore[arg-type]
+
+
+class AskingPredictor(CulturePredictor):
+    """Asks a model once per chunk (its answer is ignored), then predicts as `CulturePredictor`."""
+
+    def __init__(self, client: Any) -> None:
+        super().__init__(id="asking")
+        self.model = client
+
+    def predict(self, samples: Sequence[Sample], mode: str = "know", prompt_language: str | None = None
+                ) -> list[Prediction]:
+        self.model.complete([{"role": "user", "content": f"{mode}: {[s.id for s in samples]}"}])
+        return super().predict(samples, mode, prompt_language)
+
+
+def test_run_json_counts_the_client_the_runner_declares(tmp_path: Path) -> None:
+    """run.json's model section reads `Runner.client`: given to the constructor, or set by a subclass before it
+    calls the base constructor; nothing is probed on the predictor (a predictor's attribute named otherwise)."""
+    from culturekb.models import Model, ModelResponse
+
+    class Echo:
+        id = "echo"
+
+        async def complete(self, messages: list[dict[str, Any]], **params: Any) -> ModelResponse:
+            return ModelResponse(text="ok", model=self.id)
+
+    class OwnClientRunner(ToyRunner):
+        def __init__(self, client: Any, **kw: Any) -> None:
+            self.client = client  # set before the base constructor runs: kept
+            super().__init__(AskingPredictor(client), **kw)
+
+    with Model(Echo()) as client:
+        runs = {"given": ToyRunner(AskingPredictor(client), client=client, chunk_size=5, progress=False),
+                "own": OwnClientRunner(client, chunk_size=5, progress=False),
+                "none": ToyRunner(AskingPredictor(client), chunk_size=5, progress=False)}
+        for name, runner in runs.items():
+            runner.run(tmp_path / name)
+    sections = {n: json.loads((tmp_path / n / "run.json").read_text())["model"] for n in runs}
+    assert sections["given"]["model"] == sections["own"]["model"] == "echo"
+    assert sections["given"]["this_run"]["answers"] == sections["own"]["this_run"]["answers"] == 4  # 2 chunks x 2
+    assert sections["none"]["model"] is None and sections["none"]["this_run"] == {}

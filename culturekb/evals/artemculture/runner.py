@@ -16,9 +16,9 @@ from typing import Any
 
 from culturekb.errors import ConfigError
 from culturekb.evals.artemculture.command import artemculture_options
+from culturekb.evals.artemculture.images import ImageCheck, check_images, describe_images
 from culturekb.evals.artemculture.spec import ArtECultureSpec
 from culturekb.evals.context import RunContext
-from culturekb.evals.images import ImageCheck, check_images, describe_images
 from culturekb.evals.loaders import require_labelled_split
 from culturekb.evals.metrics import (
     accuracy,
@@ -41,6 +41,7 @@ from culturekb.evals.reports import (
 )
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import MODES, Prediction, Predictor
+from culturekb.inference.predictors import predictor_client
 from culturekb.kb.cultures import CultureRegistry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme
@@ -106,7 +107,7 @@ class ArtECultureRunner(Runner):
         """`calibration`: the kb-prior's calibration (weights, concept filter, valid figures), recorded in the
         report. `cultures`: the registry that names cultures for the alignment judges (the KB's; default: the
         packaged cultures). `text_only`, `image_template`, `image_check`: how the run treats images (``--text-only``,
-        ``--image-template``, what `culturekb.evals.images.check_images` found), recorded in the report."""
+        ``--image-template``, what `artemculture.images.check_images` found), recorded in the report."""
         self.cultures = cultures
         self.text_only = text_only
         self.image_template = image_template
@@ -125,6 +126,7 @@ class ArtECultureRunner(Runner):
         if self.judges and len(self.judges) != 2:
             raise ConfigError("explanation alignment needs exactly two judge models (or none)")
         self.kb_version = kb_version
+        kw.setdefault("client", predictor_client(predictor))
         super().__init__(predictor, **kw)
 
     @classmethod
@@ -376,7 +378,7 @@ def prepare_images(samples: Sequence[Sample], spec: ArtECultureSpec) -> tuple[li
     a predictor that reads no image (``kb-prior``, the registry's PREDICTORS) needs none.
     """
     from culturekb import registry
-    from culturekb.evals.images import apply_image_template, require_images, text_only
+    from culturekb.evals.artemculture.images import apply_image_template, require_images, text_only
 
     out = list(samples)
     if spec.image_template is not None:

@@ -23,8 +23,8 @@ class ArtECultureSpec(RunSpec, RetrievalSpec, ParseSpec):
     """Judge models for explanation alignment (two, for agreement)."""
     split: str = "test"
     image_template: str | None = None
-    """Each item's image path, a format string over its fields under ``data_root`` (`culturekb.evals.images`;
-    ArtEmis CSVs default to ``{art_style}/{painting}.jpg``); None: the data's own layout."""
+    """Each item's image path, a format string over its fields under ``data_root`` (`artemculture.images`; ArtEmis
+    CSVs default to ``{art_style}/{painting}.jpg``); None: the data's own layout."""
     text_only: bool = False
     """Run without images on purpose: every item gets the text prompt, and the report says so."""
 

@@ -216,14 +216,17 @@ class CedarPredictor:
         return cedar_template(mode, requested or (culture.language if culture is not None else "en"),
                               self.template_dir)
 
-    def cue_blocks(self, samples: Sequence[Sample], concepts: Sequence[Sequence[str]], languages: Sequence[str]
-                   ) -> list[tuple[KnowledgeBlock, str]]:
+    def cue_blocks(self, samples: Sequence[Sample], concepts: Sequence[Sequence[str]], languages: Sequence[str],
+                   cultures: Sequence[Culture | None] | None = None) -> list[tuple[KnowledgeBlock, str]]:
         """(cue block, status) per item from one batched lookup: status ``matched``, ``no-match``,
-        ``no-concepts`` or ``culture-not-in-kb`` (the item then goes without cues; it is never dropped)."""
+        ``no-concepts`` or ``culture-not-in-kb`` (the item then goes without cues; it is never dropped).
+        `cultures`: the items' cultures as `_culture` resolved them, which the requests carry, so that the
+        knowledge service does not look them up again (default: resolved here)."""
         if self.cue_service is None:
             raise ConfigError("Cedar mode 'know' needs a KB to retrieve cues from; pass --kb (a retriever)")
-        requests = [KnowledgeRequest(cs, s.culture, "know", lang, s.id)
-                    for s, cs, lang in zip(samples, concepts, languages, strict=True)]
+        known = list(cultures) if cultures is not None else [self._culture(s) for s in samples]
+        requests = [KnowledgeRequest(cs, c if c is not None else s.culture, "know", lang, s.id)
+                    for s, cs, lang, c in zip(samples, concepts, languages, known, strict=True)]
         blocks = self.cue_service.inject_many(requests, on_unknown_culture="skip")
         return [(b, b.status) for b in blocks]
 
@@ -239,7 +242,7 @@ class CedarPredictor:
         templates = [self._template(c, prompt_language, mode) for c in cultures]
         langs = [t.language for t in templates]
         concepts = self.concepts(samples) if mode == "know" else [[] for _ in samples]
-        blocks = (self.cue_blocks(samples, concepts, langs) if mode == "know"
+        blocks = (self.cue_blocks(samples, concepts, langs, cultures) if mode == "know"
                   else [(KnowledgeBlock("", status="not-used"), "not-used") for _ in samples])
         statuses = [t.language_status for t in templates]
         if self.client is None:
@@ -341,6 +344,7 @@ class CedarRunner(Runner):
         self.prompt_languages = list(prompt_languages or [])
         self.grid_mode = grid_mode
         self.kb_version = kb_version
+        kw.setdefault("client", predictor.client if isinstance(predictor, CedarPredictor) else None)
         super().__init__(predictor, **kw)
 
     @classmethod

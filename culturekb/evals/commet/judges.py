@@ -19,6 +19,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -26,12 +27,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from culturekb.errors import ConfigError, CultureKBError, ModelOutputError
-from culturekb.evals._calls import CallTally, CountingClient
 from culturekb.evals._judge_model import RubricJudgeModel
 from culturekb.evals.commet.stories import Branch
 from culturekb.evals.loaders import normalise_truth
 from culturekb.models.base import Embedder, Message, ModelClient
 from culturekb.models.json_output import complete_json
+from culturekb.models.model import Model, as_model
+from culturekb.models.tally import CallTally
 from culturekb.text.prompts import resolve_prompt
 
 __all__ = ["JudgeRequest", "Verdict", "AnswerJudge", "ModelAnswerJudge", "OfflineAnswerJudge", "normalise_answer",
@@ -227,6 +229,9 @@ class ModelAnswerJudge(RubricJudgeModel):
         self.template = resolve_prompt("commet_judge", "en",
                                        required=("question", "expected", "answer"),
                                        allowed=("story", "wrong_answers", "branches"), template_dir=template_dir)
+        self.model: Model = as_model(client)
+        """The judge's client behind the one wrapper, which counts each story's judge calls (`Model.tally`)."""
+        self.client = self.model
         self.id = f"model:{client.id}:{self.template.sha[:10]}:r{retries}"
 
     def messages(self, request: JudgeRequest) -> list[Message]:
@@ -247,14 +252,13 @@ class ModelAnswerJudge(RubricJudgeModel):
     def judge(self, request: JudgeRequest, tally: CallTally | None = None) -> Verdict:
         """The judge model's verdict; ``invalid`` when no valid JSON came after the re-asks, ``error`` when a call
         failed."""
-        client: ModelClient = CountingClient(self.client, tally) if tally is not None else self.client
-
         def validate(obj: Any) -> tuple[bool, str | None, str]:
             return parse_verdict(obj, request.branches)
 
         try:
-            correct, branch, reason = complete_json(client, self.messages(request), validate, self.retries,
-                                                    correction=self._correction, **self.params)
+            with self.model.tally(tally) if tally is not None else nullcontext():  # the story's judge calls
+                correct, branch, reason = complete_json(self.model, self.messages(request), validate, self.retries,
+                                                        correction=self._correction, **self.params)
         except ModelOutputError as exc:
             return Verdict(False, status="invalid", method="model", error=str(exc))
         except CultureKBError as exc:

@@ -24,7 +24,6 @@ from typing import Any
 
 from culturekb._records import LoadReport, parse_field_map
 from culturekb.errors import ConfigError, CultureKBError, DataError
-from culturekb.evals._calls import CallTally, CountingClient
 from culturekb.evals._cues import item_concepts
 from culturekb.evals.commet.command import commet_options
 from culturekb.evals.commet.judges import AnswerJudge, JudgeRequest, OfflineAnswerJudge
@@ -40,6 +39,8 @@ from culturekb.inference.injection import BlockTemplate, KnowledgeBlock, Knowled
 from culturekb.inference.messages import DEFAULT_MAX_IMAGE_SIDE, image_part
 from culturekb.kb.schema import Sample
 from culturekb.models.base import Message, ModelClient
+from culturekb.models.model import Model, as_model
+from culturekb.models.tally import CallTally
 from culturekb.retrieval.retriever import Retriever
 from culturekb.text.concepts import STIMULUS_FIELDS, ConceptExtractor, TextConceptExtractor
 from culturekb.text.prompts import PromptTemplate, resolve_prompt
@@ -101,7 +102,7 @@ class CommetRunner(Runner):
         if "kb-cues" in names and retriever is None:
             raise ConfigError("the kb-cues setting needs a KB for the cues; pass --kb DIR, or drop kb-cues")
         self.setting_names = names
-        self.client = client
+        self.client: Model = as_model(client)  # the one wrapper counts each story's calls (`Model.tally`)
         self.judge: AnswerJudge = judge if judge is not None else OfflineAnswerJudge()
         self.retriever = retriever
         self.concurrency = concurrency
@@ -117,7 +118,7 @@ class CommetRunner(Runner):
         self.turn_template: PromptTemplate = resolve_prompt("commet_turn", "en", required=("question",),
                                                             allowed=("story", "feedback", "cues"),
                                                             template_dir=template_dir)
-        super().__init__(None, **kw)
+        super().__init__(None, client=self.client, **kw)
 
     # -- runner hooks -------------------------------------------------------------------------------------------
     def _tau(self) -> float | None:
@@ -242,7 +243,6 @@ class CommetRunner(Runner):
             return StoryPrediction(label=None, parse_status="text", story_status="skipped", **common)
         cues = block.text.strip() if block is not None else ""
         model_tally, judge_tally = CallTally(), CallTally()
-        client = CountingClient(self.client, model_tally)
         messages: list[Message] = []
         system = self.system.text.strip()
         if system:
@@ -261,7 +261,9 @@ class CommetRunner(Runner):
             text = self._turn_text(turn, feedback, cues if turn.index == 0 else "")
             try:
                 messages.append(self._user_message(story, turn, text, image))
-                response = client.complete(messages, temperature=self.temperature, max_tokens=self.max_tokens)
+                with self.client.tally(model_tally):
+                    response = self.client.complete(messages, temperature=self.temperature,
+                                                    max_tokens=self.max_tokens)
             except CultureKBError as exc:  # an unreadable image, or the call failed after the client's retries
                 failure = f"turn {turn.index + 1}: {type(exc).__name__}: {exc}"
                 records.append(TurnRecord(**base, error=failure))

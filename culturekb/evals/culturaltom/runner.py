@@ -226,7 +226,7 @@ class CulturalToMRunner(Runner):
             "compositional": resolve_prompt("culturaltom_from_graph", "en", required=("scene_graph", *answer[2:]),
                                             allowed=("scene_graph", *answer), template_dir=template_dir),
         }
-        super().__init__(None, **kw)
+        super().__init__(None, client=client, **kw)
 
     # -- the Runner hooks -----------------------------------------------------------------------------------------
     def _tau(self) -> float | None:

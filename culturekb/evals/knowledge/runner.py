@@ -54,6 +54,7 @@ from culturekb.evals.stats import (
     reliability_bins,
 )
 from culturekb.inference.base import Prediction, Predictor
+from culturekb.inference.predictors import predictor_client
 from culturekb.kb.distribution import js_divergence, normalise
 from culturekb.kb.schema import KnowledgeTuple, Sample
 from culturekb.retrieval.retriever import Match, Retriever
@@ -319,6 +320,7 @@ class KnowledgeRunner(Runner):
         self.n_resamples, self.confidence, self.seed = n_resamples, confidence, seed
         self.n_bins, self.top_concepts = n_bins, top_concepts
         self.kb_prior_calibration = dict(kb_prior_calibration) if kb_prior_calibration else None
+        kw.setdefault("client", predictor_client(predictor))
         super().__init__(predictor, **kw)
 
     @property

@@ -92,7 +92,7 @@ class RiceVLGroundingRunner(Runner):
             raise ConfigError(f"iou_threshold must be in [0, 1], got {iou_threshold}")
         self.iou_threshold = iou_threshold
         self.template = load_template("ricevl_grounding", ("phrase",), ("width", "height"), template_dir)
-        super().__init__(None, **kw)
+        super().__init__(None, client=client, **kw)
 
     @classmethod
     def from_context(cls, ctx: RunContext) -> RiceVLGroundingRunner:

@@ -191,7 +191,7 @@ class RiceVLVQARunner(Runner):
             "kb-cues": load_template("ricevl_cues", (*frame, *region_fields, "cues"), (), template_dir),
         }
         self.formats = {f: load_template(f"ricevl_answer_{f}", (), (), template_dir) for f in FORMATS}
-        super().__init__(None, **kw)
+        super().__init__(None, client=client, **kw)
 
     @classmethod
     def from_context(cls, ctx: RunContext) -> RiceVLVQARunner:
