@@ -59,6 +59,7 @@ def build_from_files(
 
     aggregate = options.pop("aggregate", None) or "majority"
     field_map = options.pop("field_map", None)
+    on_bad_row = options.pop("on_bad_row", None) or "fail"
     label_words_file = options.pop("label_words_file", None)
     column_words = options.pop("label_column_words", None)
     calibrate = options.pop("calibrate", True)
@@ -82,7 +83,7 @@ def build_from_files(
     if cultures_file is not None:
         declare_cultures(load_cultures_file(cultures_file))
     samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures,
-                                     aggregate=aggregate, field_map=field_map)
+                                     aggregate=aggregate, field_map=field_map, on_bad_row=on_bad_row)
     config, words_report = _label_words(paths, config, label_words_file, column_words)
     # inputs are valid; one build per --out at a time: a second one is refused (exit 2) before any model loads,
     # not left to race the first one's save

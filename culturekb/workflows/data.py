@@ -27,8 +27,11 @@ def load_data(
     seed: int = 0,
     aggregate: str = "majority",
     field_map: FieldMap | str | None = None,
+    on_bad_row: str = "fail",
 ) -> tuple[list[Sample], dict[str, Any]]:
-    """Read CSV/JSONL files into samples; images without a split get the deterministic 8:1:1 split by image."""
+    """Read CSV/JSONL files into samples; images without a split get the deterministic 8:1:1 split by image.
+    `on_bad_row`: ``fail`` (every bad row of a file found, then one error listing them) or ``skip`` (those rows
+    left out, listed in each source's ``skipped_rows``)."""
     from culturekb.kb.artemis import split_by_image
     from culturekb.kb.loaders import load_artemis_csv, load_samples_jsonl
 
@@ -44,10 +47,10 @@ def load_data(
     for p in map(Path, paths):
         check_data_file(p)
         if p.suffix.lower() == ".csv":
-            res = load_artemis_csv(p, data_root=data_root, scheme=scheme, cultures=cultures)
+            res = load_artemis_csv(p, data_root=data_root, scheme=scheme, cultures=cultures, on_bad_row=on_bad_row)
         elif p.suffix.lower() in (".jsonl", ".ndjson", ".json", ".tsv", ".tab") or field_map is not None:
             res = load_samples_jsonl(p, data_root=data_root, scheme=scheme, cultures=cultures, aggregate=aggregate,
-                                     field_map=field_map)
+                                     field_map=field_map, on_bad_row=on_bad_row)
         else:
             raise DataError(f"{p}: unknown data format {p.suffix!r}; use an ArtEmis/ArtELingo .csv, or samples as "
                             ".jsonl or .json (a list, or an object keyed by id)")
