@@ -111,3 +111,13 @@ def test_on_bad_row_skip_lists_the_skipped_rows_in_the_report(tmp_path: Path) ->
 def test_on_bad_row_refuses_an_unknown_rule(tmp_path: Path) -> None:
     code, printed = _build(_with_bad_rows(tmp_path), tmp_path / "kb", "--on-bad-row", "ignore")
     assert code == 2 and "use fail or skip" in printed
+
+
+def test_a_json_file_holding_json_lines_builds(tmp_path: Path) -> None:
+    """The label-word pass reads the data with the loader's own reader: a .json that holds JSON Lines (issue 22)
+    was refused there ("invalid JSON (Extra data at line 2) while reading its paired label columns")."""
+    data = _six_cultures(tmp_path / "six.json", [])
+    code, printed = _build(data, tmp_path / "kb")
+    assert code == 0, printed
+    assert "Extra data" not in printed
+    assert json.loads((tmp_path / "kb" / "build_report.json").read_text(encoding="utf-8"))["samples"] == 18
