@@ -470,14 +470,16 @@ class Problems:
         raise DataError("\n".join(lines))
 
 
-_FIELD_PREFIX = re.compile(r"^(?:(?:field|column|key|item)\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s*[,:]?\s*)+")
+_FIELD_PREFIX = re.compile(r"^(?:(?:field|column|key)\s+(?:'[^']*'|\"[^\"]*\")\s*[,:]\s*)+")
 """The ``field 'label': `` (``column 'emotion': ``) that starts a row's message when its place names a field."""
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
 def _kind(detail: str) -> str:
-    """A problem's kind: its message, less a leading field or column name, up to the first quoted value or colon
-    (``"field 'label': unknown label 'x'; ..."`` -> ``"unknown label"``)."""
-    detail = _FIELD_PREFIX.sub("", detail)
-    for stop in ("'", '"', ":", ";", "("):
-        detail = detail.split(stop, 1)[0]
-    return detail.strip() or "bad row"
+    """A problem's kind: its message less a leading field or column name and the quoted values, up to the first
+    colon, semicolon, bracket or parenthesis after a space (``"field 'label': unknown label 'x'; ..."`` -> ``"unknown
+    label"``; ``"field 'question' is missing or empty (...)"`` -> ``"field is missing or empty"``)."""
+    text = _QUOTED.sub("", _FIELD_PREFIX.sub("", detail))
+    for stop in (":", ";", " (", "["):
+        text = text.split(stop, 1)[0]
+    return " ".join(text.split()) or "bad row"
