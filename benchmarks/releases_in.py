@@ -39,6 +39,8 @@ RELEASES = [
      "hitom/Hi-ToM_data.json", "culturaltom", None),
     ("BLEnD (ricevl-vqa)", "nlee0212/BLEnD@24e7d732c082c224b3bc9c7dc3b884fe83fb8cc8", "blend/data/annotations",
      "ricevl-vqa", None),
+    ("BLEnD local-language questions (ricevl-vqa)", "nlee0212/BLEnD@24e7d732c082c224b3bc9c7dc3b884fe83fb8cc8",
+     "blend/data/annotations", "ricevl-vqa", "blend-local"),
     ("XED en (build)", "Helsinki-NLP/XED@76666d251f147cf518071bef4f8415dab6b96115",
      "xed/AnnotatedData/en-annotated.tsv", "build", "xed"),
     ("XED fi (build)", "Helsinki-NLP/XED@76666d251f147cf518071bef4f8415dab6b96115",
