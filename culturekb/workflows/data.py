@@ -101,15 +101,39 @@ def demo_data_files() -> list[Path]:
 
 
 def load_kb_samples(
-    kb_dir: str | Path, paths: Sequence[str | Path], data_root: str | Path | None = None
+    kb_dir: str | Path, paths: Sequence[str | Path], data_root: str | Path | None = None, *,
+    scheme: str | None = None, field_map: FieldMap | str | None = None, on_bad_row: str = "fail",
 ) -> list[Sample]:
-    """Samples of CSV/JSONL files read with the label scheme the KB's manifest embeds (no scheme file needed)."""
+    """Samples of CSV/JSONL files read with the label scheme the KB's manifest embeds (no scheme file needed), or
+    with `scheme` (``--scheme``), which must have the KB's labels (`same_labels`); `field_map` and `on_bad_row` as
+    for `load_data`."""
     from culturekb.kb.store import manifest_cultures, manifest_scheme, read_manifest
 
     manifest = read_manifest(kb_dir)
     _declare_kb_cultures(manifest_cultures(manifest))
-    samples, _ = load_data(paths, data_root=data_root, scheme=manifest_scheme(manifest))
+    kb_scheme = manifest_scheme(manifest)
+    read_with = kb_scheme if scheme is None else same_labels(scheme, kb_scheme, kb_dir)
+    samples, _ = load_data(paths, data_root=data_root, scheme=read_with, field_map=field_map, on_bad_row=on_bad_row)
     return samples
+
+
+def same_labels(scheme: str, kb_scheme: EmotionScheme, kb_dir: str | Path) -> EmotionScheme:
+    """The scheme `scheme` names, when it has the KB's labels (in any order; its synonyms and translations may
+    differ, so that a release's own label spellings are read); else a ConfigError saying why the run cannot score
+    it and what to do: the run predicts and scores the KB's labels."""
+    from culturekb.errors import ConfigError
+    from culturekb.kb.schemes import get_scheme
+
+    given = get_scheme(scheme)
+    if {lab.lower() for lab in given.labels} == {lab.lower() for lab in kb_scheme.labels}:
+        return given
+    missing = [lab for lab in given.labels if lab.lower() not in {k.lower() for k in kb_scheme.labels}]
+    raise ConfigError(
+        f"--scheme {scheme}: its labels differ from those of the KB {kb_dir} (scheme {kb_scheme.name!r}: "
+        f"{list(kb_scheme.labels)}); not in the KB: {missing[:12]}{' ...' if len(missing) > 12 else ''}. This run "
+        "predicts the KB's labels and scores them against the data's, so the data must be read with the same "
+        f"labels: rebuild the KB with --scheme {scheme}, or leave --scheme out to read the data with the KB's scheme "
+        "(a scheme file with the KB's labels may add the data's own spellings as synonyms)")
 
 
 
