@@ -55,3 +55,25 @@ def test_xed_without_its_map_is_told_to_use_it() -> None:
 def test_a_map_whose_detect_keys_are_half_there_is_suggested() -> None:
     assert "--map blend" in map_hint(["question", "en_question", "answer"], "China.json")
     assert map_hint(["id", "culture", "label"], "train.jsonl") == ""
+
+
+def test_an_artemis_csv_reports_every_bad_row_or_skips_them(tmp_path: Path) -> None:
+    from culturekb.kb.loaders import load_artemis_csv
+
+    path = tmp_path / "artemis.csv"
+    path.write_text("painting,art_style,emotion,utterance,language\n"
+                    "a_one,Impressionism,awe,big sky,english\n"
+                    "a_two,Impressionism,bliss,soft light,english\n"
+                    "a_three,Impressionism,joyish,bright,english\n"
+                    "a_four,Impressionism,fear,dark woods,klingon!\n"
+                    "a_five,Impressionism,sadness,rain,english\n", encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        load_artemis_csv(path)
+    text = str(err.value)
+    assert "3 bad row(s), 2 kind(s) of problem" in text
+    assert "- 2 x unknown label\n" in text and "- 1 x unknown culture\n" in text
+    assert f"{path}, line 3, column 'emotion': unknown label 'bliss'" in text and f"{path}, line 4" in text
+    res = load_artemis_csv(path, on_bad_row="skip")
+    assert sorted(s.metadata["image_id"] for s in res.samples) == ["a_five", "a_one"]
+    assert [r["where"] for r in res.skipped] == [f"{path}, line {n}" for n in (3, 4, 5)]
+    assert res.summary()["skipped_rows"] == list(res.skipped)
