@@ -41,7 +41,7 @@ from culturekb._io import check_text_fields, json_value, read_text_utf8
 from culturekb.errors import ConfigError, DataError
 
 __all__ = ["DATA_SUFFIXES", "FieldMap", "LoadReport", "Problems", "Record", "builtin_maps", "data_files",
-           "is_absent", "line_id", "parse_field_map", "read_records", "ON_BAD_ROW"]
+           "is_absent", "line_id", "map_hint", "parse_field_map", "read_records", "ON_BAD_ROW"]
 
 DATA_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv", ".tsv", ".tab")
 ON_BAD_ROW = ("fail", "skip")
@@ -108,6 +108,9 @@ class FieldMap:
     and joined with `` & `` (a compound label, read as its first label of the scheme)."""
     columns: tuple[str, ...] = ()
     """Column names of a CSV/TSV file without a header row (the first row is then data)."""
+    files: str = ""
+    """``[detect] files``: a regular expression on the names of the release's files (``en-annotated.tsv``); a file
+    so named is only told to use the map (`map_hint`), never read with it unasked."""
 
     def matches(self, keys: Sequence[str]) -> bool:
         """Whether every ``detect`` key is among `keys` (a built-in map applies unasked then)."""
@@ -160,6 +163,11 @@ def _map_from_mapping(obj: Mapping[str, Any], name: str) -> FieldMap:
                           "(text = text), e.g. question = \"QUESTION\"")
     defaults = obj.get("defaults", {})
     detect = obj.get("detect", {}).get("keys", []) if isinstance(obj.get("detect"), Mapping) else []
+    files = obj.get("detect", {}).get("files", "") if isinstance(obj.get("detect"), Mapping) else ""
+    try:
+        re.compile(files)
+    except (re.error, TypeError) as exc:
+        raise ConfigError(f"field map {name}: [detect] files is not a regular expression ({exc})") from exc
     patterns = obj.get("patterns", {})
     for target, pattern in patterns.items():
         try:
@@ -174,7 +182,7 @@ def _map_from_mapping(obj: Mapping[str, Any], name: str) -> FieldMap:
         raise ConfigError(f"field map {name}: 'columns' must be a list of column names")
     return FieldMap(name, dict(fields), dict(defaults), tuple(detect), tuple(obj.get("benchmarks", ())),
                     str(obj.get("release", "")), dict(patterns), {k: dict(v) for k, v in values.items()},
-                    tuple(columns))
+                    tuple(columns), files)
 
 
 @functools.cache
@@ -188,6 +196,21 @@ def builtin_maps() -> dict[str, FieldMap]:
             name = entry.name.removesuffix(".toml")
             out[name] = _map_from_mapping(tomllib.loads(entry.read_text(encoding="utf-8")), name)
     return out
+
+
+def map_hint(keys: Sequence[str], source: str | Path) -> str:
+    """A hint naming the built-in maps a file that failed to load may need (``--map xed``): those whose detect keys
+    it has at least half of, or whose ``[detect] files`` pattern its name matches; "" when none fits."""
+    have = {str(k).strip().lower() for k in keys}
+    name = Path(source).name
+    fits = [m.name for m in builtin_maps().values()
+            if (m.detect and 2 * len(have & {k.lower() for k in m.detect}) >= len(m.detect))
+            or (m.files and re.search(m.files, name))]
+    if not fits:
+        return ""
+    named = " or ".join(f"--map {n}" for n in fits)
+    releases = "; ".join(f"{m.name}: {m.release}" for m in builtin_maps().values() if m.name in fits)
+    return f"Hint: {name} looks like a release culturekb has a built-in field map for; try {named} ({releases})."
 
 
 def parse_field_map(value: str | None) -> FieldMap | None:
@@ -382,12 +405,22 @@ class Problems:
             raise ConfigError(f"--on-bad-row {on_bad_row!r}: use fail or skip")
         self.what, self.on_bad_row = what, on_bad_row
         self.found: list[tuple[str, str, str]] = []
+        """(kind, where, the problem without its place) per bad row."""
+        self._shown: list[str] = []
+        self.hints: list[str] = []
 
     def add(self, where: str, exc: DataError | str, kind: str | None = None) -> None:
-        """Record a bad row; `kind` defaults to the message with the place and quoted values left out."""
+        """Record a bad row; `kind` defaults to the message with the place (and the field or column it names) and
+        quoted values left out: ``"unknown label"``, ``"unknown country"``."""
         message = str(exc)
-        detail = message.removeprefix(where).lstrip(": ")
+        detail = message.removeprefix(where).lstrip(",: ")
         self.found.append((kind or _kind(detail), where, detail))
+        self._shown.append(message if message.startswith(where) else f"{where}: {detail}")
+
+    def hint(self, text: str) -> None:
+        """A fix that applies to the whole file (``--map xed``), said once after the rows (not once per row)."""
+        if text not in self.hints:
+            self.hints.append(text)
 
     @contextmanager
     def row(self, where: str) -> Iterator[None]:
@@ -429,14 +462,24 @@ class Problems:
         lines = [f"{self.what}: {len(self.found)} bad row(s), {len(kinds)} kind(s) of problem:"]
         for kind, n in kinds.most_common():
             lines.append(f"- {n} x {kind}")
-            lines += [f"    {w}: {d}" for k, w, d in self.found if k == kind][:_SHOWN]
+            lines += [f"    {shown}" for (k, _, _), shown in zip(self.found, self._shown, strict=True)
+                      if k == kind][:_SHOWN]
+        lines += self.hints
         lines.append("Fix them (or give a field map with --map), or run with --on-bad-row skip to leave them out "
                      "(listed in the run report).")
         raise DataError("\n".join(lines))
 
 
+_FIELD_PREFIX = re.compile(r"^(?:(?:field|column|key)\s+(?:'[^']*'|\"[^\"]*\")\s*[,:]\s*)+")
+"""The ``field 'label': `` (``column 'emotion': ``) that starts a row's message when its place names a field."""
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
 def _kind(detail: str) -> str:
-    """A problem's kind: its message up to the first quoted value or colon."""
-    for stop in ("'", '"', ":", ";", "("):
-        detail = detail.split(stop, 1)[0]
-    return detail.strip() or "bad row"
+    """A problem's kind: its message less a leading field or column name and the quoted values, up to the first
+    colon, semicolon, bracket or parenthesis after a space (``"field 'label': unknown label 'x'; ..."`` -> ``"unknown
+    label"``; ``"field 'question' is missing or empty (...)"`` -> ``"field is missing or empty"``)."""
+    text = _QUOTED.sub("", _FIELD_PREFIX.sub("", detail))
+    for stop in (":", ";", " (", "["):
+        text = text.split(stop, 1)[0]
+    return " ".join(text.split()) or "bad row"

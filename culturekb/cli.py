@@ -146,6 +146,9 @@ def build(
                          ] = "majority",
     field_map: Annotated[str | None, typer.Option("--map", help="a release's keys -> the sample fields: a built-in "
                                                   "map (xed ...), a .toml/.json map file, or field=KEY pairs")] = None,
+    on_bad_row: Annotated[str, typer.Option(
+        help="rows of the data that cannot be read: fail (report every bad row of the file, counts per kind and "
+             "the first lines of each, and stop) or skip (leave them out; the build report lists them)")] = "fail",
     stimulus_kind: Annotated[str | None, typer.Option(
         help="what the samples are: artworks, images, texts or scenarios (default: from the samples: a WikiArt "
              "style -> artworks, an image -> images, else texts); knowledge headers and reports say it")] = None,
@@ -169,7 +172,7 @@ def build(
             on_bad_answer=on_bad_answer,
             base_url=base_url, cultures_file=cultures_file,
             label_words_file=label_words, label_column_words=label_column_words, aggregate=aggregate,
-            field_map=field_map, calibrate=calibrate, stimulus_kind=stimulus_kind,
+            field_map=field_map, calibrate=calibrate, stimulus_kind=stimulus_kind, on_bad_row=on_bad_row,
         )
 
     result = _guard(run)

@@ -24,6 +24,7 @@ LAYER = {
     "inference": "inference", "evals": "evals", "workflows": "jobs", "demo": "jobs", "api": "faces", "cli": "faces",
     "cli_review": "faces", "cli_kb": "faces", "_cli_errors": "faces", "_cli_help": "faces", "__main__": "faces",
     "testing": "testing", "data": "ground", "_discovery": "ground", "_records": "ground",
+    "_tables": "ground",
 }
 
 # What each layer may import (besides itself). Anything else is a broken rule.

@@ -531,6 +531,7 @@ def _report(
     return {
         "kb_version": kb.version,
         "label_scheme": kb.scheme.name,
+        "stimulus_kind": kb.build_config.get("stimulus_kind"),
         "samples": len(samples),
         "tuples": len(kb),
         "rationales": sum(len(t.rationales) for t in kb.tuples),

@@ -2,9 +2,71 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
+from culturekb.kb.stimulus import STIMULUS_KINDS, stimulus_noun
+
 __all__ = ["render_report_markdown"]
+
+_PLACE = re.compile(r"^(?P<file>.*), (?P<unit>line|item) (?P<n>.+)$")
+
+
+def _noun(report: dict[str, Any]) -> str:
+    """The KB's stimulus noun (texts, scenarios, images, artworks); "items" for a report that does not say."""
+    kind = report.get("stimulus_kind")
+    return stimulus_noun(kind) if kind in STIMULUS_KINDS else "items"
+
+
+def _places(rows: list[str]) -> str:
+    """``["/d/six.jsonl, line 3", "/d/six.jsonl, line 240"]`` -> ``six.jsonl lines 3, 240``."""
+    by_file: dict[str, list[str]] = {}
+    for row in rows:
+        m = _PLACE.match(str(row))
+        name, unit, n = (Path(m["file"]).name, m["unit"], m["n"]) if m else (str(row), "", "")
+        by_file.setdefault(f"{name}\t{unit}", []).append(n)
+    parts = []
+    for key, ns in by_file.items():
+        name, unit = key.split("\t")
+        parts.append(f"{name} {unit}{'s' if len(ns) > 1 else ''} {', '.join(ns)}" if unit else name)
+    return "; ".join(parts)
+
+
+def _counts(labels: dict[str, int]) -> str:
+    return ", ".join(f"{lab} {n}" for lab, n in labels.items())
+
+
+def _row_lines(report: dict[str, Any]) -> list[str]:
+    """Per data file: the items aggregated from repeated rows, those dropped for a tied top label, and the bad rows
+    skipped, each named with its file and lines (the first of each listed, all counted)."""
+    noun = _noun(report)
+    lines: list[str] = []
+    for src in report.get("sources") or ():
+        agg, tied, skipped = (src.get("aggregated_items") or [], src.get("tie_dropped_items") or [],
+                              src.get("skipped_rows") or [])
+        if not (agg or tied or skipped):
+            continue
+        n_agg, n_tied = src.get("aggregated_items_total", len(agg)), src.get("tie_dropped_total", len(tied))
+        n_skip = src.get("skipped_rows_total", len(skipped))
+        lines += ["", f"### {src.get('file')}: {src.get('rows_read', '?')} rows read, "
+                      f"{src.get('samples', '?')} samples", ""]
+        if agg:
+            lines.append(f"- {noun} aggregated from rows that repeat them in one culture (majority label): {n_agg} "
+                         f"({src.get('aggregated_rows', 0)} rows merged into another)")
+            lines += [f"  - `{a['id']}` ({a.get('culture')}): {_places(a.get('rows', []))} -> "
+                      f"{_counts(a.get('labels', {}))}" for a in agg]
+        if tied:
+            lines.append(f"- {noun} dropped for that culture, their repeated rows' top label tied: {n_tied}")
+            lines += [f"  - `{t['item']}` ({t.get('culture')}): {_places(t.get('rows', []))} -> "
+                      f"{_counts(t.get('labels', {}))}" for t in tied]
+        if skipped:
+            lines.append(f"- bad rows skipped (--on-bad-row skip): {n_skip}")
+            lines += [f"  - {_places([r['where']])}: {r['problem']}" for r in skipped]
+        for n, shown in ((n_agg, agg), (n_tied, tied), (n_skip, skipped)):
+            if n > len(shown):
+                lines.append(f"- ... {n - len(shown)} more not listed (the first {len(shown)} of each kind are)")
+    return ["", "## Rows of the data files", *lines] if lines else []
 
 
 def _topic_lines(report: dict[str, Any]) -> list[str]:
@@ -179,7 +241,9 @@ def render_report_markdown(report: dict[str, Any]) -> str:
         lines.append(f"| {step} | {st['computed']} | {st['cached']} | {st['seconds']:.2f} |")
     if report.get("dropped_no_majority"):
         per = ", ".join(f"{c} {n}" for c, n in report["dropped_no_majority"].items())
-        lines += ["", f"Images dropped for lack of a majority label, per culture: {per}"]
+        noun = _noun(report)
+        lines += ["", f"{noun[:1].upper()}{noun[1:]} dropped for lack of a majority label, per culture: {per}"]
+    lines += _row_lines(report)
     lines += _dropped_lines(report)
     lines += _label_word_lines(report)
     lines += _calibration_lines(report)

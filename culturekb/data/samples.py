@@ -66,7 +66,7 @@ EXAMPLES: dict[str, str] = {
     "ricevl-grounding": "culturekb eval ricevl-grounding sample:ricevl-grounding --any-country "
                         "--out ricevl-grounding-run",
     "culturaltom": "culturekb eval culturaltom sample:culturaltom --out culturaltom-run",
-    "commet": "culturekb eval commet sample:commet --model openai:MODEL --base-url http://localhost:8000/v1 "
+    "commet": "culturekb eval commet sample:commet --model openai:MODEL --base-url http://127.0.0.1:8000/v1 "
               "--out commet-run",
 }
 """Per benchmark, a command that runs on the packaged sample: offline (the kb-prior, full-image and reference
@@ -74,12 +74,31 @@ baselines), except CoMMET, which needs a chat model (here an OpenAI-compatible s
 serves scripted answers). Shown under ``culturekb eval NAME --help`` and run by the test suite."""
 
 
+EXAMPLE_NOTES: dict[str, str] = {
+    "commet": "No chat server at hand? Start the bundled scripted one first, offline, in another terminal: "
+              "culturekb mock-server --answer 'I think she feels sad.' (it listens on http://127.0.0.1:8000/v1 and "
+              "answers every question with that text).",
+}
+"""What an example needs beyond a fresh clone, said after it."""
+
+NO_SCHEME: dict[str, str] = {
+    "culturaltom": "There is no --scheme: an item's answer is one of its own options (A, B, ...), not a label of a "
+                   "scheme.",
+    "commet": "There is no --scheme: a turn's answer is free text judged against the reference answer, not a "
+              "label of a scheme.",
+}
+"""Why a benchmark has no ``--scheme`` option, said in its help (docs/data-formats.md)."""
+
+
 def example_epilog(name: str) -> str | None:
-    """The help epilog of ``culturekb eval NAME``: its example on the packaged sample, if it has one."""
+    """The help epilog of ``culturekb eval NAME``: its example on the packaged sample (and what it needs), and why
+    it has no ``--scheme`` where it has none."""
+    parts = []
     example = EXAMPLES.get(name)
-    if example is None:
-        return None
-    return f"Example on the packaged sample (sample:NAME is a file shipped with culturekb): {example}"
+    if example is not None:
+        parts.append(f"Example on the packaged sample (sample:NAME is a file shipped with culturekb): {example}")
+    parts += [text for text in (EXAMPLE_NOTES.get(name), NO_SCHEME.get(name)) if text]
+    return "\n\n".join(parts) or None
 
 
 def resolve_samples(value: object) -> object:

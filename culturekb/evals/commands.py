@@ -14,9 +14,9 @@ import typer
 from culturekb.errors import ConfigError
 from culturekb.text.prompts import PROMPT_LANGUAGES, available_prompt_languages
 
-__all__ = ["MapOption", "OnBadRowOption", "field_map_option", "csv_list", "csv_tuple", "prompt_language_tuple",
-           "status_option", "label_words_option", "OUT_HELP", "LANG_HELP", "MODEL_HELP", "PARSE_FALLBACK_HELP",
-           "LABEL_WORDS_HELP", "STATUS_HELP"]
+__all__ = ["MapOption", "OnBadRowOption", "SchemeOption", "field_map_option", "csv_list", "csv_tuple",
+           "prompt_language_tuple", "status_option", "label_words_option", "OUT_HELP", "LANG_HELP", "MODEL_HELP",
+           "PARSE_FALLBACK_HELP", "LABEL_WORDS_HELP", "STATUS_HELP"]
 
 
 def csv_list(value: str | None, option: str = "a comma list") -> list[str] | None:
@@ -95,3 +95,6 @@ ON_BAD_ROW_HELP = ("fail: report every bad row of the data at once and run nothi
                    "list them in the run report")
 MapOption = Annotated[str | None, typer.Option("--map", help=MAP_HELP)]
 OnBadRowOption = Annotated[str, typer.Option("--on-bad-row", help=ON_BAD_ROW_HELP)]
+SCHEME_HELP = ("label scheme the data's labels are read against: artemis9, cedar14, a file, or a comma list "
+               "(default: the KB's); it must have the KB's labels, its synonyms and translations may add to them")
+SchemeOption = Annotated[str | None, typer.Option("--scheme", help=SCHEME_HELP)]

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from culturekb._io import atomic_write_bytes, atomic_write_json, atomic_write_text
+from culturekb._tables import MISSING, WIDE_COLUMNS, format_cell, markdown_table
 from culturekb.errors import ConfigError, require
 from culturekb.evals.plots import (
     FONT_DIR,
@@ -41,6 +42,7 @@ from culturekb.evals.plots import (
 )
 
 __all__ = [
+    "WIDE_COLUMNS",
     "FONT_DIR",
     "FONT_FAMILIES",
     "RUN_FIELDS",
@@ -69,7 +71,7 @@ logger = logging.getLogger(__name__)
 Cell = str | int | float | bool | None
 """A table cell: text or a number; None and NaN render as 'n/a'."""
 
-_MISSING = "n/a"
+_MISSING = MISSING
 
 
 def _as_tuple(value: Sequence[Any]) -> tuple[Any, ...]:
@@ -136,41 +138,14 @@ class Table:
 
 
 def _format_cell(value: Cell, precision: int) -> str:
-    if value is None:
-        return _MISSING
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if math.isnan(value):
-            return _MISSING
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return f"{value:.{precision}f}"
-    text = str(value).replace("\\", "\\\\").replace("|", "\\|")
-    return " ".join(text.splitlines())
-
-
-WIDE_COLUMNS = 16
-"""A table with more columns than this (a wide label set: one column per label) is written turned on its side:
-one row per column, so its width is that of its rows, never that of the scheme."""
+    return format_cell(value, precision)
 
 
 def render_markdown_table(table: Table) -> str:
     """A GitHub-flavoured Markdown table (no title); numbers right-aligned, '|' in text escaped. A table wider than
-    `WIDE_COLUMNS` with fewer rows than columns is transposed (its first column's cells become the headers)."""
-    if len(table.columns) > WIDE_COLUMNS and len(table.rows) < len(table.columns) - 1:
-        table = Table(table.title, [table.columns[0], *(str(r[0]) for r in table.rows)],
-                      [[col, *(r[j] for r in table.rows)] for j, col in enumerate(table.columns) if j > 0],
-                      table.precision, table.note)
-    numeric = [
-        bool(table.rows) and all(isinstance(r[j], int | float) and not isinstance(r[j], bool) or r[j] is None
-                                 for r in table.rows)
-        for j in range(len(table.columns))
-    ]
-    header = "| " + " | ".join(_format_cell(c, table.precision) for c in table.columns) + " |"
-    rule = "|" + "|".join("---:" if n else "---" for n in numeric) + "|"
-    body = ["| " + " | ".join(_format_cell(c, table.precision) for c in row) + " |" for row in table.rows]
-    return "\n".join([header, rule, *body]) + "\n"
+    `WIDE_COLUMNS` with fewer rows than columns is transposed (its first column's cells become the headers): the
+    one renderer, `culturekb._tables.markdown_table`."""
+    return markdown_table(table.columns, table.rows, table.precision)
 
 
 # -- JSON and the report --------------------------------------------------------------------------------------------

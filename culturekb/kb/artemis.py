@@ -34,6 +34,7 @@ __all__ = [
     "Annotation",
     "Aggregated",
     "aggregate_annotations",
+    "aggregate_repeated",
     "is_per_image",
     "split_by_image",
     "parse_painting_slug",
@@ -285,3 +286,50 @@ def split_by_image(
     for i, image_id in enumerate(todo):
         assigned[image_id] = "train" if i < n_train else "valid" if i < n_train + n_valid else "test"
     return [s if s.split else s.model_copy(update={"split": assigned[s.image_id]}) for s in samples]
+
+
+def aggregate_repeated(samples: list[Sample], lines: dict[str, str], scheme: EmotionScheme, rule: str = "majority"
+                       ) -> tuple[list[Sample], dict[str, list[str]], int, list[dict[str, Any]]]:
+    """Samples with the rows that repeat an item (same ``image_id``) in one culture merged, the rule ArtEmis rows
+    follow: the label chosen by most rows; a tied top label drops the item for that culture (returned per
+    culture); explanations and concepts of every row kept, ``label_counts`` and the rows' places in metadata.
+    ``rule="none"`` raises DataError naming each repeated item's file and lines. Returns (samples, dropped image ids
+    per culture, rows merged into another row's sample, the dropped items with their rows and label counts)."""
+    groups: dict[tuple[str, str], list[Sample]] = {}
+    for s in samples:
+        groups.setdefault((str(s.metadata.get("image_id") or s.id), s.culture), []).append(s)
+    repeated = {k: g for k, g in groups.items() if len(g) > 1}
+    if not repeated:
+        return samples, {}, 0, []
+    if rule == "none":
+        shown = [f"{image!r} in culture {culture!r}: " + "; ".join(lines.get(s.id, s.id) for s in g)
+                 for (image, culture), g in list(repeated.items())[:5]]
+        raise DataError(f"{len(repeated)} item(s) appear more than once in one culture (--aggregate none): "
+                        + " | ".join(shown) + ". Remove the repeats, or read them as annotations with "
+                        "--aggregate majority")
+    out: list[Sample] = []
+    dropped: dict[str, list[str]] = {}
+    tied: list[dict[str, Any]] = []
+    for (image, culture), g in groups.items():
+        if len(g) == 1:
+            out.append(g[0])
+            continue
+        counts = Counter(s.label for s in g if s.label is not None)
+        top = max(counts.values(), default=0)
+        winners = [lab for lab, n in counts.items() if n == top]
+        if len(winners) != 1:
+            dropped.setdefault(culture, []).append(image)
+            tied.append({"item": image, "culture": culture, "rows": [lines.get(s.id, s.id) for s in g],
+                         "labels": {lab: counts[lab] for lab in scheme.labels if counts.get(lab)}})
+            continue
+        first = g[0]
+        meta = {**first.metadata, "label_counts": {lab: counts[lab] for lab in scheme.labels if counts.get(lab)},
+                "aggregated_from": [lines.get(s.id, s.id) for s in g],
+                "explanation_labels": [s.label for s in g for _ in s.explanations]}
+        concepts = list(dict.fromkeys(c for s in g for c in (s.concepts or []))) or None
+        out.append(first.model_copy(update={
+            "label": winners[0], "explanations": [e for s in g for e in s.explanations], "concepts": concepts,
+            "metadata": meta}))
+    tied_keys = {(t["item"], t["culture"]) for t in tied}
+    merged = sum(len(g) - 1 for k, g in repeated.items() if k not in tied_keys)
+    return out, dropped, merged, tied

@@ -97,16 +97,48 @@ _LOW_SUPPORT = 3
 # -- facts -------------------------------------------------------------------------------------------------------
 def describe_sources(paths: Sequence[str | Path], summaries: Sequence[Mapping[str, Any]] = ()) -> list[dict[str, Any]]:
     """One record per data file: name, SHA-256 (first 16 hex digits), what the loader read from it (`summaries`,
-    aligned with `paths`), and the notice file beside it with the licence it names (None when none is found)."""
+    aligned with `paths`: layout, rows, samples per culture; the items aggregated from repeated rows, those dropped
+    for a tied top label and the rows skipped as bad, each with its rows' file and line, the first
+    `LISTED_ROWS` of each listed and all counted), and the notice file beside it with the licence it names (None
+    when none is found)."""
     out: list[dict[str, Any]] = []
     for i, p in enumerate(map(Path, paths)):
         rec: dict[str, Any] = {"file": p.name, "sha256": sha256_file(p)[:16] if p.is_file() else None}
         if i < len(summaries):
             s = summaries[i]
             rec.update({k: s[k] for k in ("layout", "rows_read", "samples", "per_culture") if k in s})
+            rec.update(_row_facts(s, p))
         rec["notice"], rec["licence"] = _licence_beside(p)
         out.append(rec)
     return out
+
+
+LISTED_ROWS = 50
+"""Items (or rows) a source record lists by name per kind; the rest are counted."""
+
+
+def _row_facts(summary: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    """What a load did to rows (aggregated, tie-dropped, skipped), listed up to `LISTED_ROWS` each; rows are named
+    by the file's name and line (``six.jsonl, line 12``), not by where the file lay on the machine that built."""
+
+    def named(where: Any) -> str:
+        return str(where).replace(str(path), path.name, 1)
+
+    def rows(item: Mapping[str, Any]) -> dict[str, Any]:
+        return {**item, "rows": [named(r) for r in item.get("rows", [])]}
+
+    facts: dict[str, Any] = {}
+    if summary.get("aggregated_rows"):
+        items = [rows({"id": k, **v}) for k, v in (summary.get("aggregated_items") or {}).items()]
+        facts.update(aggregated_rows=summary["aggregated_rows"], aggregated_items_total=len(items),
+                     aggregated_items=items[:LISTED_ROWS])
+    tied = [rows(t) for t in summary.get("tie_dropped_items") or ()]
+    if tied:
+        facts.update(tie_dropped_total=len(tied), tie_dropped_items=tied[:LISTED_ROWS])
+    skipped = [{**r, "where": named(r.get("where"))} for r in summary.get("skipped_rows") or ()]
+    if skipped:
+        facts.update(skipped_rows_total=len(skipped), skipped_rows=skipped[:LISTED_ROWS])
+    return facts
 
 
 def _licence_beside(path: Path) -> tuple[str | None, str | None]:

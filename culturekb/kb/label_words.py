@@ -46,7 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from culturekb._io import iter_jsonl_text, read_text_utf8, stable_hash
+from culturekb._io import read_text_utf8, stable_hash
+from culturekb._records import FieldMap, read_records
 from culturekb.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -257,23 +258,12 @@ def _csv_pairs(path: Path, scheme: EmotionScheme, registry: CultureRegistry, exp
         raise DataError(f"{path}: malformed CSV ({exc}) while reading its paired label columns") from exc
 
 
-def _records(path: Path) -> Iterable[dict[str, Any]]:
-    """The objects of a JSONL file, or of a ``.json`` file holding a list of them or an object keyed by id."""
-    text = read_text_utf8(path)
-    if path.suffix.lower() != ".json" and not text.lstrip().startswith("["):
-        return (obj for _, obj in iter_jsonl_text(text, path))
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: invalid JSON ({exc.msg} at line {exc.lineno}) while reading its paired label "
-                        "columns") from exc
-    items = data.values() if isinstance(data, dict) else data if isinstance(data, list) else []
-    return [obj for obj in items if isinstance(obj, dict)]
-
-
 def _jsonl_pairs(path: Path, scheme: EmotionScheme, registry: CultureRegistry, explicit: Mapping[str, str],
-                 pairs: _Pairs) -> None:
-    for obj in _records(path):
+                 pairs: _Pairs, field_map: FieldMap | None = None) -> None:
+    """The paired label columns of a sample file, read as the loader reads it (`culturekb._records.read_records`:
+    JSONL whatever the extension, a JSON list or object keyed by id, TSV; the field map applied)."""
+    for rec in read_records(path, field_map):
+        obj = rec.data
         meta = obj.get("metadata")
         fields = {str(k).lower(): v for k, v in meta.items()} if isinstance(meta, dict) else {}
         paired = _paired_columns(fields, explicit)
@@ -312,10 +302,12 @@ def learn_label_words(
     *,
     columns: Mapping[str, str] | None = None,
     registry: CultureRegistry | None = None,
+    field_map: FieldMap | None = None,
 ) -> LearnedLabelWords:
     """The label words that data files' paired label columns teach (see the module docstring); empty words and no
     report when no file has a paired column. `columns`: explicit {column: language or 'native'}
-    (`parse_column_words`); `registry`: resolves cultures to their languages (default: the process registry)."""
+    (`parse_column_words`); `registry`: resolves cultures to their languages (default: the process registry);
+    `field_map`: the build's ``--map`` (sample files are read with it, as the loader reads them)."""
     from culturekb.kb.cultures import default_registry
 
     reg = registry if registry is not None else default_registry()
@@ -325,8 +317,8 @@ def learn_label_words(
         suffix = p.suffix.lower()
         if suffix == ".csv":
             _csv_pairs(p, scheme, reg, explicit, pairs)
-        elif suffix in (".jsonl", ".ndjson", ".json"):
-            _jsonl_pairs(p, scheme, reg, explicit, pairs)
+        elif suffix in (".jsonl", ".ndjson", ".json", ".tsv", ".tab") or field_map is not None:
+            _jsonl_pairs(p, scheme, reg, explicit, pairs, field_map)
     named = {c for cols in pairs.columns.values() for c in cols}
     unused = sorted(set(explicit) - named)
     if unused:

@@ -83,9 +83,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from culturekb._io import read_text_utf8, resolve_image_ref, safe_relpath
-from culturekb._records import FieldMap, read_records
+from culturekb._records import FieldMap, LoadReport, Problems, Record, map_hint, read_records
 from culturekb.errors import ConfigError, DataError
-from culturekb.kb.artemis import Annotation, aggregate_annotations
+from culturekb.kb.artemis import Annotation, aggregate_annotations, aggregate_repeated
 from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import Sample
 from culturekb.kb.schemes import EmotionScheme, get_scheme
@@ -131,6 +131,10 @@ class LoadResult:
     """Per culture: the image ids behind `dropped_no_majority`."""
     aggregated: int = 0
     """Rows merged into another row's sample (annotation-level rows of a sample file)."""
+    tied: tuple[dict[str, Any], ...] = ()
+    """The repeated items dropped for a tied top label: item, culture, rows (file and line), label counts."""
+    skipped: tuple[dict[str, str], ...] = ()
+    """Bad rows left out (``on_bad_row="skip"``): where, problem."""
 
     def __len__(self) -> int:
         return len(self.samples)
@@ -150,8 +154,11 @@ class LoadResult:
             "per_culture": dict(Counter(s.culture for s in self.samples)),
             "dropped_no_majority": dict(self.dropped_no_majority),
             "aggregated_rows": self.aggregated,
-            "aggregated_items": {s.id: s.metadata["aggregated_from"] for s in self.samples
-                                 if "aggregated_from" in s.metadata},
+            "aggregated_items": {s.id: {"culture": s.culture, "rows": s.metadata["aggregated_from"],
+                                        "labels": s.metadata.get("label_counts", {})}
+                                 for s in self.samples if "aggregated_from" in s.metadata},
+            "tie_dropped_items": list(self.tied),
+            "skipped_rows": list(self.skipped),
         }
 
 
@@ -285,8 +292,10 @@ def load_artemis_csv(
     layout: Layout = "auto",
     default_language: str = "english",
     registry: CultureRegistry | None = None,
+    on_bad_row: str = "fail",
 ) -> LoadResult:
-    """Read an ArtEmis / ArtELingo CSV into one `Sample` per (image, culture); see the module docstring.
+    """Read an ArtEmis / ArtELingo CSV into one `Sample` per (image, culture); see the module docstring. Every bad
+    row is found before anything is refused (``on_bad_row``: as `load_samples_jsonl`).
 
     `cultures` keeps only those cultures (ids or aliases). With `data_root`, `Sample.image` is
     ``data_root/<art_style>/<painting>.jpg``; without it, `image` is None and the relative path is kept in
@@ -307,8 +316,12 @@ def load_artemis_csv(
         )
     col = {name: header.index(name) for name in (*CSV_REQUIRED_COLUMNS, *CSV_OPTIONAL_COLUMNS) if name in header}
     default_culture = _resolve_culture(reg, default_language, f"{path}: default_language")
-    annotations = [_annotation(lineno, fields, header, col, path, root, reg, default_culture, scheme_)
-                   for lineno, fields in rows]
+    problems, report = Problems(str(path), on_bad_row), LoadReport()
+    annotations = []
+    for lineno, fields in rows:
+        with problems.row(f"{path}, line {lineno}"):
+            annotations.append(_annotation(lineno, fields, header, col, path, root, reg, default_culture, scheme_))
+    problems.finish(report)
     agg = aggregate_annotations(annotations, scheme_, source=path, layout=layout, has_repetition="repetition" in col,
                                 data_root=root, keep=keep)
     result = LoadResult(
@@ -318,6 +331,7 @@ def load_artemis_csv(
         source=str(path),
         layout="per-image" if agg.per_image else "per-annotation",
         dropped_ids=dict(agg.dropped),
+        skipped=tuple(report.skipped),
     )
     logger.info("loaded %s", result.summary())
     if not agg.samples:
@@ -401,11 +415,16 @@ def load_samples_jsonl(
     registry: CultureRegistry | None = None,
     aggregate: str = "majority",
     field_map: FieldMap | None = None,
+    on_bad_row: str = "fail",
 ) -> LoadResult:
     """Read a sample file (JSONL, a JSON list or object keyed by id; format in the module docstring) into
     `Sample`s. Rows that repeat an item (the same image id) in one culture are annotations of it: with
     ``aggregate="majority"`` they become one sample labelled by their majority (a tied top label drops the item
-    for that culture and counts it, as for ArtEmis rows); ``"none"`` refuses them, naming file and lines."""
+    for that culture and counts it, as for ArtEmis rows); ``"none"`` refuses them, naming file and lines.
+
+    Every bad row of the file is found before anything is refused: ``on_bad_row="fail"`` raises one DataError with
+    the count of each kind of problem and its first lines; ``"skip"`` leaves those rows out and lists them
+    (`LoadResult.skipped`)."""
     if aggregate not in AGGREGATE_RULES:
         raise ConfigError(f"--aggregate {aggregate!r}: use one of {list(AGGREGATE_RULES)}")
     path = Path(path)
@@ -413,89 +432,37 @@ def load_samples_jsonl(
     reg = registry or default_registry()
     keep = _culture_filter(cultures, reg)
     root = Path(data_root) if data_root is not None else None
+    problems = Problems(str(path), on_bad_row)
+    report = LoadReport()
     samples: list[Sample] = []
-    first_line: dict[str, int] = {}
+    first_line: dict[str, str] = {}
     rows = 0
-    allowed = set(JSONL_FIELDS)
     lines: dict[str, str] = {}
-    for rec in read_records(path, field_map):
-        lineno, obj = rec.line, rec.data
+    for rec in read_records(path, field_map, report):
         rows += 1
-        where = rec.where
-        unknown = sorted(set(obj) - allowed)
-        if unknown:
-            raise DataError(
-                f"{where}: unknown field(s) {unknown}; allowed fields are {list(JSONL_FIELDS)}. "
-                "Put extra information under 'metadata'"
-            )
-        sid = obj.get("id")
-        if isinstance(sid, int) and not isinstance(sid, bool):
-            sid = str(sid)
-        if not isinstance(sid, str) or not sid.strip():
-            raise DataError(f"{where}: field 'id' is missing or empty; every sample needs a unique string id")
-        sid = sid.strip()
-        if sid in first_line:
-            raise DataError(
-                f"{where}: duplicate id {sid!r} (first on line {first_line[sid]}); ids must be unique, "
-                "e.g. '<image>::<culture>'"
-            )
-        first_line[sid] = lineno
-        if "culture" not in obj or obj["culture"] in (None, ""):
-            raise DataError(f"{where}: field 'culture' is missing; give a culture id or alias such as 'en' or 'zh'")
-        culture = _resolve_culture(reg, obj["culture"], f"{where}, field 'culture'")
-        label: str | None = None
-        if obj.get("label") is not None:
-            label = canonical_label(scheme_, obj["label"], f"{where}, field 'label'")
-        elif require_label:
-            raise DataError(
-                f"{where}: field 'label' is missing; give one of {list(scheme_.labels)} "
-                "(or load with require_label=False for unlabelled data)"
-            )
-        if "explanations" in obj and "explanation" in obj:
-            raise DataError(f"{where}: give either 'explanations' (a list) or 'explanation' (a string), not both")
-        if "explanations" in obj:
-            explanations = _str_list(obj["explanations"], "explanations", where)
-        else:
-            one = _opt_str(obj, "explanation", where)
-            explanations = [one] if one else []
-        concepts = _str_list(obj["concepts"], "concepts", where) if obj.get("concepts") is not None else None
-        options = _str_list(obj["options"], "options", where) if obj.get("options") is not None else None
-        metadata = obj.get("metadata")
-        metadata = {} if metadata is None else metadata
-        if not isinstance(metadata, dict):
-            raise DataError(f"{where}: field 'metadata' must be an object, got {type(metadata).__name__}")
-        metadata = dict(metadata)
-        raw_image = _opt_str(obj, "image", where)
-        image = None if raw_image is None else resolve_image_ref(
-            raw_image, f"{where}, field 'image'", data_root=root, base_dir=path.parent)
-        metadata.setdefault("image_id", raw_image or (sid.rsplit("::", 1)[0] if "::" in sid else sid))
-        split_raw = obj.get("split")
-        split = _norm_split(str(split_raw), f"{where}, field 'split'") if split_raw is not None else None
-        if keep is not None and culture not in keep:
-            continue
-        lines[sid] = where
-        samples.append(
-            Sample(
-                id=sid,
-                culture=culture,
-                image=image,
-                text=_opt_str(obj, "text", where),
-                question=_opt_str(obj, "question", where),
-                options=options,
-                label=label,
-                explanations=explanations,
-                concepts=concepts,
-                title=_opt_str(obj, "title", where),
-                split=split,
-                metadata=metadata,
-            )
-        )
+        with problems.row(rec.where):
+            unknown = sorted(set(rec.data) - set(JSONL_FIELDS))
+            if unknown:
+                hint = map_hint(list(rec.data), rec.source)
+                if hint:
+                    problems.hint(hint)
+                raise DataError(f"{rec.where}: unknown field(s) {unknown}; allowed fields are {list(JSONL_FIELDS)}. "
+                                "Put extra information under 'metadata', or rename the fields with --map")
+            sample = _sample(rec, scheme_, reg, root, path.parent, require_label)
+            if sample.id in first_line:
+                raise DataError(f"{rec.where}: duplicate id {sample.id!r} (first on {first_line[sample.id]}); ids "
+                                "must be unique, e.g. '<image>::<culture>'")
+            first_line[sample.id] = f"{rec.unit} {rec.line}"
+            if keep is None or sample.culture in keep:
+                lines[sample.id] = rec.where
+                samples.append(sample)
     if rows == 0:
         raise DataError(
             f"{path}: the file is empty; expected one JSON object per line with at least 'id', 'culture' and 'label'"
         )
+    problems.finish(report)
     cultures_seen = dict.fromkeys(s.culture for s in samples)
-    samples, dropped, merged = aggregate_repeated(samples, lines, scheme_, aggregate)
+    samples, dropped, merged, tied = aggregate_repeated(samples, lines, scheme_, aggregate)
     result = LoadResult(
         samples=tuple(samples),
         dropped_no_majority={c: len(dropped.get(c, ())) for c in cultures_seen},
@@ -504,53 +471,60 @@ def load_samples_jsonl(
         layout="jsonl",
         dropped_ids={c: tuple(dropped.get(c, ())) for c in cultures_seen},
         aggregated=merged,
+        tied=tuple(tied),
+        skipped=tuple(report.skipped),
     )
     logger.info("loaded %s", result.summary())
     return result
 
 
+def _sample(rec: Record, scheme: EmotionScheme, reg: CultureRegistry, root: Path | None, base_dir: Path,
+            require_label: bool) -> Sample:
+    """One record of a sample file checked field by field (errors name the file and line)."""
+    obj, where = rec.data, rec.where
+    sid = obj.get("id")
+    if isinstance(sid, int) and not isinstance(sid, bool):
+        sid = str(sid)
+    if not isinstance(sid, str) or not sid.strip():
+        raise DataError(f"{where}: field 'id' is missing or empty; every sample needs a unique string id")
+    sid = sid.strip()
+    if "culture" not in obj or obj["culture"] in (None, ""):
+        raise DataError(f"{where}: field 'culture' is missing; give a culture id or alias such as 'en' or 'zh'")
+    culture = _resolve_culture(reg, obj["culture"], f"{where}, field 'culture'")
+    label: str | None = None
+    if obj.get("label") is not None:
+        label = canonical_label(scheme, obj["label"], f"{where}, field 'label'")
+    elif require_label:
+        raise DataError(
+            f"{where}: field 'label' is missing; give one of {list(scheme.labels)} "
+            "(or load with require_label=False for unlabelled data)"
+        )
+    if "explanations" in obj and "explanation" in obj:
+        raise DataError(f"{where}: give either 'explanations' (a list) or 'explanation' (a string), not both")
+    if "explanations" in obj:
+        explanations = _str_list(obj["explanations"], "explanations", where)
+    else:
+        one = _opt_str(obj, "explanation", where)
+        explanations = [one] if one else []
+    concepts = _str_list(obj["concepts"], "concepts", where) if obj.get("concepts") is not None else None
+    options = _str_list(obj["options"], "options", where) if obj.get("options") is not None else None
+    metadata = obj.get("metadata")
+    metadata = {} if metadata is None else metadata
+    if not isinstance(metadata, dict):
+        raise DataError(f"{where}: field 'metadata' must be an object, got {type(metadata).__name__}")
+    metadata = dict(metadata)
+    raw_image = _opt_str(obj, "image", where)
+    image = None if raw_image is None else resolve_image_ref(
+        raw_image, f"{where}, field 'image'", data_root=root, base_dir=base_dir)
+    metadata.setdefault("image_id", raw_image or (sid.rsplit("::", 1)[0] if "::" in sid else sid))
+    split_raw = obj.get("split")
+    split = _norm_split(str(split_raw), f"{where}, field 'split'") if split_raw is not None else None
+    return Sample(id=sid, culture=culture, image=image, text=_opt_str(obj, "text", where),
+                  question=_opt_str(obj, "question", where), options=options, label=label,
+                  explanations=explanations, concepts=concepts, title=_opt_str(obj, "title", where), split=split,
+                  metadata=metadata)
+
+
 AGGREGATE_RULES = ("majority", "none")
-_COMPOUND = re.compile(r"\s*(?:&|/|\+|;|,|\band\b)\s*")
 """``--aggregate``: how rows that repeat an item in one culture are read (see `aggregate_repeated`)."""
-
-
-def aggregate_repeated(samples: list[Sample], lines: dict[str, str], scheme: EmotionScheme, rule: str = "majority"
-                       ) -> tuple[list[Sample], dict[str, list[str]], int]:
-    """Samples with the rows that repeat an item (same ``image_id``) in one culture merged, the rule ArtEmis rows
-    follow: the label chosen by most rows; a tied top label drops the item for that culture (returned per
-    culture); explanations and concepts of every row kept, ``label_counts`` and the rows' places in metadata.
-    ``rule="none"`` raises DataError naming each repeated item's file and lines. Returns (samples, dropped image ids
-    per culture, rows merged)."""
-    groups: dict[tuple[str, str], list[Sample]] = {}
-    for s in samples:
-        groups.setdefault((str(s.metadata.get("image_id") or s.id), s.culture), []).append(s)
-    repeated = {k: g for k, g in groups.items() if len(g) > 1}
-    if not repeated:
-        return samples, {}, 0
-    if rule == "none":
-        shown = [f"{image!r} in culture {culture!r}: " + "; ".join(lines.get(s.id, s.id) for s in g)
-                 for (image, culture), g in list(repeated.items())[:5]]
-        raise DataError(f"{len(repeated)} item(s) appear more than once in one culture (--aggregate none): "
-                        + " | ".join(shown) + ". Remove the repeats, or read them as annotations with "
-                        "--aggregate majority")
-    out: list[Sample] = []
-    dropped: dict[str, list[str]] = {}
-    for (image, culture), g in groups.items():
-        if len(g) == 1:
-            out.append(g[0])
-            continue
-        counts = Counter(s.label for s in g if s.label is not None)
-        top = max(counts.values(), default=0)
-        winners = [lab for lab, n in counts.items() if n == top]
-        if len(winners) != 1:
-            dropped.setdefault(culture, []).append(image)
-            continue
-        first = g[0]
-        meta = {**first.metadata, "label_counts": {lab: counts[lab] for lab in scheme.labels if counts.get(lab)},
-                "aggregated_from": [lines.get(s.id, s.id) for s in g],
-                "explanation_labels": [s.label for s in g for _ in s.explanations]}
-        concepts = list(dict.fromkeys(c for s in g for c in (s.concepts or []))) or None
-        out.append(first.model_copy(update={
-            "label": winners[0], "explanations": [e for s in g for e in s.explanations], "concepts": concepts,
-            "metadata": meta}))
-    return out, dropped, sum(len(g) - 1 for g in repeated.values())
+_COMPOUND = re.compile(r"\s*(?:&|/|\+|;|,|\band\b)\s*")

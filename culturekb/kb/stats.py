@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from culturekb._tables import markdown_table
 from culturekb.errors import ConfigError
 from culturekb.kb.distribution import js_bits
 from culturekb.kb.schema import KnowledgeTuple
@@ -176,9 +177,9 @@ def divergence(
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(str(x) for x in row) + " |" for row in rows]
-    return lines
+    """The table's Markdown lines through the one renderer (`culturekb._tables.markdown_table`): a table wider than
+    16 columns (the dominant emotions of a wide label set) is written on its side."""
+    return markdown_table(list(header), [list(r) for r in rows]).splitlines()
 
 
 def render_stats_markdown(stats: dict[str, Any], divergences: Sequence[Divergence] = ()) -> str:

@@ -23,7 +23,7 @@ DROP_REASONS: dict[str, str] = {
     "function": "a function word or expression the stopword list lacks (adverbs, auxiliaries, 'no matter', "
                 "interjections, placeholders such as 'username')",
     "emotion": "an emotion word of the label schemes or of the language's word lists (it would name its label)",
-    "name": "a person's name (the painting's artist, a name particle or title, a capitalised unknown word)",
+    "name": "a person's name (an artist, author or speaker; a name particle or title; a capitalised unknown word)",
     "fragment": "a piece of Chinese text that the word list does not confirm as a word (a cross-word piece)",
     "non_concept": "a listed word that names the artwork or text itself, a judgement, a perception or a generic "
                    "thing (picture, beautiful, look, thing ...)",

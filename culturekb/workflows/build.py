@@ -59,6 +59,7 @@ def build_from_files(
 
     aggregate = options.pop("aggregate", None) or "majority"
     field_map = options.pop("field_map", None)
+    on_bad_row = options.pop("on_bad_row", None) or "fail"
     label_words_file = options.pop("label_words_file", None)
     column_words = options.pop("label_column_words", None)
     calibrate = options.pop("calibrate", True)
@@ -82,8 +83,8 @@ def build_from_files(
     if cultures_file is not None:
         declare_cultures(load_cultures_file(cultures_file))
     samples, load_report = load_data(paths, data_root=data_root, scheme=config.scheme, cultures=config.cultures,
-                                     aggregate=aggregate, field_map=field_map)
-    config, words_report = _label_words(paths, config, label_words_file, column_words)
+                                     aggregate=aggregate, field_map=field_map, on_bad_row=on_bad_row)
+    config, words_report = _label_words(paths, config, label_words_file, column_words, field_map)
     # inputs are valid; one build per --out at a time: a second one is refused (exit 2) before any model loads,
     # not left to race the first one's save
     with exclusive_lock(out, "build", "wait for that build to finish, or give this one another --out"), \
@@ -131,7 +132,7 @@ def _build_embedder(components: Any) -> Embedder | None:
 
 
 def _label_words(paths: Sequence[str | Path], config: BuildConfig, words_file: str | Path | None,
-                 column_words: Sequence[str] | None) -> tuple[BuildConfig, dict[str, Any]]:
+                 column_words: Sequence[str] | None, field_map: Any = None) -> tuple[BuildConfig, dict[str, Any]]:
     """The build config with the label words of `words_file` (``--label-words``) and those the data's paired label
     columns teach (`culturekb.kb.label_words.learn_label_words`; ``--label-column-words COLUMN=LANG``), the given
     words winning; and the build report's ``label_words`` section (none when there is nothing to say)."""
@@ -140,7 +141,11 @@ def _label_words(paths: Sequence[str | Path], config: BuildConfig, words_file: s
 
     given = load_label_words(words_file) if words_file is not None else {}
     scheme = get_scheme(config.scheme).with_words(given, source=str(words_file))
-    learned = learn_label_words(paths, scheme, columns=parse_column_words(column_words))
+    if isinstance(field_map, str):
+        from culturekb._records import parse_field_map
+
+        field_map = parse_field_map(field_map)
+    learned = learn_label_words(paths, scheme, columns=parse_column_words(column_words), field_map=field_map)
     words = merge_label_words(merge_label_words(config.label_words, learned.words), given)
     report: dict[str, Any] = dict(learned.report)
     if given:

@@ -27,8 +27,11 @@ def load_data(
     seed: int = 0,
     aggregate: str = "majority",
     field_map: FieldMap | str | None = None,
+    on_bad_row: str = "fail",
 ) -> tuple[list[Sample], dict[str, Any]]:
-    """Read CSV/JSONL files into samples; images without a split get the deterministic 8:1:1 split by image."""
+    """Read CSV/JSONL files into samples; images without a split get the deterministic 8:1:1 split by image.
+    `on_bad_row`: ``fail`` (every bad row of a file found, then one error listing them) or ``skip`` (those rows
+    left out, listed in each source's ``skipped_rows``)."""
     from culturekb.kb.artemis import split_by_image
     from culturekb.kb.loaders import load_artemis_csv, load_samples_jsonl
 
@@ -44,10 +47,10 @@ def load_data(
     for p in map(Path, paths):
         check_data_file(p)
         if p.suffix.lower() == ".csv":
-            res = load_artemis_csv(p, data_root=data_root, scheme=scheme, cultures=cultures)
+            res = load_artemis_csv(p, data_root=data_root, scheme=scheme, cultures=cultures, on_bad_row=on_bad_row)
         elif p.suffix.lower() in (".jsonl", ".ndjson", ".json", ".tsv", ".tab") or field_map is not None:
             res = load_samples_jsonl(p, data_root=data_root, scheme=scheme, cultures=cultures, aggregate=aggregate,
-                                     field_map=field_map)
+                                     field_map=field_map, on_bad_row=on_bad_row)
         else:
             raise DataError(f"{p}: unknown data format {p.suffix!r}; use an ArtEmis/ArtELingo .csv, or samples as "
                             ".jsonl or .json (a list, or an object keyed by id)")
@@ -98,15 +101,39 @@ def demo_data_files() -> list[Path]:
 
 
 def load_kb_samples(
-    kb_dir: str | Path, paths: Sequence[str | Path], data_root: str | Path | None = None
+    kb_dir: str | Path, paths: Sequence[str | Path], data_root: str | Path | None = None, *,
+    scheme: str | None = None, field_map: FieldMap | str | None = None, on_bad_row: str = "fail",
 ) -> list[Sample]:
-    """Samples of CSV/JSONL files read with the label scheme the KB's manifest embeds (no scheme file needed)."""
+    """Samples of CSV/JSONL files read with the label scheme the KB's manifest embeds (no scheme file needed), or
+    with `scheme` (``--scheme``), which must have the KB's labels (`same_labels`); `field_map` and `on_bad_row` as
+    for `load_data`."""
     from culturekb.kb.store import manifest_cultures, manifest_scheme, read_manifest
 
     manifest = read_manifest(kb_dir)
     _declare_kb_cultures(manifest_cultures(manifest))
-    samples, _ = load_data(paths, data_root=data_root, scheme=manifest_scheme(manifest))
+    kb_scheme = manifest_scheme(manifest)
+    read_with = kb_scheme if scheme is None else same_labels(scheme, kb_scheme, kb_dir)
+    samples, _ = load_data(paths, data_root=data_root, scheme=read_with, field_map=field_map, on_bad_row=on_bad_row)
     return samples
+
+
+def same_labels(scheme: str, kb_scheme: EmotionScheme, kb_dir: str | Path) -> EmotionScheme:
+    """The scheme `scheme` names, when it has the KB's labels (in any order; its synonyms and translations may
+    differ, so that a release's own label spellings are read); else a ConfigError saying why the run cannot score
+    it and what to do: the run predicts and scores the KB's labels."""
+    from culturekb.errors import ConfigError
+    from culturekb.kb.schemes import get_scheme
+
+    given = get_scheme(scheme)
+    if {lab.lower() for lab in given.labels} == {lab.lower() for lab in kb_scheme.labels}:
+        return given
+    missing = [lab for lab in given.labels if lab.lower() not in {k.lower() for k in kb_scheme.labels}]
+    raise ConfigError(
+        f"--scheme {scheme}: its labels differ from those of the KB {kb_dir} (scheme {kb_scheme.name!r}: "
+        f"{list(kb_scheme.labels)}); not in the KB: {missing[:12]}{' ...' if len(missing) > 12 else ''}. This run "
+        "predicts the KB's labels and scores them against the data's, so the data must be read with the same "
+        f"labels: rebuild the KB with --scheme {scheme}, or leave --scheme out to read the data with the KB's scheme "
+        "(a scheme file with the KB's labels may add the data's own spellings as synonyms)")
 
 
 

@@ -106,7 +106,8 @@ class JobContext:
         kb_dir = self._get("kb_dir")
         if kb_dir is None:
             raise ConfigError("this run reads its data with a KB's label scheme; give --kb DIR")
-        return load_kb_samples(kb_dir, paths, data_root=self._get("data_root"))
+        return load_kb_samples(kb_dir, paths, data_root=self._get("data_root"), scheme=self._get("scheme"),
+                               field_map=self._get("field_map"), on_bad_row=self._get("on_bad_row", "fail"))
 
     def retriever(self, kb_dir: Path | None = None) -> Retriever | None:
         """See `culturekb.evals.context.RunContext.retriever`."""

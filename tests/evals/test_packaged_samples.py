@@ -26,7 +26,7 @@ def test_help_shows_the_example_and_it_runs(name, tmp_path, monkeypatch, openai_
     example = EXAMPLES[name]
     if "--base-url" in example:  # CoMMET needs a chat model: the scripted server stands in for it
         server = openai_server(responder="I think she feels sad.")
-        example = example.replace("http://localhost:8000/v1", server.base_url)
+        example = example.replace("http://127.0.0.1:8000/v1", server.base_url)
     for part in example.split("&&"):
         words = shlex.split(part)
         assert words[0] == "culturekb"

@@ -159,3 +159,29 @@ def test_tombench_runs_through_eval_culturaltom_and_commet_with_only_the_data_pa
                                   "--out", str(tmp_path / "commet")])
         assert res.exit_code == 0, res.output
         assert len(server.requests) == 24
+
+
+def test_blend_local_asks_the_english_question_where_the_local_one_is_blank(tmp_path: Path) -> None:
+    """BLEnD's China_data.json item New-en-04 has a blank local question ("  "): read with --map blend-local it
+    is asked in English (its en_question), noted in the run report, instead of failing the whole load."""
+    folder = tmp_path / "annotations"
+    folder.mkdir()
+    answers = [{"answers": ["王刚"], "en_answers": ["gang wang", "wang gang"], "count": 3}]
+    (folder / "China_data.json").write_text(json.dumps({
+        "New-en-04": {"question": "  ", "en_question": "Who is a popular celebrity chef in China?",
+                      "annotations": answers, "idks": {"idk": 4}},
+        "New-en-05": {"question": "中国有名的厨师是谁？", "en_question": "Who is a famous chef in China?",
+                      "annotations": answers, "idks": {"idk": 0}},
+        "New-en-06": {"question": "", "en_question": "", "annotations": answers, "idks": {"idk": 0}},
+    }, ensure_ascii=False), encoding="utf-8")
+    report = LoadReport()
+    items = load_ricevl_vqa(folder, field_map=parse_field_map("blend-local"), report=report, check_images=False,
+                            on_bad_row="skip")
+    by_id = {s.id: s for s in items}
+    assert by_id["China_data/New-en-04"].question == "Who is a popular celebrity chef in China?"
+    assert by_id["China_data/New-en-05"].question == "中国有名的厨师是谁？"
+    assert any("New-en-04" in n and "English question" in n for n in report.notes)
+    assert [r["where"] for r in report.skipped] == [f"{folder / 'China_data.json'}, item 'New-en-06'"]
+    local = load_ricevl_vqa(RELEASES / "blend" / "data" / "annotations", field_map=parse_field_map("blend-local"),
+                            check_images=False)
+    assert len(local) == 12 and local[0].question == "在中国，学龄前儿童常见的零食是什么？"

@@ -38,7 +38,7 @@ def test_repeated_items_are_aggregated_by_majority(tmp_path: Path, suffix: str) 
     assert ("s2", "en") not in by  # fear 1 : anger 1, tied: dropped and counted
     assert by[("s1", "zh")].label == "sadness"
     source = report["sources"][0]
-    assert source["aggregated_rows"] == 3 and report["dropped_no_majority"]["en"] == 1
+    assert source["aggregated_rows"] == 2 and report["dropped_no_majority"]["en"] == 1  # s1's 3 rows -> 1
     assert set(source["aggregated_items"]) == {"s1-a"}
 
 

@@ -126,6 +126,9 @@ def test_paired_native_label_columns_teach_the_words_jsonl(tmp_path: Path) -> No
     as_json.write_text(json.dumps({r["id"]: r for r in map(json.loads, path.read_text("utf-8").splitlines())},
                                   ensure_ascii=False), encoding="utf-8")
     assert learn_label_words([as_json], _scheme()).words == learned.words
+    as_jsonl_named_json = tmp_path / "lines.json"  # JSON Lines in a .json file, read as the loader reads it
+    as_jsonl_named_json.write_text(path.read_text("utf-8"), encoding="utf-8")
+    assert learn_label_words([as_jsonl_named_json], _scheme()).words == learned.words
     report = learned.report
     assert report["columns"] == {str(path): {"label_native": "native"}} and report["pairs"] == len(PAIRS)
     assert report["known"] == 1  # दुख is already a packaged Hindi word for sadness

@@ -139,3 +139,19 @@ def test_concept_subgraph(kb: KnowledgeBase) -> None:
     assert set(concept_subgraph(g, concept_node("moon")).nodes) == set(sub.nodes)
     with pytest.raises(DataError, match=r"concept 'mooon' is not in the KB graph; did you mean \['moon'\]"):
         concept_subgraph(g, "mooon")
+
+
+def test_dominant_emotions_of_a_wide_label_set_are_written_on_their_side() -> None:
+    """`culturekb inspect`'s "Dominant emotions" table goes through the one table renderer: with a 30-label scheme
+    it is one row per label (a column per culture), not 31 columns wide (issue 22)."""
+    from culturekb._tables import WIDE_COLUMNS
+    from culturekb.kb.schemes import scheme_from_labels
+
+    labels = [f"feeling{i}" for i in range(30)]
+    kb = KnowledgeBase([tup("moon", "en", {"feeling3": 1.0}, 4), tup("moon", "zh", {"feeling29": 1.0}, 3)],
+                       scheme_from_labels(labels))
+    md = render_stats_markdown(kb_stats(kb))
+    section = md.split("## Dominant emotions", 1)[1].split("##", 1)[0].strip().splitlines()
+    assert section[0] == "| culture | en | zh |" and len(section) == 2 + 30
+    assert "| feeling3 | 1 | 0 |" in section and "| feeling29 | 0 | 1 |" in section
+    assert max(len(line.split("|")) for line in md.splitlines()) <= WIDE_COLUMNS

@@ -17,6 +17,7 @@ from culturekb.evals.commands import (
     STATUS_HELP,
     MapOption,
     OnBadRowOption,
+    SchemeOption,
     csv_tuple,
     field_map_option,
     label_words_option,
@@ -52,6 +53,7 @@ def artemculture_options(
     parse_fallback: Annotated[bool | None, typer.Option(help=PARSE_FALLBACK_HELP)] = None,
     label_words: Annotated[Path | None, typer.Option(help=LABEL_WORDS_HELP)] = None,
     status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
+    scheme: SchemeOption = None,
     field_map: MapOption = None,
     on_bad_row: OnBadRowOption = "fail",
 ) -> ArtECultureSpec:
@@ -68,4 +70,5 @@ def artemculture_options(
         prompt_languages=prompt_language_tuple(prompt_languages, "predict_know"), base_url=base_url,
         judges=csv_tuple(judges, "--judges") or (), split=split,
         limit=limit, data_root=data_root, parse_fallback=parse_fallback, status=status_option(status),
-        label_words=label_words_option(label_words), image_template=image_template, text_only=text_only)
+        label_words=label_words_option(label_words), image_template=image_template, text_only=text_only,
+        scheme=scheme)

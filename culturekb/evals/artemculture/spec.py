@@ -27,6 +27,9 @@ class ArtECultureSpec(RunSpec, RetrievalSpec, ParseSpec):
     CSVs default to ``{art_style}/{painting}.jpg``); None: the data's own layout."""
     text_only: bool = False
     """Run without images on purpose: every item gets the text prompt, and the report says so."""
+    scheme: str | None = None
+    """The scheme the data's labels are read against (``--scheme``; None: the KB's). It must have the KB's
+    labels (its own synonyms and translations may differ): the run scores the KB's labels."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

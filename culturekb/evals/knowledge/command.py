@@ -12,6 +12,7 @@ from culturekb.evals.commands import (
     STATUS_HELP,
     MapOption,
     OnBadRowOption,
+    SchemeOption,
     field_map_option,
     status_option,
 )
@@ -32,6 +33,7 @@ def knowledge_options(
     limit: Annotated[int | None, typer.Option(help="report on the first N samples only")] = None,
     data_root: Annotated[Path | None, typer.Option(help="folder image paths are relative to")] = None,
     status: Annotated[str | None, typer.Option(help=STATUS_HELP)] = None,
+    scheme: SchemeOption = None,
     field_map: MapOption = None,
     on_bad_row: OnBadRowOption = "fail",
 ) -> KnowledgeSpec:
@@ -39,4 +41,4 @@ def knowledge_options(
     return KnowledgeSpec(
         field_map=field_map_option(field_map), on_bad_row=on_bad_row,
         data=tuple(data), kb_dir=kb, out=out_dir, split=split, n_resamples=resamples, seed=seed, n_bins=bins,
-        top_concepts=top, limit=limit, data_root=data_root, status=status_option(status))
+        top_concepts=top, limit=limit, data_root=data_root, status=status_option(status), scheme=scheme)

@@ -46,6 +46,9 @@ class KnowledgeSpec(RunSpec, RetrievalSpec):
     n_bins: int = 10
     """Confidence bins of the reliability diagram and the ECE."""
     top_concepts: int = 10
+    scheme: str | None = None
+    """The scheme the data's labels are read against (``--scheme``; None: the KB's). It must have the KB's
+    labels (its own synonyms and translations may differ): the report scores the KB's labels."""
 
     def __post_init__(self) -> None:
         super().__post_init__()

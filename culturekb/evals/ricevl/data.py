@@ -167,6 +167,7 @@ def load_ricevl_vqa(
 ) -> list[Sample]:
     """RICE-VL VQA items (see the module docstring) as samples."""
     sch, reg, root = load_context(scheme, registry, data_root)
+    report = report if report is not None else LoadReport()  # which field map read the file decides the vocabulary
 
     def sample(row: Row) -> Sample | None:
         if isinstance(row.get("answer"), list) and not reference_answers(row.get("answer")):
@@ -177,7 +178,7 @@ def load_ricevl_vqa(
         fmt = normalise_format(row.get("format"), row.where) if row.get("format") is not None else None
         if fmt is None:
             raise DataError(f"{row.where}: field 'format' is missing; give qa, tf or fill")
-        question = row.text("question", required=True)
+        question = _question(row, report)
         raw_answer = row.get("answer")
         alternatives: list[str] = []
         if fmt == "tf":
@@ -212,6 +213,19 @@ def load_ricevl_vqa(
                       metadata=meta)
 
     return load_rows(path, "RICE-VL VQA data", sample, field_map=field_map, on_bad_row=on_bad_row, report=report)
+
+
+def _question(row: Row, report: LoadReport | None) -> str:
+    """The item's question; a blank one falls back to its English question (``en_question``: BLEnD read with
+    ``--map blend-local``, whose China item New-en-04 has a blank local question), noted in the run report. An
+    item with neither is a bad row."""
+    english = row.data.get("en_question")
+    if row.text("question") or not isinstance(english, str) or not english.strip():
+        return row.text("question", required=True)
+    if report is not None:
+        report.notes.append(f"{row.where}: the question is blank; its English question (en_question) is asked "
+                            "instead")
+    return english.strip()
 
 
 def _number(value: Any, what: str, row: Row) -> float:
@@ -268,6 +282,7 @@ def load_ricevl_grounding(
     report: LoadReport | None = None,
 ) -> list[Sample]:
     """RICE-VL grounding items (see the module docstring) as samples with the gold box in metadata."""
+    report = report if report is not None else LoadReport()  # which field map read the file decides the vocabulary
     if bbox_format not in BOX_FORMATS:
         raise ConfigError(f"unknown bbox_format {bbox_format!r}; use one of {list(BOX_FORMATS)}")
     sch, reg, root = load_context(scheme, registry, data_root)
