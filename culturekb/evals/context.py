@@ -56,7 +56,13 @@ class RunContext(Protocol):
         ...
 
     def kb_samples(self, paths: Sequence[Path]) -> list[Sample]:
-        """Samples of data files read with the label scheme and cultures of the spec's KB (its manifest)."""
+        """Samples of data files read with the label scheme and cultures of the spec's KB (its manifest); what the
+        read did (files, rows skipped or aggregated) is then in `data_read`."""
+        ...
+
+    @property
+    def data_read(self) -> dict[str, Any]:
+        """What the last `kb_samples` did, for the run report's "Data read" table (empty before it)."""
         ...
 
     def retriever(self, kb_dir: Path | None = None) -> Retriever | None:

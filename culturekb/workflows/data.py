@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,18 +103,36 @@ def demo_data_files() -> list[Path]:
 def load_kb_samples(
     kb_dir: str | Path, paths: Sequence[str | Path], data_root: str | Path | None = None, *,
     scheme: str | None = None, field_map: FieldMap | str | None = None, on_bad_row: str = "fail",
+    read: dict[str, Any] | None = None,
 ) -> list[Sample]:
     """Samples of CSV/JSONL files read with the label scheme the KB's manifest embeds (no scheme file needed), or
     with `scheme` (``--scheme``), which must have the KB's labels (`same_labels`); `field_map` and `on_bad_row` as
-    for `load_data`."""
+    for `load_data`. `read`, when given, is filled with what the load did (`data_read`), for the run report."""
     from culturekb.kb.store import manifest_cultures, manifest_scheme, read_manifest
 
     manifest = read_manifest(kb_dir)
     _declare_kb_cultures(manifest_cultures(manifest))
     kb_scheme = manifest_scheme(manifest)
     read_with = kb_scheme if scheme is None else same_labels(scheme, kb_scheme, kb_dir)
-    samples, _ = load_data(paths, data_root=data_root, scheme=read_with, field_map=field_map, on_bad_row=on_bad_row)
+    samples, report = load_data(paths, data_root=data_root, scheme=read_with, field_map=field_map,
+                                on_bad_row=on_bad_row)
+    if read is not None:
+        read.update(data_read(paths, report, field_map))
     return samples
+
+
+def data_read(paths: Sequence[str | Path], report: Mapping[str, Any], field_map: FieldMap | str | None = None,
+              ) -> dict[str, Any]:
+    """What `load_data` did, in the shape of a run's "Data read" table (`culturekb._records.LoadReport.to_dict`):
+    files, records, the field map, rows skipped (``--on-bad-row skip``, with where and why) and rows aggregated."""
+    sources = report.get("sources") or []
+    skipped = [row for src in sources for row in src.get("skipped_rows") or ()]
+    notes = [f"{len(src['tie_dropped_items'])} item(s) of {Path(src['source']).name} dropped: their labels tied"
+             for src in sources if src.get("tie_dropped_items")]
+    name = field_map if isinstance(field_map, str) or field_map is None else field_map.name
+    return {"files": [str(p) for p in paths], "field_map": name, "release": "",
+            "items": sum(int(src.get("samples", 0)) for src in sources), "notes": notes, "defaults_filled": {},
+            "skipped_rows": skipped, "aggregated_rows": sum(int(src.get("aggregated_rows", 0)) for src in sources)}
 
 
 def same_labels(scheme: str, kb_scheme: EmotionScheme, kb_dir: str | Path) -> EmotionScheme:

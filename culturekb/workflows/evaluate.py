@@ -50,6 +50,7 @@ class JobContext:
         self._clients: dict[tuple[str, str | None, str | None], ModelClient | None] = {}
         self._cue_kbs: dict[Path, Path] = {}
         self._words: dict[str, dict[str, tuple[str, ...]]] | None = None
+        self.data_read: dict[str, Any] = {}
 
     # -- what the spec says ------------------------------------------------------------------------------------
     @property
@@ -106,8 +107,10 @@ class JobContext:
         kb_dir = self._get("kb_dir")
         if kb_dir is None:
             raise ConfigError("this run reads its data with a KB's label scheme; give --kb DIR")
+        self.data_read = {}
         return load_kb_samples(kb_dir, paths, data_root=self._get("data_root"), scheme=self._get("scheme"),
-                               field_map=self._get("field_map"), on_bad_row=self._get("on_bad_row", "fail"))
+                               field_map=self._get("field_map"), on_bad_row=self._get("on_bad_row", "fail"),
+                               read=self.data_read)
 
     def retriever(self, kb_dir: Path | None = None) -> Retriever | None:
         """See `culturekb.evals.context.RunContext.retriever`."""

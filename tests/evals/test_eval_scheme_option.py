@@ -70,3 +70,22 @@ def test_option_answered_runs_say_why_they_have_no_scheme(name: str, why: str) -
     text = " ".join(res.output.split())
     assert res.exit_code == 0 and "There is no --scheme" in text and why in text
     assert "--scheme " not in text.replace("There is no --scheme", "")
+
+
+@pytest.mark.parametrize("name", ["artemculture", "knowledge"])
+def test_rows_skipped_by_on_bad_row_are_listed_in_the_run_report(name: str, artemis_kb: Path, tmp_path: Path
+                                                                 ) -> None:
+    data = tmp_path / "held-out.jsonl"
+    rows = [{"id": f"p{i}::en", "culture": "en", "label": "awe", "split": "test", "text": "a cathedral at dusk"}
+            for i in range(3)]
+    rows.insert(1, {"id": "bad::en", "culture": "en", "label": "nosuchlabel", "split": "test", "text": "a boat"})
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    args = ["eval", name, str(data), "--kb", str(artemis_kb), "--out", str(tmp_path / "run")]
+    failed = runner.invoke(app, args)
+    assert failed.exit_code == 2 and "nosuchlabel" in failed.output, failed.output
+    res = runner.invoke(app, [*args, "--on-bad-row", "skip"])
+    assert res.exit_code == 0, res.output
+    read = json.loads((tmp_path / "run" / "run.json").read_text("utf-8"))["data"]
+    assert read["items"] == 3 and len(read["skipped_rows"]) == 1
+    assert "line 2" in read["skipped_rows"][0]["where"] and "nosuchlabel" in read["skipped_rows"][0]["problem"]
+    assert "rows skipped (--on-bad-row skip)" in res.output

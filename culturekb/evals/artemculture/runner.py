@@ -144,7 +144,7 @@ class ArtECultureRunner(Runner):
         return cls(samples, predictor, kb.scheme, split=spec.split, modes=spec.modes, calibration=calibration,
                    prompt_languages=spec.prompt_languages, judges=judges, kb_version=kb.version, limit=spec.limit,
                    progress=spec.progress, cultures=kb.culture_registry, text_only=spec.text_only,
-                   image_template=spec.image_template, image_check=check)
+                   image_template=spec.image_template, image_check=check, load_report=ctx.data_read or None)
 
     def load(self) -> list[Sample]:
         """The labelled samples of the held-out split."""

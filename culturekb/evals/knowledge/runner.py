@@ -339,7 +339,8 @@ class KnowledgeRunner(Runner):
         predictor, calibration = ctx.predictor(samples)
         return cls(samples, predictor, ctx.augmenter(), split=spec.split, n_resamples=spec.n_resamples,
                    confidence=spec.confidence, seed=spec.seed, n_bins=spec.n_bins, top_concepts=spec.top_concepts,
-                   kb_prior_calibration=calibration, limit=spec.limit, progress=spec.progress)
+                   kb_prior_calibration=calibration, limit=spec.limit, progress=spec.progress,
+                   load_report=ctx.data_read or None)
 
     def load(self) -> list[Sample]:
         """The labelled samples of the split."""
