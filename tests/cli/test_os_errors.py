@@ -182,9 +182,11 @@ _FULL_DISK = textwrap.dedent("""
     limit, full_at = int(sys.argv[1]), sys.argv[2]
     if limit:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    writes = os.O_WRONLY | os.O_RDWR | os.O_CREAT
     def full(event, args):   # the disk fills up when a file named `full_at` is opened for writing
-        if event == "open" and full_at and isinstance(args[0], (str, bytes, os.PathLike)) and (
-                (isinstance(args[1], str) and any(c in args[1] for c in "wax+")) or (args[2] or 0) & (os.O_WRONLY | os.O_RDWR | os.O_CREAT)):
+        if event != "open" or not full_at or not isinstance(args[0], (str, bytes, os.PathLike)):
+            return
+        if (isinstance(args[1], str) and any(c in args[1] for c in "wax+")) or (args[2] or 0) & writes:
             if os.path.basename(os.fsdecode(args[0])).startswith(full_at):
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.fsdecode(args[0]))
     sys.addaudithook(full)
