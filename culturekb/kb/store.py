@@ -401,6 +401,14 @@ class KnowledgeBase:
         kb._sealed_cultures = not kb._legacy_version
         kb.extra_counts = {k: v for k, v in manifest.counts.items() if k not in kb.counts()}
         if kb.version != manifest.kb_version:
+            if kb._legacy_version:
+                sealed = cls(tuples, scheme, manifest.build_config, manifest.embedder, cultures=cultures)
+                sealed._sealed_cultures, sealed.extra_counts = True, kb.extra_counts
+                if sealed.version == manifest.kb_version:  # the tuples are right: the manifest lost its seal
+                    raise DataError(
+                        f"{directory / MANIFEST}: its manifest_digest was removed (its kb_version is that of a sealed "
+                        "manifest, which covers the culture details and build config): the manifest was edited. "
+                        "Restore manifest.json from a copy, or rebuild the KB")
             raise DataError(
                 f"{directory}: tuples do not match the manifest's kb_version ({manifest.kb_version} != {kb.version}); "
                 "the files were edited or truncated. Rebuild the KB or restore it from a copy."
