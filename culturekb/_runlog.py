@@ -26,7 +26,7 @@ from pathlib import Path
 
 from culturekb._version import __version__
 
-__all__ = ["RUN_LOG", "run_log"]
+__all__ = ["RUN_LOG", "log_failure", "run_log"]
 
 RUN_LOG = "run.log"
 """The name of the log file in a run folder."""
@@ -84,6 +84,16 @@ def run_log(folder: str | Path, what: str, *, atomic: bool = False) -> Iterator[
         if outcome == "finished" and handler.failure is not None:
             log.warning("%s finished, but its log %s could not be written (%s); the run's results are not "
                         "affected", what, path, handler.failure)
+
+
+def log_failure(folder: str | Path, what: str, exc: BaseException) -> None:
+    """Append an ERROR line for a run found failed after its block ended (an eval whose calls mostly failed, exit 3)
+    to ``folder/run.log``, as `run_log` records a run that raised; a log that cannot be written is left as it is."""
+    record = logging.LogRecord("culturekb.run", logging.ERROR, __file__, 0, "%s failed: %s: %s",
+                               (what, type(exc).__name__, exc), None)
+    with contextlib.suppress(OSError):
+        with (Path(folder) / RUN_LOG).open("a", encoding="utf-8") as fh:
+            fh.write(logging.Formatter(_FORMAT).format(record) + "\n")
 
 
 class _RunLogHandler(logging.FileHandler):

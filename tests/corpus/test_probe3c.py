@@ -73,6 +73,9 @@ def test_an_image_deleted_between_load_and_predict_is_a_failed_call(
     if exit_code == 3:  # what failed, in words: the first item's own message, not a blanked-out pattern
         assert f"{gone} of 4 predictions failed" in text and f"--max-failed-share {share}" in text, res.output
         assert f"{tmp_path / 'images' / 'scene0.png'} does not exist; fix the sample's 'image' path" in text, text
+        log = (out / "run.log").read_text(encoding="utf-8")  # the console has one line; the run's log has it too
+        assert f"ERROR culturekb.run: eval cedar failed: RunFailedError: eval cedar: {gone} of 4" in log, log
+        assert "ERROR" not in res.output
     lines = [json.loads(line)["prediction"] for line in (out / "predictions.jsonl").read_text("utf-8").splitlines()]
     failed = [p for p in lines if p["parse_status"] == "error"]
     assert len(lines) == 4 and len(failed) == gone, lines
