@@ -118,10 +118,10 @@ def load_image(
         raise DataError(f"{where}: image {ref[:80]} is a URL, not a local file; download it or pass a file path")
     path = local_image_path(ref)
     if not path.is_file():
-        hint = "it is a directory" if path.is_dir() else "it does not exist"
+        what = "is a folder, not an image file" if path.is_dir() else "does not exist"
         raise DataError(
-            f"{where}: image file {ref} does not exist ({hint}); fix the sample's 'image' path "
-            "(relative paths are read from the current directory)"
+            f"{where}: image file {ref} {what}; fix the sample's 'image' path (relative paths are read from the "
+            "current directory)"
         )
     if not os.access(path, os.R_OK):
         raise DataError(f"{where}: image file {ref} is not readable (permission denied); fix its permissions")

@@ -450,24 +450,37 @@ class Problems:
     def __bool__(self) -> bool:
         return bool(self.found)
 
-    def finish(self, report: LoadReport | None = None) -> None:
-        """Raise for the rows found (fail), or list them in `report` (skip)."""
+    def finish(self, report: LoadReport | None = None, left: int | None = None) -> None:
+        """Raise for the rows found (fail), or list them in `report` (skip). `left`: how many items the load kept;
+        with skip, a load whose every item was skipped as bad (`left` 0) raises all the same, saying that the rows
+        were skipped and why (not that nothing matched a filter)."""
         if not self.found:
             return
         if self.on_bad_row == "skip":
             if report is not None:
                 report.skipped.extend({"where": w, "problem": d} for _, w, d in self.found)
+            if left == 0:
+                raise DataError("\n".join([
+                    f"{self.what}: no item is left: all {len(self.found)} bad row(s) were skipped (--on-bad-row "
+                    f"skip), {self._kinds_count()} kind(s) of problem:", *self._listed(),
+                    "Fix them (or give a field map with --map); skipping leaves nothing to run."]))
             return
-        kinds = Counter(k for k, _, _ in self.found)
-        lines = [f"{self.what}: {len(self.found)} bad row(s), {len(kinds)} kind(s) of problem:"]
-        for kind, n in kinds.most_common():
+        raise DataError("\n".join([
+            f"{self.what}: {len(self.found)} bad row(s), {self._kinds_count()} kind(s) of problem:", *self._listed(),
+            "Fix them (or give a field map with --map), or run with --on-bad-row skip to leave them out (listed in "
+            "the run report)."]))
+
+    def _kinds_count(self) -> int:
+        return len({k for k, _, _ in self.found})
+
+    def _listed(self) -> list[str]:
+        """Each kind of problem with its count and its first rows."""
+        lines: list[str] = []
+        for kind, n in Counter(k for k, _, _ in self.found).most_common():
             lines.append(f"- {n} x {kind}")
             lines += [f"    {shown}" for (k, _, _), shown in zip(self.found, self._shown, strict=True)
                       if k == kind][:_SHOWN]
-        lines += self.hints
-        lines.append("Fix them (or give a field map with --map), or run with --on-bad-row skip to leave them out "
-                     "(listed in the run report).")
-        raise DataError("\n".join(lines))
+        return [*lines, *self.hints]
 
 
 _FIELD_PREFIX = re.compile(r"^(?:(?:field|column|key)\s+(?:'[^']*'|\"[^\"]*\")\s*[,:]\s*)+")

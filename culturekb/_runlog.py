@@ -4,8 +4,14 @@ While the block runs, the records of culturekb's loggers (INFO and up, DEBUG wit
 console at WARNING) go to the log too, between a header line (what ran, the version, the process) and a footer
 line (how it ended, how long it took). An eval folder gets its log appended to at once (a resumed run adds to
 it). A folder that is written atomically at the end (a KB: `culturekb._io.atomic_dir` replaces the whole
-folder) cannot hold a file while it is made, so the log is written beside it and moved in when it exists;
-after a failed build it stays beside the folder as ``.<name>.run.log`` for inspection.
+folder) cannot hold a file while it is made, so the log is written beside it (``.<name>.run.log``) and moved in
+when the build finishes; a failed build removes it (its error went to the console), a killed one cannot, and the
+next build of that folder takes it over.
+
+The log never breaks the run it records: a log that cannot be written (a full or read-only disk) prints no
+traceback per record (as `logging` does by default) and does not replace the run's own error; the run's failure
+is recorded in the log only (the command line prints it once, as ``error: ...``), and a run that finishes with an
+unwritable log says so in one warning.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from pathlib import Path
 
 from culturekb._version import __version__
 
-__all__ = ["RUN_LOG", "run_log"]
+__all__ = ["RUN_LOG", "log_failure", "run_log"]
 
 RUN_LOG = "run.log"
 """The name of the log file in a run folder."""
@@ -42,7 +48,7 @@ def run_log(folder: str | Path, what: str, *, atomic: bool = False) -> Iterator[
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / RUN_LOG
     path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, mode="a", encoding="utf-8")
+    handler = _RunLogHandler(path)
     handler.setFormatter(logging.Formatter(_FORMAT))
     ours = logging.getLogger("culturekb")
     saved_level = ours.level
@@ -60,19 +66,61 @@ def run_log(folder: str | Path, what: str, *, atomic: bool = False) -> Iterator[
         yield path
         outcome = "finished"
     except BaseException as exc:
-        log.error("%s failed: %s: %s", what, type(exc).__name__, exc)
+        # to the log only: the command line prints the error itself, once (`culturekb._cli_errors.fail`)
+        handler.handle(log.makeRecord(log.name, logging.ERROR, __file__, 0, "%s failed: %s: %s",
+                                      (what, type(exc).__name__, exc), None))
         raise
     finally:
         log.info("%s %s after %.1f s", what, outcome, time.perf_counter() - started)
         ours.removeHandler(handler)
         ours.setLevel(saved_level)
-        handler.close()
+        handler.close()  # never raises: a flush that fails is kept in `handler.failure`
         if atomic:
-            if outcome == "finished" and folder.is_dir():
+            if outcome == "finished" and folder.is_dir() and handler.failure is None:
                 _move_in(path, folder / RUN_LOG)
             else:  # a failed build leaves nothing behind (its errors went to the console)
                 with contextlib.suppress(OSError):
                     path.unlink()
+        if outcome == "finished" and handler.failure is not None:
+            log.warning("%s finished, but its log %s could not be written (%s); the run's results are not "
+                        "affected", what, path, handler.failure)
+
+
+def log_failure(folder: str | Path, what: str, exc: BaseException) -> None:
+    """Append an ERROR line for a run found failed after its block ended (an eval whose calls mostly failed, exit 3)
+    to ``folder/run.log``, as `run_log` records a run that raised; a log that cannot be written is left as it is."""
+    record = logging.LogRecord("culturekb.run", logging.ERROR, __file__, 0, "%s failed: %s: %s",
+                               (what, type(exc).__name__, exc), None)
+    with contextlib.suppress(OSError):
+        with (Path(folder) / RUN_LOG).open("a", encoding="utf-8") as fh:
+            fh.write(logging.Formatter(_FORMAT).format(record) + "\n")
+
+
+class _RunLogHandler(logging.FileHandler):
+    """A `logging.FileHandler` that a failing disk cannot turn into noise: the first error writing the log is kept
+    in `failure` and later records are dropped (no ``--- Logging error ---`` traceback per record), and `close`
+    never raises (so the run's own error, not the log's, is the one reported)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, mode="a", encoding="utf-8")
+        self.failure: BaseException | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.failure is None:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 (logging's name)
+        self.failure = self.failure or sys.exc_info()[1]
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError as exc:  # the last flush: the disk filled up after the last record was written
+            self.failure = self.failure or exc
+            with contextlib.suppress(OSError):
+                if self.stream is not None:
+                    self.stream.close()
+            self.stream = None  # type: ignore[assignment]
 
 
 def _move_in(src: Path, dst: Path) -> None:

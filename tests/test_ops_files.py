@@ -112,6 +112,50 @@ def test_run_log_of_an_atomic_folder_moves_in_or_leaves_nothing(tmp_path: Path) 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kb"]
 
 
+def test_a_failed_run_is_recorded_in_its_log_only(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The command line prints the error once (``error: ...``); the run's ERROR record goes to run.log, not to the
+    console's handlers (issue 24: a failed build printed two lines)."""
+    caplog.set_level(logging.DEBUG)
+    with pytest.raises(RuntimeError), run_log(tmp_path / "run", "eval demo") as path:
+        raise RuntimeError("boom")
+    assert "eval demo failed: RuntimeError: boom" in path.read_text(encoding="utf-8")
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+
+
+_FULL = Path("/dev/full")  # every write to it fails with ENOSPC, as on a full disk
+
+
+@pytest.mark.skipif(not _FULL.exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("atomic", [False, True])
+def test_a_log_on_a_full_disk_does_not_hide_the_runs_error(tmp_path: Path, atomic: bool,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A run log that cannot be written prints no ``--- Logging error ---`` traceback per record, and the run's own
+    error (not the log's ENOSPC) is the one raised; a build's temporary log beside the folder is removed."""
+    folder = tmp_path / "kb"
+    log_path = tmp_path / f".kb.{RUN_LOG}" if atomic else folder / RUN_LOG
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log_path.symlink_to(_FULL)
+    with pytest.raises(ValueError, match="the real error"), run_log(folder, "build", atomic=atomic):
+        for n in range(50):
+            logging.getLogger("culturekb.builders").info("step %d", n)
+        raise ValueError("the real error")
+    assert "Logging error" not in capsys.readouterr().err
+    assert log_path.is_symlink() != atomic  # the temporary log of an atomic folder is always removed
+    assert logging.getLogger("culturekb").level == logging.NOTSET and not logging.getLogger("culturekb").handlers
+
+
+@pytest.mark.skipif(not _FULL.exists(), reason="needs /dev/full")
+def test_a_run_that_finishes_with_an_unwritable_log_says_so_once(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / RUN_LOG).symlink_to(_FULL)
+    with run_log(tmp_path / "run", "eval demo"):
+        logging.getLogger("culturekb.evals").warning("a warning the console shows")
+    said = [r.getMessage() for r in caplog.records if "could not be written" in r.getMessage()]
+    assert len(said) == 1 and str(tmp_path / "run" / RUN_LOG) in said[0] and "No space left" in said[0], said
+    assert "Logging error" not in capsys.readouterr().err
+
+
 def test_model_loading_bars_are_hidden_while_loading_and_restored() -> None:
     tf_logging = pytest.importorskip("transformers.utils.logging")
     from culturekb.models.embedders import _no_load_bars

@@ -325,13 +325,18 @@ def build_kb(
     progress: bool = True,
     extra_report: dict[str, Any] | None = None,
     vector_cache: bool = True,
+    into: Path | None = None,
 ) -> BuildResult:
     """Build a KB from labelled samples (the training split of `config.split`); save it to `out` if given.
 
-    Nothing is written to `out` unless the whole build succeeds. `vector_cache`: embed each distinct text of
-    the build once, in one pass, through the step cache's vector table (reused by later builds over the same
-    `cache_dir`); False embeds through the components' embedders chunk by chunk (the old path, kept for the
-    build benchmark).
+    Nothing is written to `out` unless the whole build succeeds. `into`: the temporary folder of the caller's
+    `culturekb.kb.store.kb_writer(out)` block, where the KB is written instead (the build job indexes and
+    calibrates it there before it replaces `out`); `out` is still read for what the KB keeps of the one it
+    replaces (the reviewers' ledger, the runs of its build report, the user's text of its card).
+
+    `vector_cache`: embed each distinct text of the build once, in one pass, through the step cache's vector table
+    (reused by later builds over the same `cache_dir`); False embeds through the components' embedders chunk by
+    chunk (the old path, kept for the build benchmark).
     """
     from culturekb.builders.association import associate
 
@@ -464,7 +469,8 @@ def build_kb(
     if out is not None:
         from culturekb.builders.report import render_report_markdown
 
-        kb.save(out, extra_files={"build_report.json": report, "build_report.md": render_report_markdown(report)})
+        kb.save(out, extra_files={"build_report.json": report, "build_report.md": render_report_markdown(report)},
+                into=into)
     return BuildResult(kb, report)
 
 

@@ -21,17 +21,20 @@ or the item's image could not be read) before the run counts as failed (`check_f
 ... --max-failed-share``, exit status 3)."""
 
 _VARYING = re.compile(r"(https?://[^\s;,'\"()\[\]]+|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b)"
-                      r"|'[^']*'|\"[^\"]*\"|(?<![\w.])/[^\s;,:'\"]+|\d+(?:\.\d+)?")
-"""What varies per item in a failure's text (blanked out to group failures by cause); URLs and IP addresses, the
-same for every item of a run, are kept."""
-_CAUSE_CHARS = 240
+                      r"|(?<!\w)'[^']*'(?!\w)|\"[^\"]*\"|(?<![\w.])/[^\s;,:'\"]+|\d+(?:\.\d+)?")
+"""What varies per item in a failure's text (blanked out to group failures by cause: the group key, never shown);
+URLs and IP addresses, the same for every item of a run, are kept. A quote is a value only when it does not
+touch a word (the apostrophe of "the sample's" is not)."""
+_CAUSE_CHARS = 400
 
 
 def failure_causes(result: RunResult, top: int = 3) -> tuple[int, int, list[tuple[str, int, str]]]:
-    """(failed predictions, all predictions, the `top` most frequent causes as (cause, count, first item id)): a
-    cause is the failure's text with what varies per item (quoted names, paths, numbers) blanked out."""
+    """(failed predictions, all predictions, the `top` most frequent causes as (text, count, first item id)):
+    failures are grouped by their text with what varies per item (quoted names, paths, numbers) blanked out, and
+    each group is shown by its first failure's own text (whole sentences or words, at most 400 characters), which reads
+    as a sentence where the blanked key would not ("model … at")."""
     failed: Counter[str] = Counter()
-    first: dict[str, str] = {}
+    first: dict[str, tuple[str, str]] = {}
     total = 0
     for preds in result.predictions.values():
         for p in preds:
@@ -39,12 +42,20 @@ def failure_causes(result: RunResult, top: int = 3) -> tuple[int, int, list[tupl
             if getattr(p, "parse_status", None) != "error":
                 continue
             text = " ".join(str(getattr(p, "error", None) or "no answer").split())
-            cause = _VARYING.sub(lambda m: m.group(1) or "…", text)
-            if len(cause) > _CAUSE_CHARS:
-                cause = cause[:_CAUSE_CHARS].rsplit(" ", 1)[0] + " …"
-            failed[cause] += 1
-            first.setdefault(cause, str(getattr(p, "sample_id", "?")))
-    return sum(failed.values()), total, [(c, n, first[c]) for c, n in failed.most_common(top)]
+            key = _VARYING.sub(lambda m: m.group(1) or "\0", text)
+            failed[key] += 1
+            first.setdefault(key, (_shortened(text), str(getattr(p, "sample_id", "?"))))
+    return sum(failed.values()), total, [(*first[k][:1], n, first[k][1]) for k, n in failed.most_common(top)]
+
+
+def _shortened(text: str) -> str:
+    """`text`, or when longer than `_CAUSE_CHARS` its first sentences that fit (else its first whole words), marked
+    " [...]" where it was cut."""
+    if len(text) <= _CAUSE_CHARS:
+        return text
+    head = text[:_CAUSE_CHARS]
+    end = max(head.rfind(". "), head.rfind("; "))
+    return (head[:end + 1] if end > _CAUSE_CHARS // 2 else head.rsplit(" ", 1)[0]) + " [...]"
 
 
 def check_failed_share(result: RunResult, max_share: float = MAX_FAILED_SHARE) -> None:

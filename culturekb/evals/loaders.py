@@ -151,7 +151,7 @@ def load_rows(path: str | Path, what: str, sample: Callable[[Row], Sample | None
             item = sample(row)
             if item is not None:
                 out.append(item)
-    problems.finish(report)
+    problems.finish(report, left=len(out))  # every row skipped as bad: said so, not "no item matched"
     check_unique(out, path)
     return out
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import logging
@@ -32,8 +33,8 @@ from culturekb.kb.cultures import Culture, CultureRegistry, default_registry
 from culturekb.kb.schema import SCHEMA_VERSION, KnowledgeTuple, Manifest
 from culturekb.kb.schemes import EmotionScheme, get_scheme
 
-__all__ = ["KnowledgeBase", "check_kb_target", "write_card", "MANIFEST", "TUPLES", "read_manifest", "manifest_scheme",
-           "manifest_cultures", "manifest_digest", "versioned_config"]
+__all__ = ["KnowledgeBase", "check_kb_target", "kb_writer", "write_card", "MANIFEST", "TUPLES", "read_manifest",
+           "manifest_scheme", "manifest_cultures", "manifest_digest", "versioned_config"]
 
 MANIFEST = "manifest.json"
 TUPLES = "tuples.jsonl"
@@ -144,6 +145,22 @@ def check_kb_target(directory: str | Path) -> Path:
         raise DataError(f"refusing to write a KB to {p}: it exists and is not a knowledge base (no manifest.json); "
                         "choose a new or empty directory")
     return p
+
+
+@contextlib.contextmanager
+def kb_writer(directory: str | Path) -> Iterator[Path]:
+    """A new temporary folder beside the KB `directory` (a writer stamp inside says which process writes it) that
+    replaces `directory` in one rename when the block ends, or is removed when it raises: `directory` then stays as
+    it was, and a killed writer's folder is removed by the next save (`remove_stale_temp_dirs`). Whatever the block
+    adds (a KB, its index, its calibration) appears at `directory` together or not at all."""
+    directory = check_kb_target(directory)
+    remove_stale_temp_dirs(directory)
+    with atomic_dir(directory) as tmp:
+        writer = tmp / _WRITER
+        writer.write_text(_writer_stamp(), encoding="utf-8")  # who writes here: a later run knows if it died
+        yield tmp
+        kill_point("save")
+        writer.unlink()
 
 
 class KnowledgeBase:
@@ -323,21 +340,21 @@ class KnowledgeBase:
 
     # -- persistence -------------------------------------------------------------------------------------
     def save(self, directory: str | Path, extra_files: dict[str, Any] | None = None,
-             keep_files_of: str | Path | None = None) -> Path:
+             keep_files_of: str | Path | None = None, *, into: Path | None = None) -> Path:
         """Write the KB directory atomically: a crash leaves the old directory (or none), never half a KB.
 
         `extra_files` maps file names to text (written as is) or JSON-serialisable objects (e.g. a build report).
         The KB card (`KB_CARD.md`, `culturekb.kb.card`) is written too, keeping the user's text of the card there.
         `keep_files_of`: a KB directory whose other files and folders (index/, build report, run.log, calibration
-        ...) are carried into the new one (hard links when it is `directory` itself, else copies).
+        ...) are carried into the new one (hard links when it is `directory` itself, else copies). `into`: the
+        temporary folder of a `kb_writer(directory)` block that the caller opened (to add an index and a
+        calibration before the KB replaces `directory`); the files go there and the KB's path is `into` until the
+        block ends.
         """
         directory = Path(directory)
         check_kb_target(directory)
         extra_files = with_card(self, directory, extra_files)
-        remove_stale_temp_dirs(directory)
-        with atomic_dir(directory) as tmp:
-            writer = tmp / _WRITER
-            writer.write_text(_writer_stamp(), encoding="utf-8")  # who writes here: a later run knows if it died
+        with contextlib.nullcontext(into) if into is not None else kb_writer(directory) as tmp:
             write_jsonl(tmp / TUPLES, (t.model_dump(mode="json") for t in self.tuples))
             for name, content in (extra_files or {}).items():
                 if isinstance(content, str):
@@ -348,10 +365,8 @@ class KnowledgeBase:
             if keep_files_of is not None:
                 _carry(Path(keep_files_of), tmp, {TUPLES, MANIFEST, _WRITER, *(extra_files or {})},
                        link=Path(keep_files_of).resolve() == directory.resolve())
-            kill_point("save")
-            writer.unlink()
-        self.path = directory
-        return directory
+        self.path = directory if into is None else into
+        return self.path
 
     @classmethod
     def load(cls, directory: str | Path) -> KnowledgeBase:
@@ -386,6 +401,14 @@ class KnowledgeBase:
         kb._sealed_cultures = not kb._legacy_version
         kb.extra_counts = {k: v for k, v in manifest.counts.items() if k not in kb.counts()}
         if kb.version != manifest.kb_version:
+            if kb._legacy_version:
+                sealed = cls(tuples, scheme, manifest.build_config, manifest.embedder, cultures=cultures)
+                sealed._sealed_cultures, sealed.extra_counts = True, kb.extra_counts
+                if sealed.version == manifest.kb_version:  # the tuples are right: the manifest lost its seal
+                    raise DataError(
+                        f"{directory / MANIFEST}: its manifest_digest was removed (its kb_version is that of a sealed "
+                        "manifest, which covers the culture details and build config): the manifest was edited. "
+                        "Restore manifest.json from a copy, or rebuild the KB")
             raise DataError(
                 f"{directory}: tuples do not match the manifest's kb_version ({manifest.kb_version} != {kb.version}); "
                 "the files were edited or truncated. Rebuild the KB or restore it from a copy."

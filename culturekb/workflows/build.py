@@ -49,13 +49,17 @@ def build_from_files(
     Option `calibrate` (default True): once the KB is written, index it with the build's embedder and fit the
     kb-prior's weights and concept filter (`culturekb.workflows.calibrate.calibrate_built_kb`: the valid split and
     the training samples each left out, or the training samples alone when the data has no valid split), written as
-    the KB's `calibration.json`; the build report's ``calibration`` section says on what and how many samples."""
+    the KB's `calibration.json`; the build report's ``calibration`` section says on what and how many samples.
+
+    The KB is written, indexed and calibrated in a temporary folder beside `out` that replaces `out` only once all
+    three succeeded (`culturekb.kb.store.kb_writer`): a build that fails at any step (a full disk while indexing)
+    leaves `out` as it was, the previous KB or nothing."""
     from culturekb._runlog import run_log
     from culturekb.builders.pipeline import BuildConfig, build_kb, make_components
     from culturekb.config import load_settings
     from culturekb.kb.card import describe_sources
     from culturekb.kb.cultures import declare_cultures, load_cultures_file
-    from culturekb.kb.store import check_kb_target
+    from culturekb.kb.store import check_kb_target, kb_writer
 
     aggregate = options.pop("aggregate", None) or "majority"
     field_map = options.pop("field_map", None)
@@ -88,17 +92,19 @@ def build_from_files(
     # inputs are valid; one build per --out at a time: a second one is refused (exit 2) before any model loads,
     # not left to race the first one's save
     with exclusive_lock(out, "build", "wait for that build to finish, or give this one another --out"), \
-            run_log(out, "build", atomic=True):  # the KB folder gets the build's run.log
+            run_log(out, "build", atomic=True), \
+            kb_writer(out) as staging:  # the KB, its index and calibration replace --out together, or nothing does
         # made here (not inside build_kb) so that the calibration's index reuses the embedder the build loaded
         components = make_components(config, loaded_embedder, cache_dir=settings.cache_dir)
         result = build_kb(samples, config, out=out, cache_dir=settings.cache_dir, progress=progress,
-                          components=components,
+                          components=components, into=staging,
                           extra_report={"dropped_no_majority": load_report["dropped_no_majority"],
                                         "sources": describe_sources(paths, load_report["sources"]),  # KB card
                                         **words_report})
         if calibrate:
-            result = _calibrated(result, out, samples, paths, components, config, settings)
-        return result
+            result = _calibrated(result, staging, samples, paths, components, config, settings)
+    result.kb.path = Path(out)  # the run log (moved in when the block ended) and the KB are now at --out
+    return result
 
 
 def _calibrated(result: BuildResult, out: str | Path, samples: Sequence[Sample], paths: Sequence[str | Path],

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from culturekb.errors import ConfigError
+from culturekb.errors import ConfigError, RunFailedError
 from culturekb.workflows._common import check_base_url, job_settings, response_cache
 from culturekb.workflows.data import check_run_out, load_kb_samples
 
@@ -259,6 +259,7 @@ def eval_command(name: str) -> Callable[..., RunResult]:
     """The function behind ``culturekb eval NAME``: its parameters are the options the runner declares (typer
     reads them, with their help); called, it builds the run spec and runs the benchmark (`run_benchmark`), or the
     job the runner declares (plug-ins that keep their own)."""
+    from culturekb._runlog import log_failure
     from culturekb.evals.failures import MAX_FAILED_SHARE, check_failed_share
     from culturekb.evals.runner import get_runner
     from culturekb.evals.specs import RunSpec
@@ -297,7 +298,11 @@ def eval_command(name: str) -> Callable[..., RunResult]:
                                   "keyword arguments with 'out'")
             out = kwargs.pop("out")
             result = runner(**kwargs).run(out)
-        check_failed_share(result, share)  # the reports are written; a run whose calls mostly failed is no success
+        try:
+            check_failed_share(result, share)  # the reports are written; a run whose calls mostly failed is no success
+        except RunFailedError as exc:
+            log_failure(result.out_dir, f"eval {result.runner}", exc)  # its run.log says so too (exit 3)
+            raise
         return result
 
     _add_share_option(command, options)

@@ -100,7 +100,7 @@ def test_workers_follow_a_reload_through_the_sync_file(make_client, kb_dirs, tmp
             make_client(admin_keys=[ADMIN_KEY], sync_file=sync, sync_interval_s=0.05) as b:
         r = a.post("/v1/admin/reload", json={"kb_dir": str(kb_dirs["other"])}, headers=ADMIN)
         assert r.status_code == 200
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a deadline for a loaded machine, not a timing claim
         while b.get("/readyz").json()["kb_version"] != v_other:
             assert time.monotonic() < deadline, "the second worker did not follow the reload"
             time.sleep(0.05)
@@ -139,7 +139,7 @@ def test_a_recalibrated_kb_is_a_change_every_worker_follows(make_client, kb_dirs
         r = a.post("/v1/admin/reload", json={}, headers=ADMIN).json()
         assert r["changed"] is True and r["kb_version"] == r["previous_version"] == version
         assert not crane(a)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60  # a deadline for a loaded machine, not a timing claim
         while crane(b):
             assert time.monotonic() < deadline, "the second worker kept serving the uncalibrated filter"
             time.sleep(0.05)

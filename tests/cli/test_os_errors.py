@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -175,20 +176,42 @@ def test_serve_on_a_port_in_use_is_refused_before_loading(tmp_path: Path) -> Non
 
 
 _FULL_DISK = textwrap.dedent("""
-    import resource, signal, sys
+    import errno, os, resource, signal, sys
     from culturekb.cli import app
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # the kernel then answers EFBIG instead of killing us
-    limit = int(sys.argv[1])
-    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-    sys.argv = ["culturekb", *sys.argv[2:]]
+    limit, full_at = int(sys.argv[1]), sys.argv[2]
+    if limit:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    writes = os.O_WRONLY | os.O_RDWR | os.O_CREAT
+    def full(event, args):   # the disk fills up when a file named `full_at` is opened for writing
+        if event != "open" or not full_at or not isinstance(args[0], (str, bytes, os.PathLike)):
+            return
+        if (isinstance(args[1], str) and any(c in args[1] for c in "wax+")) or (args[2] or 0) & writes:
+            if os.path.basename(os.fsdecode(args[0])).startswith(full_at):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.fsdecode(args[0]))
+    sys.addaudithook(full)
+    sys.argv = ["culturekb", *sys.argv[3:]]
     app()
 """)
 
 
-def _full_disk(limit: int, args: list[str]) -> subprocess.CompletedProcess[str]:
+def _full_disk(limit: int, args: list[str], full_at: str = "") -> subprocess.CompletedProcess[str]:
+    """The CLI in a subprocess whose writes past `limit` bytes in any file fail (0: no limit), and where opening a
+    file whose name starts with `full_at` for writing fails with ENOSPC (fault injection at the write layer)."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-c", _FULL_DISK, str(limit), *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+    return subprocess.run([sys.executable, "-c", _FULL_DISK, str(limit), full_at, *args], capture_output=True,
+                          text=True, env=env, timeout=300)
+
+
+def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
+    """The one ``error:`` line of a run that failed with exit 2: no traceback, no second line for the same error
+    (the run's ERROR record goes to its run.log only), no ``--- Logging error ---``."""
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip() and "\r" not in ln]  # progress bars aside
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "Traceback" not in proc.stderr and "Logging error" not in proc.stderr, proc.stderr[-3000:]
+    errors = [ln for ln in lines if ln.startswith(("error:", "ERROR"))]
+    assert len(errors) == 1 and errors[0].startswith("error: cannot use "), lines
+    return errors[0]
 
 
 def test_eval_on_a_full_disk_leaves_whole_prediction_lines(kb: Path, tmp_path: Path) -> None:
@@ -211,6 +234,31 @@ def test_eval_on_a_full_disk_leaves_whole_prediction_lines(kb: Path, tmp_path: P
 def test_build_on_a_full_disk(tmp_path: Path) -> None:
     proc = _full_disk(20_000, ["build", "sample:artemis", "--out", str(tmp_path / "kb"), "--no-calibrate",
                                "--cache-dir", str(tmp_path / "cache")])
-    assert proc.returncode == 2, proc.stderr[-3000:]
-    assert "Traceback" not in proc.stderr and "error: cannot use " in proc.stderr, proc.stderr[-3000:]
-    assert not (tmp_path / "kb").exists()
+    _one_error_line(proc)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no KB, no .kb.lock, no .kb.run.log
+
+
+@pytest.mark.parametrize("step", ["index", "calibration"])
+def test_a_build_that_fails_after_its_tuples_leaves_no_half_kb(step: str, kb: Path, tmp_path: Path) -> None:
+    """The disk fills up once the tuples are written, while the build indexes or calibrates its KB (issue 24: the
+    build exited 2 but left a loadable KB with an empty index/ and no calibration). The KB is written, indexed and
+    calibrated beside --out and replaces it only when all three succeeded: the previous KB at --out stays as it
+    was, and a new --out is not created. Index: the write layer answers ENOSPC when vectors.npy is opened; the
+    calibration: a real file-size limit between the tuples file (written) and calibration.json (the largest)."""
+    shutil.copytree(kb.parent / "cache", tmp_path / "cache")  # a warm cache: the build steps compute nothing
+    previous = tmp_path / "previous"
+    shutil.copytree(kb, previous)
+    before = _tree(previous)
+    if step == "index":
+        limit, full_at = 0, "vectors.npy"
+    else:
+        limit, full_at = (kb / "tuples.jsonl").stat().st_size + 16_384, ""
+    for out in (previous, tmp_path / "new"):
+        proc = _full_disk(limit, ["build", "sample:artemis", "--out", str(out), "--cache-dir",
+                                  str(tmp_path / "cache")], full_at)
+        line = _one_error_line(proc)
+        assert ("vectors.npy" in line and "ENOSPC" in line) if step == "index" else (
+            "calibration.json" in line and "EFBIG" in line), line  # the step the test means to hit
+        assert str(tmp_path) in line
+    assert _tree(previous) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "previous"]  # nothing half-written beside

@@ -94,6 +94,20 @@ def test_every_bad_row_is_reported_at_once_or_skipped(tmp_path: Path) -> None:
     assert [s.id for s in kept] == ["ok"] and len(report.skipped) == 3
 
 
+@pytest.mark.parametrize("loader", ["culturaltom", "story_turns", "ricevl_vqa"])
+def test_a_load_whose_every_row_is_skipped_says_so_and_why(loader: str, tmp_path: Path) -> None:
+    """--on-bad-row skip leaving nothing: the rows were skipped and for what (issue 24: Cedar said "no item is left
+    after keeping languages [] and modalities []", CulturalToM pointed at a report no run writes)."""
+    load = {"culturaltom": load_culturaltom, "story_turns": load_story_turns, "ricevl_vqa": load_ricevl_vqa}[loader]
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id": "x1"}\n{"id": "x2"}\n', encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        load(path, on_bad_row="skip")
+    text = str(err.value)
+    assert "no item is left: all 2 bad row(s) were skipped (--on-bad-row skip)" in text, text
+    assert "line 1" in text and "line 2" in text and "run report" not in text
+
+
 def test_field_maps_inline_file_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "r.csv"
     path.write_text("qid,Q,ans\n1,Pick one (a) x (b) y,a\n", encoding="utf-8")

@@ -211,3 +211,16 @@ def test_manifest_without_culture_details_still_loads(tmp_path: Path) -> None:
     path.write_text(json.dumps(manifest), encoding="utf-8")
     loaded = KnowledgeBase.load(tmp_path / "kb")
     assert loaded.culture("English").id == "en"
+
+
+def test_a_manifest_whose_digest_was_removed_is_named_not_the_tuples(tmp_path: Path) -> None:
+    """Removing the seal of a sealed manifest (issue 24) is blamed on manifest.json, not on tuples.jsonl."""
+    KnowledgeBase([_tuple("en")]).save(tmp_path / "kb")
+    path = tmp_path / "kb" / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    del manifest["manifest_digest"]
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        KnowledgeBase.load(tmp_path / "kb")
+    assert str(info.value).startswith(f"{path}: its manifest_digest was removed"), info.value
+    assert "tuples" not in str(info.value) and "Restore manifest.json" in str(info.value)

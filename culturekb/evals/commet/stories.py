@@ -396,7 +396,7 @@ def load_story_turns(path: str | Path, *, data_root: str | Path | None = None, c
         return _story(obj, rec.where, (root, Path(rec.source).parent, check_images))
 
     stories = problems.collect(read_records(p, field_map, report), story, "story id")
-    problems.finish(report)
+    problems.finish(report, left=len(stories))
     if not stories:
         raise DataError(f"{p}: no stories; the file must hold one story (a JSON object) per line")
     return stories

@@ -278,10 +278,9 @@ def load_culturaltom(
                  frozenset({a for names in _ALIASES.values() for a in names} | set(OPTION_FIELDS)))
     problems = Problems(f"CulturalToM-VQA data {p}", on_bad_row)
     samples = problems.collect(read_records(p, field_map, report), lambda rec: _item(rec, load))
-    problems.finish(report)
+    problems.finish(report, left=len(samples))  # every row skipped as bad: raises, listing them
     if not samples:
-        raise DataError(f"{p}: no questions; the file is empty" if not problems else
-                        f"{p}: every row was bad and skipped; see the run report")
+        raise DataError(f"{p}: no questions; the file is empty")
     return samples
 
 

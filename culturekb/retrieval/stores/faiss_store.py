@@ -29,8 +29,10 @@ A memory-mapped store is read-only.
 
 from __future__ import annotations
 
+import errno
 import logging
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -258,7 +260,10 @@ class FaissStore(PartitionedStore):
         return scores, rows
 
     def _part_write(self, part: Part, path: Path) -> None:
-        self._faiss.write_index(part.data, str(path))
+        try:
+            self._faiss.write_index(part.data, str(path))
+        except RuntimeError as exc:  # FAISS reports a failed write (a full disk) as a RuntimeError
+            raise _write_error(exc, path) from exc
 
     def _part_read(self, part: Part, path: Path, mmap: bool) -> None:
         faiss = self._faiss
@@ -272,3 +277,11 @@ class FaissStore(PartitionedStore):
         if idx.d != self.dim:
             raise ValueError(f"index has dimension {idx.d}, expected {self.dim}")
         part.data = idx
+
+
+def _write_error(exc: RuntimeError, path: Path) -> OSError:
+    """The OSError behind FAISS's RuntimeError for a failed write (its text ends in the C library's message, such as
+    "(No space left on device)"), so that the command line names the file and the fix as for any other write."""
+    text = str(exc)
+    code = next((c for c in sorted(errno.errorcode) if f"({os.strerror(c)})" in text), errno.EIO)
+    return OSError(code, os.strerror(code), str(path))
