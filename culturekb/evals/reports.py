@@ -16,6 +16,7 @@ The plot types and their one renderer live in `culturekb.evals.plots` (re-export
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -304,6 +305,13 @@ def _summary_lines(data: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _report_json(data: Mapping[str, Any], run: Mapping[str, str] | None) -> dict[str, Any]:
+    """The report's JSON object: ``run`` first with its fields in `RUN_FIELDS` order (as `check_run_header` gives
+    them), then the data with every mapping's keys sorted, so equal results give identical files."""
+    body = json.loads(json.dumps(to_jsonable(data), sort_keys=True, allow_nan=False))
+    return {"run": dict(run), **body} if run is not None else body
+
+
 def write_report(
     out_dir: str | Path,
     name: str,
@@ -333,7 +341,7 @@ def write_report(
         require("matplotlib", "reports", "PNG report plots")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    payload = to_jsonable({"run": run, **data} if run is not None else data)
+    payload = _report_json(data, run)
 
     images: list[Path] = []
     for plot in plots:
@@ -357,7 +365,7 @@ def write_report(
         for plot, path in zip(plots, images, strict=True):
             md += [f"![{plot.title}]({path.name})", ""]
     json_path, md_path = out / f"{name}.json", out / f"{name}.md"
-    atomic_write_json(json_path, payload)
+    atomic_write_json(json_path, payload, sort_keys=False)
     atomic_write_text(md_path, "\n".join(md).rstrip("\n") + "\n")
     logger.info("wrote report %s (%d tables, %d plots) to %s", name, len(tables), len(plots), out)
     return ReportFiles(json_path, md_path, tuple(images))

@@ -32,7 +32,7 @@ from culturekb.evals.plots import (  # noqa: E402
     plot_fonts,
     render_png,
 )
-from culturekb.evals.reports import write_report  # noqa: E402
+from culturekb.evals.reports import RUN_FIELDS, write_report  # noqa: E402
 from culturekb.evals.ricevl.grounding import grounding_plots  # noqa: E402
 from culturekb.evals.ricevl.vqa import vqa_plots  # noqa: E402
 
@@ -139,10 +139,12 @@ def test_plot_style(tmp_path: Path) -> None:
     opens both files."""
     header = {f: f"{f} value" for f in ("model", "judge", "baseline", "KB", "KB calibration", "prompt languages",
                                         "images sent", "unread answers")}
-    files = write_report(tmp_path, "r", {"x": 1}, plots=[
+    files = write_report(tmp_path, "r", {"accuracy": 1, "zz": {"b": 2, "a": 1}}, plots=[
         BarPlot("zeros", "all zero", ["a", "b"], {"s": [0.0, 0.0]}, ylim=(0.0, 1.0), baselines={"majority": 0.25}),
         HeatmapPlot("flat", "flat grid", ["r"], ["c1", "c2"], [[0.0, 0.0]])], header=header)
     md = files.markdown.read_text(encoding="utf-8")
-    assert md.index("## What was run") < md.index("x**") and "| images sent | images sent value |" in md
-    assert next(iter(json.loads(files.json.read_text(encoding="utf-8")))) == "run"
+    assert md.index("## What was run") < md.index("accuracy**") and "| images sent | images sent value |" in md
+    report = json.loads(files.json.read_text(encoding="utf-8"))
+    assert list(report) == ["run", "accuracy", "zz"]  # "accuracy" sorts before "run": the header still opens the file
+    assert list(report["run"]) == list(RUN_FIELDS) and list(report["zz"]) == ["a", "b"]
     assert all(p.read_bytes().startswith(PNG) for p in files.images)
