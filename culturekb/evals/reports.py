@@ -62,6 +62,7 @@ __all__ = [
     "plot_style",
     "render_markdown_table",
     "to_jsonable",
+    "valid_accuracy_text",
     "write_report",
 ]
 
@@ -281,6 +282,18 @@ def calibration_text(calibration: Mapping[str, Any] | None, what: str = "the kb-
                                                             "gamma", "pool") if k in calibration)
     source = str(calibration.get("source") or "calibration.json")
     return f"{source}" + (f" ({calibration['method']})" if calibration.get("method") else "") + f": {weights}"
+
+
+def valid_accuracy_text(calibration: Mapping[str, Any], key: str = "accuracy") -> str:
+    """A calibration's valid-split accuracy (`key` of its ``valid`` record: ``accuracy`` or ``prior_accuracy``)
+    with its 95% Wilson interval and n, the valid samples it was measured on (``fitted_on.samples``)."""
+    value = (calibration.get("valid") or {}).get(key)
+    n = int((calibration.get("fitted_on") or {}).get("samples") or 0)
+    if value is None:
+        return f"{_MISSING} (no valid split)" if not n else f"{_MISSING} (not recorded)"
+    if not n:
+        return f"{float(value):.3f} (n not recorded)"
+    return interval_text(float(value), n)
 
 
 def interval_text(estimate: float | None, n: int, low: float | None = None, high: float | None = None,
