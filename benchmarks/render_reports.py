@@ -10,7 +10,8 @@ Usage (from the repository root)::
 
     python benchmarks/render_reports.py --out /tmp/reports
 
-It took 115 s of wall time on two cores at a 1-minute load average of 7-9 (`uptime` before and after).
+Two runs took 74 s and 115 s of wall time on two cores, at 1-minute load averages of 6.3-7.2 and 7.1-9.1
+(`uptime` before and after each).
 """
 
 from __future__ import annotations
