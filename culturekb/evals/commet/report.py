@@ -185,7 +185,8 @@ def commet_tables(results: Mapping[str, Any]) -> dict[str, Table]:
                 for c in _order(results[counts])}
         tables[f"category_{level}"] = Table.from_nested(
             f"{level.capitalize()} accuracy per mental-state category", rows, row_label="category", precision=3,
-            note=f"accuracy [95% Wilson interval] n={level}s played in the setting")
+            note=f"accuracy [95% Wilson interval] n={'stories' if level == 'story' else 'questions'} played in the "
+                 "setting")
     def _mod(block: Mapping[str, Any] | None, unit: str) -> str:
         if not block:
             return "n/a (no such story played in this setting)"
