@@ -113,9 +113,10 @@ def atomic_write_bytes(path: str | Path, payload: bytes) -> None:
         raise
 
 
-def atomic_write_json(path: str | Path, obj: Any) -> None:
-    """Write `obj` as indented, key-sorted UTF-8 JSON, atomically."""
-    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+def atomic_write_json(path: str | Path, obj: Any, *, sort_keys: bool = True) -> None:
+    """Write `obj` as indented UTF-8 JSON, atomically; keys sorted unless `sort_keys` is False (then in the
+    mappings' own order, for a caller that orders them itself)."""
+    atomic_write_text(path, json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=sort_keys) + "\n")
 
 
 @contextlib.contextmanager

@@ -233,15 +233,33 @@ def _value_fontsize(n_bars: int) -> tuple[float, int]:
     return (7.0 if n_bars > 10 else 8.0), 0
 
 
+def _clear_of_lines(ax: Any, anchor: float, below: bool, label_pt: float, lines: Sequence[float]) -> float:
+    """Where a value label `label_pt` points tall goes so that no baseline line runs through its text: `anchor`
+    unless a line crosses the band the label takes above it (below it for a negative value); then on the far side
+    of that line. Call it once the y limits are set."""
+    lo, hi = ax.get_ylim()
+    axes_pt = ax.bbox.height * 72.0 / ax.figure.dpi
+    if axes_pt <= 0 or hi <= lo or not lines:
+        return anchor
+    band = 1.5 * (label_pt + 2.0) * (hi - lo) / axes_pt  # in data units, with room for the layout to shrink the axes
+    for line in sorted(lines, reverse=below):
+        low, high = (anchor - band, anchor + 0.1 * band) if below else (anchor - 0.1 * band, anchor + band)
+        if low <= line <= high:
+            anchor = line
+    return anchor
+
+
 def _write_values(ax: Any, xs: Sequence[float], ys: Sequence[float], tops: Sequence[float], fmt: str,
-                  n_bars: int) -> None:
-    """Each finite value written just above its bar (below a negative one), above its error bar when it has one."""
+                  n_bars: int, lines: Sequence[float] = ()) -> None:
+    """Each finite value written just above its bar (below a negative one), above its error bar when it has one,
+    and past any baseline `lines` that would run through it. Call it once the y limits are set."""
     size, rotation = _value_fontsize(n_bars)
     for x, y, top in zip(xs, ys, tops, strict=True):
         if not math.isfinite(y):
             continue
         below = y < 0
-        anchor = top if math.isfinite(top) else y
+        label_pt = size * 1.3 if rotation == 0 else size * 0.62 * len(fmt.format(y))
+        anchor = _clear_of_lines(ax, top if math.isfinite(top) else y, below, label_pt, lines)
         ax.annotate(fmt.format(y), (x, anchor), xytext=(0, -2 if below else 2), textcoords="offset points",
                     ha="center", va="top" if below else "bottom", fontsize=size, rotation=rotation, zorder=5,
                     bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none", "alpha": 0.75})
@@ -298,12 +316,13 @@ def _draw_bars(fig: Any, plot: BarPlot) -> None:
             colours = colour
         ax.bar(offsets, heights, width=width, color=colours, edgecolor="white", linewidth=0.5, zorder=2)
         handles.append(Patch(facecolor=colour, label=label))
-        _write_values(ax, offsets, vals, vals, plot.value_format, n_bars)
         _draw_missing(ax, offsets, vals, 0.0)
     if plot.diverging:
         ax.axhline(0.0, color="black", linewidth=0.8)
     all_values = [v for vals in plot.series.values() for v in vals] + list(plot.baselines.values())
     _fit_ylim(ax, all_values, plot.ylim, plot.diverging)
+    for k, vals in enumerate(plot.series.values()):
+        _write_values(ax, positions[k], vals, vals, plot.value_format, n_bars, list(plot.baselines.values()))
     _finish_grouped(ax, plot, handles)
 
 
@@ -377,6 +396,7 @@ def _draw_intervals(fig: Any, plot: IntervalPlot) -> None:
 
     ax, width, positions = _grouped_axes(fig, plot)
     handles: list[Any] = []
+    labels: list[tuple[list[float], list[float], list[float]]] = []  # written once the y limits are set
     n_bars = len(plot.series) * len(plot.categories)
     for k, (label, vals) in enumerate(plot.series.items()):
         offsets = positions[k]
@@ -396,13 +416,14 @@ def _draw_intervals(fig: Any, plot: IntervalPlot) -> None:
             handles.append(Line2D([], [], marker="o", linestyle="none", color=colour, label=label))
         tops = [highs[i] if not math.isnan(highs[i]) else vals[i] for i in shown]
         bottoms = [lows[i] if not math.isnan(lows[i]) else vals[i] for i in shown]
-        _write_values(ax, xs_shown, ys, [b if y < 0 else t for y, t, b in zip(ys, tops, bottoms, strict=True)],
-                      plot.value_format, n_bars)
+        labels.append((xs_shown, ys, [b if y < 0 else t for y, t, b in zip(ys, tops, bottoms, strict=True)]))
         _draw_missing(ax, offsets, vals, plot.reference or 0.0)
     if plot.reference is not None:
         ax.axhline(plot.reference, color="black", linewidth=0.8)
     bounds = [v for d in (plot.series, plot.low, plot.high) for vals in d.values() for v in vals]
     _fit_ylim(ax, [*bounds, *plot.baselines.values()], plot.ylim, plot.style == "point" and plot.reference == 0.0)
+    for xs_shown, ys, anchors in labels:
+        _write_values(ax, xs_shown, ys, anchors, plot.value_format, n_bars, list(plot.baselines.values()))
     _finish_grouped(ax, plot, handles)
 
 

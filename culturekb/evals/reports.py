@@ -16,6 +16,7 @@ The plot types and their one renderer live in `culturekb.evals.plots` (re-export
 from __future__ import annotations
 
 import dataclasses
+import json
 import logging
 import math
 from collections.abc import Mapping, Sequence
@@ -63,6 +64,7 @@ __all__ = [
     "plot_style",
     "render_markdown_table",
     "to_jsonable",
+    "valid_accuracy_text",
     "write_report",
 ]
 
@@ -257,6 +259,18 @@ def calibration_text(calibration: Mapping[str, Any] | None, what: str = "the kb-
     return f"{source}" + (f" ({calibration['method']})" if calibration.get("method") else "") + f": {weights}"
 
 
+def valid_accuracy_text(calibration: Mapping[str, Any], key: str = "accuracy") -> str:
+    """A calibration's valid-split accuracy (`key` of its ``valid`` record: ``accuracy`` or ``prior_accuracy``)
+    with its 95% Wilson interval and n, the valid samples it was measured on (``fitted_on.samples``)."""
+    value = (calibration.get("valid") or {}).get(key)
+    n = int((calibration.get("fitted_on") or {}).get("samples") or 0)
+    if value is None:
+        return f"{_MISSING} (no valid split)" if not n else f"{_MISSING} (not recorded)"
+    if not n:
+        return f"{float(value):.3f} (n not recorded)"
+    return interval_text(float(value), n)
+
+
 def interval_text(estimate: float | None, n: int, low: float | None = None, high: float | None = None,
                   precision: int = 3) -> str:
     """An estimate with its 95% interval and n, for a Markdown cell: ``0.250 [0.112, 0.469] n=20``. Without bounds
@@ -277,6 +291,13 @@ def _summary_lines(data: Mapping[str, Any]) -> list[str]:
         if isinstance(value, str | int | float | bool):
             lines.append(f"- **{key}**: {_format_cell(value, 4)}")
     return lines
+
+
+def _report_json(data: Mapping[str, Any], run: Mapping[str, str] | None) -> dict[str, Any]:
+    """The report's JSON object: ``run`` first with its fields in `RUN_FIELDS` order (as `check_run_header` gives
+    them), then the data with every mapping's keys sorted, so equal results give identical files."""
+    body = json.loads(json.dumps(to_jsonable(data), sort_keys=True, allow_nan=False))
+    return {"run": dict(run), **body} if run is not None else body
 
 
 def write_report(
@@ -308,7 +329,7 @@ def write_report(
         require("matplotlib", "reports", "PNG report plots")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    payload = to_jsonable({"run": run, **data} if run is not None else data)
+    payload = _report_json(data, run)
 
     images: list[Path] = []
     for plot in plots:
@@ -332,7 +353,7 @@ def write_report(
         for plot, path in zip(plots, images, strict=True):
             md += [f"![{plot.title}]({path.name})", ""]
     json_path, md_path = out / f"{name}.json", out / f"{name}.md"
-    atomic_write_json(json_path, payload)
+    atomic_write_json(json_path, payload, sort_keys=False)
     atomic_write_text(md_path, "\n".join(md).rstrip("\n") + "\n")
     logger.info("wrote report %s (%d tables, %d plots) to %s", name, len(tables), len(plots), out)
     return ReportFiles(json_path, md_path, tuple(images))

@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 from culturekb.errors import ConfigError, ProviderError
 from culturekb.evals import Runner, Setting, get_runner
 from culturekb.evals.commet import CommetRunner, OfflineAnswerJudge, StoryPrediction, load_story_turns
+from culturekb.evals.commet.report import commet_tables
 from culturekb.inference.base import Prediction
 from culturekb.kb.schema import KnowledgeTuple, Sample
 from culturekb.kb.store import KnowledgeBase
@@ -139,6 +140,14 @@ def test_images_blind_run_and_report(tmp_path: Path, openai_server: Any, judge: 
                   "Question accuracy per mental-state category", "text-complete and image-dependent",
                   "Feedback diagnostic", "Blind run", "calls per story"):
         assert title in md
+    tables = commet_tables(m)  # every accuracy with its 95% interval and n
+    assert tables["modality"].rows[0][1:3] == ("0.000 [0.000, 0.793] n=1", "0.667 [0.208, 0.939] n=3")
+    assert tables["modality"].rows[1][3:5] == ("0.000 [0.000, 0.793] n=1", "0.500 [0.095, 0.905] n=2")
+    assert tables["feedback"].rows[1][1:4] == ("0.000 [0.000, 0.793] n=1", "n/a (no such turn)",
+                                               "1.000 [0.207, 1.000] n=1")  # blind: one turn after wrong feedback
+    blind_rows = {r[0]: r[1:] for r in tables["blind"].rows}
+    assert blind_rows["blind"] == ("0.000 [0.000, 0.793] n=1", "0.500 [0.095, 0.905] n=2")
+    assert blind_rows["change"] == ("-1.000 [-1.000, -1.000] n=1", "-0.500 [-1.000, 0.000] n=2")
     assert (tmp_path / "run" / "commet-category_story.png").is_file()
 
 

@@ -32,7 +32,7 @@ from culturekb.evals.plots import (  # noqa: E402
     plot_fonts,
     render_png,
 )
-from culturekb.evals.reports import write_report  # noqa: E402
+from culturekb.evals.reports import RUN_FIELDS, write_report  # noqa: E402
 from culturekb.evals.ricevl.grounding import grounding_plots  # noqa: E402
 from culturekb.evals.ricevl.vqa import vqa_plots  # noqa: E402
 
@@ -139,10 +139,56 @@ def test_plot_style(tmp_path: Path) -> None:
     opens both files."""
     header = {f: f"{f} value" for f in ("model", "judge", "baseline", "KB", "KB calibration", "prompt languages",
                                         "images sent", "unread answers")}
-    files = write_report(tmp_path, "r", {"x": 1}, plots=[
+    files = write_report(tmp_path, "r", {"accuracy": 1, "zz": {"b": 2, "a": 1}}, plots=[
         BarPlot("zeros", "all zero", ["a", "b"], {"s": [0.0, 0.0]}, ylim=(0.0, 1.0), baselines={"majority": 0.25}),
         HeatmapPlot("flat", "flat grid", ["r"], ["c1", "c2"], [[0.0, 0.0]])], header=header)
     md = files.markdown.read_text(encoding="utf-8")
-    assert md.index("## What was run") < md.index("x**") and "| images sent | images sent value |" in md
-    assert next(iter(json.loads(files.json.read_text(encoding="utf-8")))) == "run"
+    assert md.index("## What was run") < md.index("accuracy**") and "| images sent | images sent value |" in md
+    report = json.loads(files.json.read_text(encoding="utf-8"))
+    assert list(report) == ["run", "accuracy", "zz"]  # "accuracy" sorts before "run": the header still opens the file
+    assert list(report["run"]) == list(RUN_FIELDS) and list(report["zz"]) == ["a", "b"]
     assert all(p.read_bytes().startswith(PNG) for p in files.images)
+
+
+def _drawn(plot: IntervalPlot) -> Any:
+    """The axes `plot` is drawn on (a private Agg canvas), to read back where its labels went."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from culturekb.evals.plots import _draw_intervals
+
+    fig = Figure(figsize=(6.0, 4.8), dpi=100)
+    FigureCanvasAgg(fig)
+    _draw_intervals(fig, plot)
+    return fig.axes[0]
+
+
+def test_value_label_never_sits_on_a_baseline() -> None:
+    """A value whose label would be crossed by a baseline line is written past the line; one clear of every line
+    stays on its bar (the grounding chart's 0.47 under the 0.50 hit threshold)."""
+    plot = IntervalPlot("iou", "mean IoU", ["a", "b"], {"s": [0.47, 0.2]}, {"s": [0.47, 0.1]}, {"s": [0.47, 0.3]},
+                        ylim=(0.0, 1.0), baselines={"hit threshold": 0.5})
+    anchors = {t.get_text(): t.xy[1] for t in _drawn(plot).texts}
+    assert anchors == {"0.47": 0.5, "0.20": 0.3}
+    no_line = IntervalPlot("iou", "mean IoU", ["a"], {"s": [0.47]}, {"s": [0.47]}, {"s": [0.47]}, ylim=(0.0, 1.0))
+    assert [t.xy[1] for t in _drawn(no_line).texts] == [0.47]
+
+
+def test_cedar_accuracy_charts_draw_chance_and_majority_lines() -> None:
+    results = json.loads((FIXTURES / "cedar.json").read_text(encoding="utf-8"))
+    charts = {p.name: p for p in cedar_plots(results) if p.name.startswith("accuracy-")}
+    assert set(charts) == {"accuracy-all", "accuracy-multimodal", "accuracy-text"}
+    for name, plot in charts.items():
+        assert isinstance(plot, IntervalPlot)
+        block = results["settings"]["orig"][name.removeprefix("accuracy-")]["majority"]
+        assert plot.baselines == {f"chance, 1/{results['n_labels']} labels": pytest.approx(1 / 14),
+                                  f"majority label: {block['label']}": pytest.approx(block["accuracy"])}
+    quadrants = next(p for p in cedar_plots(results) if p.name == "quadrant-bias")
+    assert "orig / all (n=26)" in quadrants.series  # each series names the items it is over
+
+
+def test_knowledge_majority_is_a_line_not_a_bar() -> None:
+    results = json.loads((FIXTURES / "knowledge.json").read_text(encoding="utf-8"))
+    plot = next(p for p in knowledge_plots(results) if p.name == "accuracy")
+    assert isinstance(plot, IntervalPlot) and "majority" not in plot.series
+    assert plot.baselines == {"majority baseline, overall": results["accuracy"]["overall"]["majority"]["estimate"]}

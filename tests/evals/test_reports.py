@@ -21,6 +21,7 @@ from culturekb.evals import (
     to_jsonable,
     write_report,
 )
+from culturekb.evals.reports import valid_accuracy_text
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -131,3 +132,34 @@ def test_import_is_light_and_pyplot_untouched(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     png_size(tmp_path / "r-b.png")
+
+
+INTERVAL = r"\d\.\d{3} \[\d\.\d{3}, \d\.\d{3}\] n="
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "reports"
+
+
+def test_valid_accuracy_text_gives_interval_and_n() -> None:
+    cal = {"valid": {"accuracy": 0.25, "prior_accuracy": None}, "fitted_on": {"samples": 20}}
+    assert valid_accuracy_text(cal) == "0.250 [0.112, 0.469] n=20"
+    assert valid_accuracy_text(cal, "prior_accuracy") == "n/a (not recorded)"
+    assert valid_accuracy_text({"valid": {}, "fitted_on": {"samples": 0}}) == "n/a (no valid split)"
+    assert valid_accuracy_text({"valid": {"accuracy": 0.5}}) == "0.500 (n not recorded)"
+
+
+def test_calibration_accuracies_in_reports_have_interval_and_n() -> None:
+    """The kb-prior's valid accuracies (artemculture, knowledge) and the knowledge report's calibration accuracy
+    carry their 95% interval and n, as every other accuracy in the reports does."""
+    import re
+
+    from culturekb.evals.artemculture.runner import artemculture_tables
+    from culturekb.evals.knowledge.report import knowledge_tables
+
+    art = artemculture_tables(json.loads((FIXTURES / "artemculture.json").read_text(encoding="utf-8")))["calibration"]
+    row = dict(zip(art.columns, art.rows[0], strict=True))
+    assert row["valid acc"] == row["valid prior acc"] == "0.250 [0.112, 0.469] n=20"
+    know = knowledge_tables(json.loads((FIXTURES / "knowledge.json").read_text(encoding="utf-8")))
+    for r in know["calibration"].rows:
+        assert re.fullmatch(INTERVAL + str(r[2]), r[3]), r
+    shown = dict(know["kb_prior_calibration"].rows)
+    assert re.fullmatch(INTERVAL + r"\d+", shown["valid accuracy"]) and re.fullmatch(INTERVAL + r"\d+",
+                                                                                        shown["valid accuracy, prior"])

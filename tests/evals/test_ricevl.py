@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from culturekb.evals.ricevl import (
     token_f1,
 )
 from culturekb.evals.ricevl.data import load_cue_metadata, load_ricevl_grounding, load_ricevl_vqa
+from culturekb.evals.ricevl.vqa import vqa_tables
 from culturekb.evals.runner import get_runner
 from culturekb.kb import Sample
 from culturekb.models.chat import OpenAICompatClient
@@ -136,6 +138,10 @@ def test_vqa_kb_prior_reference_judge(vqa, retriever, tmp_path):
     for title in ("SEA-LAVE per setting", "SEA-LAVE per country", "SEA-LAVE per category",
                   "SEA-LAVE per question format"):
         assert title in md
+    fmt = vqa_tables(m)["format"]  # every score per question format has its bootstrap interval and n
+    assert [r[0] for r in fmt.rows] == ["fill", "qa", "tf"]
+    for row in fmt.rows:
+        assert all(re.fullmatch(rf"\d\.\d{{3}} \[\d\.\d{{3}}, \d\.\d{{3}}\] n={row[-1]}", c) for c in row[1:-1]), row
     assert (tmp_path / "ricevl-vqa-country.png").read_bytes()[:4] == b"\x89PNG"
     assert get_runner("ricevl-vqa") is RiceVLVQARunner
 

@@ -38,6 +38,7 @@ from culturekb.evals.reports import (
     base_run_header,
     calibration_text,
     interval_text,
+    valid_accuracy_text,
 )
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import MODES, Prediction, Predictor
@@ -321,12 +322,13 @@ def artemculture_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     if results.get("calibration"):
         cal = results["calibration"]
         row = {k: cal.get(k) for k in ("min_support", "min_informativeness", "alpha", "beta", "gamma", "pool")}
-        valid = cal.get("valid", {})
-        row.update({"valid prior acc": valid.get("prior_accuracy"), "valid acc": valid.get("accuracy")})
+        row.update({"valid prior acc": valid_accuracy_text(cal, "prior_accuracy"),
+                    "valid acc": valid_accuracy_text(cal)})
         tables["calibration"] = Table.from_nested(
             "KB-prior calibration", {str(cal.get("source", "kb")) + (f": {cal['method']}" if cal.get("method") else ""):
                                      row}, row_label="chosen on",
-            note=f"tuples hidden by the concept filter: {cal.get('dropped', {}).get('total', 0)}")
+            note=f"tuples hidden by the concept filter: {cal.get('dropped', {}).get('total', 0)}; valid accuracies "
+                 "[95% Wilson interval] n=valid samples")
     if "explanation_alignment" in results:
         ea = results["explanation_alignment"]
         scores = {j: {k: (v if v is not None and not math.isnan(v) else

@@ -2,7 +2,7 @@
 (PAPERS.md section 2).
 
 One folder, one benchmark: `spec`, `command` (``culturekb eval cedar``), `data` (the file format and loader),
-`metrics` (propensity, quadrant bias), `runner` (predictor, runner, scores, tables and plots).
+`metrics` (propensity, quadrant bias), `runner` (predictor, runner, scores), `report` (tables and plots).
 """
 
 from culturekb.evals.cedar.command import cedar_options

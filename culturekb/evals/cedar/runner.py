@@ -12,7 +12,6 @@ language, macro average and cross-lingual variance; emotion prediction propensit
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,6 +30,7 @@ from culturekb.evals.cedar.metrics import (
     quadrant_bias,
     quadrant_bias_by_group,
 )
+from culturekb.evals.cedar.report import SUBSETS, cedar_plots, cedar_tables, majority_share
 from culturekb.evals.cedar.spec import CedarSpec
 from culturekb.evals.context import RunContext
 from culturekb.evals.metrics import (
@@ -40,17 +40,8 @@ from culturekb.evals.metrics import (
     align_predictions,
     cross_lingual_variance,
     macro_average,
-    wilson_interval,
 )
-from culturekb.evals.reports import (
-    BarPlot,
-    HeatmapPlot,
-    IntervalPlot,
-    Plot,
-    Table,
-    base_run_header,
-    interval_text,
-)
+from culturekb.evals.reports import Plot, Table, base_run_header
 from culturekb.evals.runner import Runner, RunnerCommand, Setting, register_runner
 from culturekb.inference.base import Prediction
 from culturekb.inference.injection import (
@@ -77,7 +68,6 @@ __all__ = ["CEDAR_MODES", "CedarPrediction", "CedarPredictor", "CedarRunner", "c
            "cedar_template", "cue_block_for"]
 
 CEDAR_MODES: tuple[str, ...] = ("orig", "know")
-SUBSETS: tuple[str, ...] = ("all", "multimodal", "text")
 _CEDAR_FIELDS = {"orig": ("culture", "narrative", "question", "labels"),
                  "know": ("culture", "narrative", "question", "labels", "cues")}
 
@@ -408,6 +398,7 @@ class CedarRunner(Runner):
             "parse_paths": dict(sorted(Counter(p.parse_path for p in records if p.parse_path).items())),
             "with_cues": sum(bool(p.tuples_used) for p in records),
             "cue_status": dict(sorted(Counter(getattr(p, "cue_status", "") for p in records).items())),
+            "majority": majority_share(golds),
         }
         if self.scheme.quadrants:
             block["grqb"] = quadrant_bias(preds, golds, self.scheme.quadrants)
@@ -444,6 +435,7 @@ class CedarRunner(Runner):
         results: dict[str, Any] = {
             "n_samples": len(samples),
             "scheme": self.scheme.name,
+            "n_labels": len(self.scheme.labels),
             "languages": sorted(set(langs_all)),
             "n_per_language": dict(sorted(Counter(langs_all).items())),
             "n_per_modality": dict(sorted(Counter(modality).items())),
@@ -497,101 +489,3 @@ class CedarRunner(Runner):
     def plots(self, results: Mapping[str, Any]) -> list[Plot]:
         """PNG plots of the Cedar results."""
         return cedar_plots(results)
-
-
-def _rows(results: Mapping[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(row name, subset, block) for every setting and subset present."""
-    out = []
-    for key, entry in results["settings"].items():
-        for subset in SUBSETS:
-            if subset in entry:
-                out.append((f"{key} / {subset}", subset, entry[subset]))
-    return out
-
-
-def cedar_tables(results: Mapping[str, Any]) -> dict[str, Table]:
-    """Accuracy per language with macro average and variance; GEPP, LSEPP, GRQB, LSRQB; the language grid."""
-    langs = list(results["languages"])
-    acc: dict[str, dict[str, Any]] = {}
-    gepp: dict[str, dict[str, Any]] = {}
-    lsepp: dict[str, dict[str, Any]] = {}
-    grqb: dict[str, dict[str, Any]] = {}
-    lsrqb: dict[str, dict[str, Any]] = {}
-    for name, _subset, b in _rows(results):
-        n_lang = b.get("n_per_language") or {}
-        acc[name] = {**{lang: interval_text(b["per_language"][lang], int(n_lang.get(lang, 0)))
-                        if lang in b["per_language"] else "n/a (no item in this language)" for lang in langs},
-                     "macro": b["macro_average"], "variance": b["cross_lingual_variance"],
-                     "overall": interval_text(b["accuracy"], b["n"]),
-                     "invalid": b["invalid"], "errors": b["errors"], "with cues": b["with_cues"]}
-        gepp[name] = dict(b["gepp"])
-        for lang, row in b["lsepp"].items():
-            lsepp[f"{name} / {lang}"] = dict(row)
-        if "grqb" in b:
-            grqb[name] = dict(b["grqb"])
-            for lang, row in b["lsrqb"].items():
-                lsrqb[f"{name} / {lang}"] = dict(row)
-    n_note = ", ".join(f"{k}: {v}" for k, v in results["n_per_modality"].items())
-    tables = {
-        "accuracy": Table.from_nested(
-            "Accuracy per language (macro average, cross-lingual variance)", acc, row_label="setting / subset",
-            note=f"{results['n_samples']} items ({n_note}); accuracy [95% Wilson interval] n=items; macro: mean "
-                 "of the per-language accuracies; variance of the per-language accuracies as fractions "
-                 "(population variance)"),
-        "gepp": Table.from_nested("Emotion prediction propensity, global (GEPP)", gepp, row_label="setting / subset",
-                                  precision=2, note="N(pred = e) / N(gold = e); n/a: no gold item of that emotion"),
-        "lsepp": Table.from_nested("Emotion prediction propensity per language (LSEPP)", lsepp,
-                                   row_label="setting / subset / language", precision=2,
-                                   note="n/a: no gold item of that emotion in that language"),
-    }
-    if grqb:
-        tables["grqb"] = Table.from_nested("Russell quadrant bias, global (GRQB, %)", grqb,
-                                           row_label="setting / subset", precision=1,
-                                           note="(N(pred in q) - N(gold in q)) / N(gold) x 100; Q1 pleasant-active, "
-                                                "Q2 unpleasant-active, Q3 unpleasant-passive, Q4 pleasant-passive")
-        tables["lsrqb"] = Table.from_nested("Russell quadrant bias per language (LSRQB, %)", lsrqb,
-                                            row_label="setting / subset / language", precision=1)
-    if "grid" in results:
-        n_lang = results.get("n_per_language") or {}
-        grid = {row: {lang: interval_text(cells[lang], int(n_lang.get(lang, 0))) if lang in cells else
-                      "n/a (no item in this language)" for lang in langs}
-                for row, cells in results["grid"].items()}
-        tables["grid"] = Table.from_nested(f"Prompt language x data language ({results['grid_mode']}, all items)",
-                                           grid, row_label="prompt language", columns=langs,
-                                           note="accuracy [95% Wilson interval] n=items in that data language")
-    return tables
-
-
-def cedar_plots(results: Mapping[str, Any]) -> list[Plot]:
-    """Per-language accuracy bars per subset, the quadrant-bias chart, and the language grid heatmap."""
-    plots: list[Plot] = []
-    for subset in SUBSETS:
-        blocks = {key: entry[subset] for key, entry in results["settings"].items()
-                  if subset in entry and entry["prompt_language"] is None}
-        if not blocks:
-            continue
-        langs = [lang for lang in results["languages"] if any(lang in b["per_language"] for b in blocks.values())]
-        n_lang = next(iter(blocks.values())).get("n_per_language") or {}
-        est = {k: [b["per_language"].get(lang, math.nan) for lang in langs] for k, b in blocks.items()}
-        bounds = {k: [wilson_interval(max(0, min(int(n_lang.get(lang, 0)), round(a * int(n_lang.get(lang, 0))))),
-                                      int(n_lang.get(lang, 0))) if not math.isnan(a) else (math.nan, math.nan)
-                      for lang, a in zip(langs, vals, strict=True)] for k, vals in est.items()}
-        plots.append(IntervalPlot(
-            f"accuracy-{subset}", f"Accuracy per language ({subset} items; 95% Wilson intervals)",
-            [f"{lang} (n={n_lang.get(lang, 0)})" for lang in langs], est,
-            {k: [b[0] for b in v] for k, v in bounds.items()}, {k: [b[1] for b in v] for k, v in bounds.items()},
-            ylabel="accuracy", ylim=(0.0, 1.0)))
-    qb = {f"{key} / {subset}": entry[subset]["grqb"] for key, entry in results["settings"].items()
-          for subset in SUBSETS if subset in entry and "grqb" in entry[subset] and entry["prompt_language"] is None}
-    if qb:
-        plots.append(BarPlot.from_nested("quadrant-bias", "Russell quadrant bias (GRQB, %)", qb,
-                                         ylabel="bias (points)", diverging=True, value_format="{:+.1f}"))
-    if "grid" in results:
-        grid = results["grid"]
-        cols = [lang for lang in results["languages"] if any(lang in r for r in grid.values())]
-        n_lang = results.get("n_per_language") or {}
-        plots.append(HeatmapPlot("grid", f"Accuracy ({results['grid_mode']}): prompt language x data language",
-                                 list(grid), [f"{c} (n={n_lang.get(c, 0)})" for c in cols],
-                                 [[r.get(c) for c in cols] for r in grid.values()],
-                                 xlabel="data language (items)", ylabel="prompt language", scale=(0.0, 1.0)))
-    return plots

@@ -17,6 +17,7 @@ from culturekb.evals.commet.records import StoryPrediction, TurnRecord
 from culturekb.evals.commet.stories import CATEGORIES, MODALITIES, OUTCOME_KEYS, Story
 from culturekb.evals.metrics import mean_by_group, mean_score, wilson_interval
 from culturekb.evals.reports import IntervalPlot, Plot, Table, interval_text
+from culturekb.evals.stats import paired_bootstrap_difference
 
 __all__ = ["story_accuracy", "question_accuracy", "feedback_accuracy", "turn_outcomes", "score_commet",
            "commet_tables", "commet_plots"]
@@ -112,11 +113,15 @@ def _paired(stories: Sequence[Story], base: Sequence[StoryPrediction], other: Se
             if t.answer is not None and answers.get(t.turn) is not None:
                 compared += 1
                 same += normalise_answer(t.answer) == normalise_answer(answers[t.turn] or "")
+    story_change = paired_bootstrap_difference([all(o) for o in two], [all(o) for o in one])
+    question_change = paired_bootstrap_difference([x for o in two for x in o], [x for o in one for x in o])
     return {"n_stories": len(pairs), "n_questions": sum(len(o) for o in one),
             "story_accuracy": [story_accuracy(one), story_accuracy(two)],
             "question_accuracy": [question_accuracy(one), question_accuracy(two)],
             "story_accuracy_change": story_accuracy(two) - story_accuracy(one),
+            "story_accuracy_change_interval": [story_change.low, story_change.high],
             "question_accuracy_change": question_accuracy(two) - question_accuracy(one),
+            "question_accuracy_change_interval": [question_change.low, question_change.high],
             "same_answer_share": same / compared if compared else float("nan")}
 
 
@@ -180,27 +185,36 @@ def commet_tables(results: Mapping[str, Any]) -> dict[str, Table]:
                 for c in _order(results[counts])}
         tables[f"category_{level}"] = Table.from_nested(
             f"{level.capitalize()} accuracy per mental-state category", rows, row_label="category", precision=3,
-            note=f"accuracy [95% Wilson interval] n={level}s played in the setting")
-    modality = {m: {**{f"{k} {unit}": v["by_modality"].get(m, {}).get(f"{unit}_accuracy",
-                                                                   "n/a (no such story played in this setting)")
+            note=f"accuracy [95% Wilson interval] n={'stories' if level == 'story' else 'questions'} played in the "
+                 "setting")
+    def _mod(block: Mapping[str, Any] | None, unit: str) -> str:
+        if not block:
+            return "n/a (no such story played in this setting)"
+        return interval_text(block[f"{unit}_accuracy"], block[f"n_{'stories' if unit == 'story' else 'questions'}"])
+
+    modality = {m: {**{f"{k} {unit}": _mod(v["by_modality"].get(m), unit)
                        for k, v in settings.items() for unit in ("story", "question")},
                     "n": results["n_stories_by_modality"].get(m, 0)}
                 for m in MODALITIES if m in results["n_stories_by_modality"]}
     tables["modality"] = Table.from_nested("Accuracy on text-complete and image-dependent stories", modality,
                                            row_label="modality", precision=3,
-                                           note="n: stories of that modality in the data; blind plays only the "
-                                                "image-dependent ones")
-    def _fb(v: Mapping[str, Any], key: str) -> Any:
-        x = v["feedback"][key]
-        return "n/a (no such turn)" if x is None or x != x else x
+                                           note="accuracy [95% Wilson interval] n=stories or questions played in the "
+                                                "setting; n: stories of that modality in the data; blind plays only "
+                                                "the image-dependent ones")
 
-    feedback = {k: {"first turn": _fb(v, "first_turn"), "after right": _fb(v, "after_right"),
-                    "n after right": v["feedback"]["n_after_right"], "after wrong": _fb(v, "after_wrong"),
-                    "n after wrong": v["feedback"]["n_after_wrong"],
+    def _fb(v: Mapping[str, Any], key: str, n_key: str) -> str:
+        n = int(v["feedback"][n_key])
+        return interval_text(v["feedback"][key], n) if n else "n/a (no such turn)"
+
+    feedback = {k: {"first turn": _fb(v, "first_turn", "n_first"),
+                    "after right": _fb(v, "after_right", "n_after_right"),
+                    "after wrong": _fb(v, "after_wrong", "n_after_wrong"),
                     "branch feedback": v["feedback"]["n_branch_feedback"]} for k, v in settings.items()}
     tables["feedback"] = Table.from_nested(
         "Feedback diagnostic: question accuracy after right and after wrong feedback", feedback, row_label="setting",
-        precision=3, note="turns 2.. grouped by the judge's verdict on the previous answer (which chose the feedback)")
+        precision=3, note="turns 2.. grouped by the judge's verdict on the previous answer (which chose the "
+                          "feedback); accuracy [95% Wilson interval] n=turns; branch feedback: turns after feedback "
+                          "chosen by a branch")
     for name, title, labels in (("blind", "Blind run: image-dependent stories with and without their images",
                                  ("with images (orig)", "blind")),
                                 ("kb_cues", "Knowledge cues: the same stories without and with cues",
@@ -208,14 +222,30 @@ def commet_tables(results: Mapping[str, Any]) -> dict[str, Table]:
         d = results["diagnostics"].get(name)
         if not d:
             continue
-        rows = {label: {"story accuracy": d["story_accuracy"][i], "question accuracy": d["question_accuracy"][i],
-                        "stories": d["n_stories"], "questions": d["n_questions"]} for i, label in enumerate(labels)}
-        rows["change"] = {"story accuracy": d["story_accuracy_change"],
-                          "question accuracy": d["question_accuracy_change"], "stories": "", "questions": ""}
-        tables[name] = Table.from_nested(title, rows, row_label="run", precision=3,
-                                         note=f"same answer in both runs: {d['same_answer_share']:.0%} of questions"
-                                         if d["same_answer_share"] == d["same_answer_share"] else "")
+        rows = {label: {"story accuracy": interval_text(d["story_accuracy"][i], d["n_stories"]),
+                        "question accuracy": interval_text(d["question_accuracy"][i], d["n_questions"])}
+                for i, label in enumerate(labels)}
+        rows["change"] = {f"{unit} accuracy": _change_text(d, unit) for unit in ("story", "question")}
+        same = (f"; same answer in both runs: {d['same_answer_share']:.0%} of questions"
+                if d["same_answer_share"] == d["same_answer_share"] else "")
+        tables[name] = Table.from_nested(
+            title, rows, row_label="run", precision=3,
+            note=f"accuracy [95% Wilson interval] n=stories or questions; change: {labels[1]} minus {labels[0]} "
+                 f"[95% paired-bootstrap interval over the same stories or questions]{same}")
     return tables
+
+
+def _change_text(diagnostic: Mapping[str, Any], unit: str) -> str:
+    """The paired change of one accuracy as ``+0.100 [-0.200, 0.400] n=10`` (the estimate alone for results
+    written before the interval was kept)."""
+    change = diagnostic[f"{unit}_accuracy_change"]
+    n = int(diagnostic["n_stories" if unit == "story" else "n_questions"])
+    low, high = diagnostic.get(f"{unit}_accuracy_change_interval") or (None, None)
+    if change is None or change != change:
+        return "n/a (no items)"
+    if low is None or high is None:
+        return f"{change:+.3f} n={n}"
+    return f"{change:+.3f} [{low:.3f}, {high:.3f}] n={n}"
 
 
 def commet_plots(results: Mapping[str, Any]) -> list[Plot]:

@@ -10,7 +10,15 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from culturekb.evals.reports import BarPlot, IntervalPlot, Plot, ReliabilityPlot, Table
+from culturekb.evals.reports import (
+    BarPlot,
+    IntervalPlot,
+    Plot,
+    ReliabilityPlot,
+    Table,
+    interval_text,
+    valid_accuracy_text,
+)
 
 __all__ = ["calibration_split_note", "knowledge_tables", "knowledge_plots"]
 
@@ -124,10 +132,10 @@ def _hit_table(results: Mapping[str, Any]) -> Table:
 
 
 def _calibration_table(results: Mapping[str, Any]) -> Table:
-    rows = [[key, c["source"], c["n"], c["accuracy"], c["mean_confidence"], c["ece"], c["brier"], c["log_loss"]]
-            for key, c in results["calibration"].items()]
-    note = ("ECE over equal-width confidence bins; Brier (multi-class, 0-2) and log-loss (nats) need the "
-            "predictor's probabilities.")
+    rows = [[key, c["source"], c["n"], interval_text(c["accuracy"], int(c["n"])), c["mean_confidence"], c["ece"],
+             c["brier"], c["log_loss"]] for key, c in results["calibration"].items()]
+    note = ("accuracy of the answered items [95% Wilson interval] n=answered; ECE over equal-width confidence bins; "
+            "Brier (multi-class, 0-2) and log-loss (nats) need the predictor's probabilities.")
     if any(c["source"] != "probabilities" for c in results["calibration"].values()):
         note += (" one-hot: the predictor gave no probabilities, so every answer counts as sure (confidence 1) and "
                  "ECE is 1 - accuracy; that measures overconfidence, not the predictor's probabilities.")
@@ -194,11 +202,11 @@ def knowledge_tables(results: Mapping[str, Any]) -> dict[str, Table]:
     if cal:
         shown = {k: cal.get(k) for k in ("source", "method", "min_support", "min_informativeness", "alpha", "beta",
                                           "gamma", "pool")}
-        valid = cal.get("valid") or {}
         shown.update({"tuples hidden by the concept filter": (cal.get("dropped") or {}).get("total"),
                       "cultures predicted from the prior only": ", ".join(cal.get("prior_only_cultures") or []) or
                       "none",
-                      "valid accuracy, prior": valid.get("prior_accuracy"), "valid accuracy": valid.get("accuracy")})
+                      "valid accuracy, prior": valid_accuracy_text(cal, "prior_accuracy"),
+                      "valid accuracy": valid_accuracy_text(cal)})
         tables["kb_prior_calibration"] = Table.from_mapping(
             "How the kb-prior was calibrated", shown, key="setting", precision=3,
             note=(calibration_split_note(results) + " In a culture predicted from the prior only, knowledge did worse "
@@ -217,11 +225,14 @@ def knowledge_plots(results: Mapping[str, Any]) -> list[Plot]:
 
     n_of = {"overall": results["n_samples"], **results["per_culture_n"]}
     labels = [f"{g} (n={n_of.get(g, 0)})" for g in groups]
+    systems = [s for s in _SYSTEMS if s != "majority"]  # the majority baseline is a line, not a bar
+    majority = bound(acc["overall"]["majority"], "estimate")
     plots: list[Plot] = [IntervalPlot(
         "accuracy", "Accuracy per system with 95% bootstrap intervals", labels,
-        {s: [bound(acc[g][s], "estimate") for g in groups] for s in _SYSTEMS},
-        {s: [bound(acc[g][s], "low") for g in groups] for s in _SYSTEMS},
-        {s: [bound(acc[g][s], "high") for g in groups] for s in _SYSTEMS}, ylabel="accuracy", ylim=(0.0, 1.0))]
+        {s: [bound(acc[g][s], "estimate") for g in groups] for s in systems},
+        {s: [bound(acc[g][s], "low") for g in groups] for s in systems},
+        {s: [bound(acc[g][s], "high") for g in groups] for s in systems}, ylabel="accuracy", ylim=(0.0, 1.0),
+        baselines={"majority baseline, overall": majority} if not math.isnan(majority) else {})]
     comp = results["comparisons"]
     keys = list(comp["overall"])
 

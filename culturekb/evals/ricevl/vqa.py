@@ -396,6 +396,7 @@ class RiceVLVQARunner(Runner):
                 "sea_lave_interval": [ci.low, ci.high],
                 "per_country_interval": _group_intervals(scores, countries),
                 "per_category_interval": _group_intervals(scores, categories),
+                "per_format_interval": _group_intervals(scores, formats),
                 "sea_lave_judged_only": mean_score([float(p.sea_lave or 0.0) for p in ok]),  # type: ignore[attr-defined]
                 "tu": mean_score([float(p.tu or 0) for p in recs]),  # type: ignore[attr-defined]
                 "cu": mean_score([float(p.cu or 0) for p in recs]),  # type: ignore[attr-defined]
