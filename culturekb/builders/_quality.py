@@ -37,6 +37,7 @@ def _scripts(samples: Sequence[Sample]) -> Counter[str]:
 
 def _reason(culture: str, samples: Sequence[Sample], concepts: int, min_support: int) -> str:
     from culturekb.text.languages import SCRIPT_LANGUAGE, culture_language, supported_languages
+    from culturekb.text.scripts import NGRAM_SCRIPTS
 
     if concepts:
         return (f"its {len(samples)} labelled samples gave {concepts} distinct concepts, none seen in at least "
@@ -45,7 +46,7 @@ def _reason(culture: str, samples: Sequence[Sample], concepts: int, min_support:
     if not scripts:
         return f"its {len(samples)} labelled samples have no text to read concepts from; give precomputed concepts"
     unread = {sc: SCRIPT_LANGUAGE.get(sc) for sc in scripts
-              if SCRIPT_LANGUAGE.get(sc) not in supported_languages() and sc != "latin"}
+              if SCRIPT_LANGUAGE.get(sc) not in supported_languages() and sc != "latin" and sc not in NGRAM_SCRIPTS}
     written = ", ".join(f"{sc} ({n} texts)" for sc, n in scripts.most_common())
     if unread:
         langs = ", ".join(f"{sc}: {lang or 'no language known'}" for sc, lang in unread.items())
@@ -53,8 +54,10 @@ def _reason(culture: str, samples: Sequence[Sample], concepts: int, min_support:
                 f"{', '.join(supported_languages())}); add culturekb/data/languages/<code>.txt or give precomputed "
                 "concepts")
     lang = culture_language(culture)
-    return (f"its texts ({written}; culture language {lang or 'unknown'}) gave no concept: every word was a "
-            "stopword, function, emotion or listed non-concept word (see the report's dropped concept candidates)")
+    return (f"its texts ({written}; culture language {lang or 'unknown'}) gave no concept: the extractor kept no "
+            "word of them (each was a stopword, shorter than the language's minimum, a predicate form, or a "
+            "function, instruction, emotion, name or listed non-concept word; the report's dropped concept "
+            "candidates lists all but stopwords and short words); give more text or precomputed concepts")
 
 
 def culture_coverage(samples: Sequence[Sample], concept_lists: Sequence[Sequence[str]],
