@@ -202,7 +202,8 @@ class TextConceptExtractor:
     text is read as the sample culture's language when that language uses the Latin script and the text has
     more of its stopwords than of English ones, else as English. A text in a language without word lists gives
     no concepts (with a one-time warning), except text in Khmer, Lao or Burmese script, which gives character
-    n-grams (`culturekb.text.ngrams`; warned too); Japanese in kana only is cut at particles (`culturekb.text.cjk`). A language code instead reads every text with that language's rules.
+    n-grams (`culturekb.text.ngrams`; warned too); Japanese in kana only is cut at particles (`culturekb.text.cjk`).
+    A language code instead reads every text with that language's rules.
     """
 
     _FIELDS = ("title", "text", "question", "explanations")

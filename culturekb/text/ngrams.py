@@ -2,12 +2,12 @@
 has neither word lists nor a segmenter (Khmer, Lao, Burmese: `culturekb.text.scripts.NGRAM_SCRIPTS`).
 
 Such text is cut at punctuation and spaces (these scripts put a space between phrases), then into letter clusters:
-a letter with the marks that follow it (vowel signs, tone marks) and a Lao vowel written before it, a consonant stacked under it by the
-script's joiner (the Khmer coeng, the Burmese virama), a Burmese final consonant (asat) with its syllable.
-Each cluster of two or more characters and each pair of adjacent clusters is a candidate. These are syllables and
-pieces of words, not words: no stopword or emotion word is known for
-these languages, so what a build keeps from them is only what recurs in enough samples (min_support), and the
-warning for such text says so (`culturekb.text.languages.warn_unsupported`).
+a letter with the marks that follow it (vowel signs, tone marks) and a Lao vowel written before it, a consonant
+stacked under it by the script's joiner (the Khmer coeng, the Burmese virama), a Burmese final consonant (asat)
+with its syllable. Each cluster of two or more characters and each pair of adjacent clusters is a candidate. These
+are syllables and pieces of words, not words: no stopword or emotion word is known for these languages, so what a
+build keeps from them is only what recurs in enough samples (min_support), and the warning for such text says so
+(`culturekb.text.languages.warn_unsupported`).
 """
 
 from __future__ import annotations

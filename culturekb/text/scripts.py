@@ -31,7 +31,6 @@ _SCRIPT_RANGES: tuple[tuple[int, int, str], ...] = (
     (0xA9E0, 0xA9FF, "myanmar"), (0xAA60, 0xAA7F, "myanmar"), (0xAC00, 0xD7AF, "hangul"), (0xF900, 0xFAFF, "han"),
     (0xFB50, 0xFDFF, "arabic"), (0xFE70, 0xFEFF, "arabic"), (0xFF66, 0xFF9F, "kana"), (0x20000, 0x2FA1F, "han"),
 )
-assert all(a[1] < b[0] for a, b in zip(_SCRIPT_RANGES, _SCRIPT_RANGES[1:])), "script ranges must be sorted"
 
 
 def script_of(ch: str) -> str | None:

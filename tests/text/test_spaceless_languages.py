@@ -105,3 +105,9 @@ def test_scripts_are_named_not_other() -> None:
 
     assert [dominant_script(t) for t in ("ភ្នំពេញ", "ພາສາລາວ", "မြန်မာ", "ქართული", "Հայերեն")] == [
         "khmer", "lao", "myanmar", "georgian", "armenian"]
+
+
+def test_script_ranges_are_sorted_and_disjoint() -> None:
+    from culturekb.text.scripts import _SCRIPT_RANGES
+
+    assert all(lo <= hi < nxt for (lo, hi, _), (nxt, _, _) in zip(_SCRIPT_RANGES, _SCRIPT_RANGES[1:], strict=False))
