@@ -34,6 +34,17 @@ PLUTCHIK = ("joy,trust,fear,surprise,sadness,disgust,anger,anticipation,serenity
             "rage,vigilance")
 
 
+SOURCES = [
+    "- ArtEmis sample, BRIGHTER sample: shipped with culturekb (`culturekb/data/demo/`; `DATA_NOTICE.md`).",
+    "- ArtEmis subset: `../shared/data/artemis_subset/artemis_dev.csv`, 808 of the 1,000 rows of "
+    "`Dataset/1k_batch.csv` in the GitHub repository `PingjunHong/multimodal_nlp` (snapshot `ce969f3`, file commit "
+    "`49251df`), derived from ArtEmis v1; ArtEmis terms (non-commercial research). See that folder's PROVENANCE.md.",
+    "- FindingEmo: `../shared/data/findingemo/annotations_single.ann`, the whole file of the PyPI package "
+    "`findingemo-light` 1.0.0 (`findingemo_light/data/annotations_single.ann`; Mertens et al., NeurIPS 2024), CC "
+    "BY-NC-SA 4.0; the first 3,000 annotations are used. See that folder's PROVENANCE.md.",
+]
+
+
 def _cli(*args: object, env: dict[str, str] | None = None) -> str:
     cmd = [sys.executable, "-m", "culturekb.cli", *map(str, args)]
     done = subprocess.run(cmd, capture_output=True, text=True,
@@ -145,6 +156,11 @@ def main() -> None:
         diff = r["know"] - r["majority"] if r["majority"] is not None else float("nan")
         lines.append(f"| {name} | {r['test_samples']} | {r['know']:.3f} | {r['majority']:.3f} | "
                      f"{r['random_know']:.3f} | {diff:+.3f} | {r['calibration']['method']} | {r['build_seconds']} |")
+    trivial = [name for name, r in results.items() if r["know"] == r["majority"] == r["random_know"]]
+    if trivial:
+        lines += ["", f"Trivial results (know = majority = random-know: the knowledge changed no answer, so they show "
+                  f"no gain and no harm): {', '.join(trivial)}."]
+    lines += ["", "Where the data came from:", "", *SOURCES]
     lines += ["", "Chosen settings (from each build report's calibration section):", ""]
     for name, r in results.items():
         c = r["calibration"]

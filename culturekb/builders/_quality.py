@@ -18,7 +18,7 @@ from typing import Any
 from culturekb.errors import DataError
 from culturekb.kb.schema import Sample
 
-__all__ = ["check_coverage", "culture_coverage", "rationale_topic_report"]
+__all__ = ["check_coverage", "culture_coverage", "lexicon_coverage", "rationale_topic_report"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,7 @@ def _scripts(samples: Sequence[Sample]) -> Counter[str]:
 
 def _reason(culture: str, samples: Sequence[Sample], concepts: int, min_support: int) -> str:
     from culturekb.text.languages import SCRIPT_LANGUAGE, culture_language, supported_languages
+    from culturekb.text.scripts import NGRAM_SCRIPTS
 
     if concepts:
         return (f"its {len(samples)} labelled samples gave {concepts} distinct concepts, none seen in at least "
@@ -45,7 +46,7 @@ def _reason(culture: str, samples: Sequence[Sample], concepts: int, min_support:
     if not scripts:
         return f"its {len(samples)} labelled samples have no text to read concepts from; give precomputed concepts"
     unread = {sc: SCRIPT_LANGUAGE.get(sc) for sc in scripts
-              if SCRIPT_LANGUAGE.get(sc) not in supported_languages() and sc != "latin"}
+              if SCRIPT_LANGUAGE.get(sc) not in supported_languages() and sc != "latin" and sc not in NGRAM_SCRIPTS}
     written = ", ".join(f"{sc} ({n} texts)" for sc, n in scripts.most_common())
     if unread:
         langs = ", ".join(f"{sc}: {lang or 'no language known'}" for sc, lang in unread.items())
@@ -53,8 +54,10 @@ def _reason(culture: str, samples: Sequence[Sample], concepts: int, min_support:
                 f"{', '.join(supported_languages())}); add culturekb/data/languages/<code>.txt or give precomputed "
                 "concepts")
     lang = culture_language(culture)
-    return (f"its texts ({written}; culture language {lang or 'unknown'}) gave no concept: every word was a "
-            "stopword, function, emotion or listed non-concept word (see the report's dropped concept candidates)")
+    return (f"its texts ({written}; culture language {lang or 'unknown'}) gave no concept: the extractor kept no "
+            "word of them (each was a stopword, shorter than the language's minimum, a predicate form, or a "
+            "function, instruction, emotion, name or listed non-concept word; the report's dropped concept "
+            "candidates lists all but stopwords and short words); give more text or precomputed concepts")
 
 
 def culture_coverage(samples: Sequence[Sample], concept_lists: Sequence[Sequence[str]],
@@ -102,5 +105,30 @@ def rationale_topic_report(tuples: Sequence[Any], report: dict[str, Any]) -> dic
         "not_naming_rate": round((len(rationales) - named) / max(len(rationales), 1), 4),
         "tuples_off_topic": sum(1 for t in tuples if t.provenance.get("evidence") == "off topic"),
         "no_evidence_share": {j: round(n / n_tuples, 4) for j, n in (report.get("no_evidence_by_judge") or {}).items()},
+        "lexicon_judge": lexicon_coverage(tuples),
         "read_estimate": "benchmarks/results/rationale_topic.md (100 rationales read by hand, before and after)",
     }
+
+
+def lexicon_coverage(tuples: Sequence[Any]) -> dict[str, Any] | None:
+    """Which languages the lexicon judge has a lexicon of its own for (the others get the English lexicon and the
+    label words only), and its no-evidence count per tuple language, with the share over the covered languages;
+    None when no tuple has a lexicon verdict."""
+    from culturekb.builders._emolex import TRANSLATED_LEXICONS
+    from culturekb.text.languages import culture_language
+
+    covered = sorted({"en", "zh", *TRANSLATED_LEXICONS})
+    per: dict[str, list[int]] = {}
+    for t in tuples:
+        verdict = next((v for v in t.verdicts if v.judge.startswith("lexicon:")), None)
+        if verdict is None:
+            continue
+        row = per.setdefault(culture_language(t.culture) or "unknown", [0, 0])
+        row[0] += verdict.label is None
+        row[1] += 1
+    if not per:
+        return None
+    none, n = (sum(r[i] for lang, r in per.items() if lang in covered) for i in (0, 1))
+    return {"languages": covered, "uncovered": sorted(lang for lang in per if lang not in covered),
+            "no_evidence_by_language": {lang: {"no_evidence": r[0], "tuples": r[1]} for lang, r in sorted(per.items())},
+            "no_evidence_share_covered": round(none / n, 4) if n else None}

@@ -28,6 +28,7 @@ import numpy as np
 
 from culturekb import registry
 from culturekb._io import stable_hash
+from culturekb.builders._emolex import TRANSLATED_LEXICONS, lexicon_hits
 from culturekb.builders.base import Judge, JudgeInput
 from culturekb.builders.llm_judge import LLMJudge
 from culturekb.errors import ConfigError, DataError
@@ -134,7 +135,9 @@ class LexiconJudge:
     space-separated languages by words of letters and marks (`culturekb.text.languages.word_tokens`); Chinese
     and Japanese by greedy longest match over the lexicon words and the scheme's forms. The language of each item
     comes from its culture (`language_of`, default: the packaged culture registry); "zh" uses the Chinese
-    lexicon, Japanese none, every other language the English one. The predicted label is the argmax of the
+    lexicon; German, Spanish and Russian their EmoLex translations (NRC's, `culturekb.builders._emolex`: words as
+    written or by a crude stem, multi-word entries) plus the English one for English words in the text; Japanese
+    none; every other language the English one. The predicted label is the argmax of the
     total; ties go to the label with more direct-hit evidence, then to the label listed first in the scheme. No
     evidence at all gives label None, agrees False, detail "no lexicon evidence".
     """
@@ -158,7 +161,8 @@ class LexiconJudge:
                 self.scheme.name,
             )
         lang_part = language or "by-culture"
-        self.id = f"lexicon:emolex:{self.scheme.name}:{lang_part}:dw{self.direct_weight:g}"
+        self.id = (f"lexicon:emolex+{'+'.join(sorted(TRANSLATED_LEXICONS))}:{self.scheme.name}:{lang_part}"
+                   f":dw{self.direct_weight:g}")
 
     def _lang(self, item: JudgeInput) -> str:
         lang = self.language or self.language_of(item.culture)
@@ -189,7 +193,8 @@ class LexiconJudge:
 
     def _evidence_spaced(self, text: str, forms: dict[str, str], lang: str
                          ) -> tuple[dict[str, float], dict[str, float], list[str]]:
-        """Direct hits of the scheme's forms in a space-separated language other than English (no lexicon)."""
+        """Direct hits of the scheme's forms in a space-separated language other than English, and the words of the
+        language's EmoLex translation where one is packaged (de, es, ru: `culturekb.builders._emolex`)."""
         from culturekb.text.languages import word_tokens
 
         negators, window = _negators(lang)
@@ -218,7 +223,14 @@ class LexiconJudge:
             if found is not None:
                 direct[found] = direct.get(found, 0.0) + self.direct_weight
                 hits.append(tok)
-        return {}, direct, hits
+        plutchik: dict[str, float] = {}
+        if lang in TRANSLATED_LEXICONS:  # the language's EmoLex words (NRC's translations)
+            negated = {i for i in range(len(tokens)) if _negated(tokens, i, negators, window)}
+            for form, emos in lexicon_hits(tokens, lang, negated):
+                for e in emos:
+                    plutchik[e] = plutchik.get(e, 0.0) + 1.0 / len(emos)
+                hits.append(form)
+        return plutchik, direct, hits
 
     def _evidence_en(self, text: str, forms: dict[str, str]) -> tuple[dict[str, float], dict[str, float], list[str]]:
         lex = _lexicon("en")
@@ -299,10 +311,10 @@ class LexiconJudge:
         text = "\n".join(item.rationales)
         if lang in ("zh", "ja"):
             plutchik, direct, hits = self._evidence_zh(text, forms, lexicon=lang == "zh")
-        elif lang != "en" and lang in self.scheme.vocabulary:
+        elif lang != "en" and (lang in self.scheme.vocabulary or lang in TRANSLATED_LEXICONS):
             plutchik, direct, hits = self._evidence_spaced(text, forms, lang)
             p_en, _, h_en = self._evidence_en(text, {})  # English lexicon words inside the text still count
-            plutchik = {k: plutchik.get(k, 0.0) + v for k, v in p_en.items()}
+            plutchik = {k: plutchik.get(k, 0.0) + p_en.get(k, 0.0) for k in {*plutchik, *p_en}}
             hits.extend(h_en)
         else:
             plutchik, direct, hits = self._evidence_en(text, forms)

@@ -74,10 +74,20 @@ def _topic_lines(report: dict[str, Any]) -> list[str]:
     if not topic:
         return []
     shares = "; ".join(f"{j}: {v:.1%}" for j, v in (topic.get("no_evidence_share") or {}).items()) or "none"
-    return [f"- rationales on topic: {topic['naming_concept']} of {topic['rationales']} name their concept, "
-            f"{topic['not_naming_concept']} do not ({topic['not_naming_rate']:.1%}: kept by embedding support, or "
-            f"unchecked); tuples without a rationale on topic: {topic['tuples_off_topic']}; share of tuples with no "
-            f"evidence per judge: {shares}"]
+    lines = [f"- rationales on topic: {topic['naming_concept']} of {topic['rationales']} name their concept, "
+             f"{topic['not_naming_concept']} do not ({topic['not_naming_rate']:.1%}: kept by embedding support, or "
+             f"unchecked); tuples without a rationale on topic: {topic['tuples_off_topic']}; share of tuples with no "
+             f"evidence per judge: {shares}"]
+    lexicon = topic.get("lexicon_judge")
+    if lexicon:
+        per = ", ".join(f"{lang} {r['no_evidence']}/{r['tuples']}"
+                        for lang, r in lexicon["no_evidence_by_language"].items())
+        covered = lexicon["no_evidence_share_covered"]
+        lines.append(f"- lexicon judge: lexicons for {', '.join(lexicon['languages'])}; tuples in "
+                     f"{', '.join(lexicon['uncovered']) or 'no other language'} are read with the English lexicon "
+                     f"and the label words only; no evidence per language: {per}; over the covered languages: "
+                     + (f"{covered:.1%}" if covered is not None else "no tuple"))
+    return lines
 
 
 def _kappa_line(report: dict[str, Any]) -> str:

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from culturekb.kb.schemes import EmotionScheme
     from culturekb.kb.store import KnowledgeBase
 
-__all__ = ["TIE_BREAKS", "TieNote", "kb_tie_break", "review_note", "tie_note", "tied_labels", "tuple_summary"]
+__all__ = ["TIE_BREAKS", "TieNote", "distribution_table", "kb_tie_break", "review_note", "tie_note", "tied_labels",
+           "tuple_summary"]
 
 TIE_BREAKS = ("prior", "scheme-order")
 """The build's tie-breaks (`BuildConfig.tie_break`)."""
@@ -132,3 +133,17 @@ def review_note(t: KnowledgeTuple, language: str = "en", words: Mapping[str, str
         "languages", "lines", "review.json").read_text(encoding="utf-8"))
     phrase = (raw.get(language) or raw["en"])["relabelled"]
     return str(phrase).format(label=words.get(before, before) if words else before)
+
+
+def distribution_table(tuples: Sequence[KnowledgeTuple], labels: Sequence[str], *, tie_break: str | None = None,
+                       k: int = 3) -> str:
+    """A Markdown table of `tuples`: concept, culture, support, the label line (`tuple_summary` with `k` labels, in
+    the order of `labels`: the tuple's label leads and a tie or a review says so) and P(e) of each of `labels`
+    (the notebook's table of the best-supported concepts)."""
+    rows = ["| concept | culture | support | dominant | " + " | ".join(labels) + " |",
+            "|---|---|---:|---|" + "---:|" * len(labels)]
+    for t in tuples:
+        line = tuple_summary(t, k=k, order=labels, tie_break=tie_break)
+        rows.append(f"| {t.concept} | {t.culture} | {t.support} | {line} | "
+                    + " | ".join(f"{t.distribution.get(lab, 0.0):.2f}" for lab in labels) + " |")
+    return "\n".join(rows)

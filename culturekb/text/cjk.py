@@ -4,7 +4,9 @@ Chinese: text between punctuation is cut at boundary words (stopwords, non-conce
 emotion words, function characters such as 的, 了, 我); each piece is then cut into the words of a packaged word
 list (`culturekb.text.lexicon`), and what the list does not know stays whole when it is two to four characters
 long (a longer unknown run gives its overlapping character bigrams). Japanese: runs of kanji and of katakana are
-the candidates (a single kanji only before a particle such as が or の), hiragana being mostly grammar.
+the candidates (a single kanji only before a particle such as が or の), hiragana being mostly grammar; text
+written without kanji (in kana only, as in children's books and some posts) is cut at spaces, listed particles
+and function words instead, and what remains of its hiragana, predicates left out, is the candidates.
 """
 
 from __future__ import annotations
@@ -112,6 +114,8 @@ def segment_cjk_detailed(clause: str, language: str) -> CJKSegmentation:
     characters are candidates and a longer piece gives its overlapping bigrams. Japanese: the clause is cut at
     boundary words first; then runs of katakana (2+ characters) and of kanji are candidates, a single kanji only
     when a listed particle or the end of the clause follows it; a kanji run over 6 characters gives its bigrams.
+    A Japanese clause without kanji is read by `_kana_words` (hiragana otherwise being grammar, it would give
+    nothing).
     Runs in other scripts are left out (the caller reads them with their own language's rules).
     """
     rules = language_rules(language)
@@ -139,6 +143,8 @@ def segment_cjk_detailed(clause: str, language: str) -> CJKSegmentation:
                 out.extend(words)
                 fragments.extend(c for c in plain if c not in words and c not in lexicon)
         return CJKSegmentation(out, hits, fragments)
+    if _kana_only(clause):
+        return CJKSegmentation(_kana_words(clause, rules, boundaries, hits), hits, fragments)
     for part in _cut(clause.replace(" ", ""), boundaries, longest, hits):
         runs = _script_runs(part)
         for i, (run, script) in enumerate(runs):
@@ -147,7 +153,7 @@ def segment_cjk_detailed(clause: str, language: str) -> CJKSegmentation:
             katakana = all(0x30A0 <= ord(c) <= 0x30FF or 0x31F0 <= ord(c) <= 0x31FF or 0xFF66 <= ord(c) <= 0xFF9F
                            for c in run)
             if script == "kana" and not katakana:
-                continue  # hiragana: particles, endings, auxiliaries
+                continue  # hiragana beside kanji: particles, endings, auxiliaries
             if script == "kana":
                 if len(run) >= 2:
                     out.append(run)
@@ -158,3 +164,82 @@ def segment_cjk_detailed(clause: str, language: str) -> CJKSegmentation:
                     continue  # a kanji stem with its okurigana: a verb or an adjective (見る, 高い)
             out.extend([run] if len(run) <= 6 else [run[j : j + 2] for j in range(len(run) - 1)])
     return CJKSegmentation(out, hits, fragments)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Japanese written in kana only
+# ----------------------------------------------------------------------------------------------------------
+def _hiragana(ch: str) -> bool:
+    return 0x3041 <= ord(ch) <= 0x309F
+
+
+def _hiragana_runs(kana: str) -> list[str]:
+    """A run of kana split into its runs of hiragana and of katakana (ねこのタマ -> ねこの, タマ)."""
+    runs: list[str] = []
+    for ch in kana:
+        if runs and _hiragana(runs[-1][-1]) == _hiragana(ch):
+            runs[-1] += ch
+        else:
+            runs.append(ch)
+    return runs
+
+
+def _kana_only(clause: str) -> bool:
+    """Whether a Japanese clause has hiragana and no kanji (kana-only writing)."""
+    return any(_hiragana(c) for c in clause) and not any(script_of(c) == "han" for c in clause)
+
+
+def _particle_cut(run: str, rules: LanguageRules, boundaries: frozenset[str], longest: int,
+                  hits: list[str]) -> list[str]:
+    """A hiragana run cut at the boundary words of two or more characters (これ, とても ...) and at a listed
+    particle (から, が, を ...), never so as to leave a piece of one character: a particle only after at least two
+    characters of the piece or right after another cut (so the の of きのう and the と of とり stay), a boundary word
+    also at its start."""
+    particles = sorted(rules.particles, key=len, reverse=True)
+    pieces: list[str] = []
+    start = i = 0
+    n = len(run)
+    while i < n:
+        word = ""
+        if i == start or i - start >= 2:  # never leave a one-character piece: ねこの is ねこ + の, not ね + この
+            word = next((run[i : i + k] for k in range(min(longest, n - i), 1, -1) if run[i : i + k] in boundaries),
+                        "")
+        if not word and (i - start >= 2 or 0 < i == start):  # これはねこ: は after a cut is a particle
+            word = next((p for p in particles if run.startswith(p, i)), "")
+        if word:
+            if i > start:
+                pieces.append(run[start:i])
+            hits.append(word)
+            i += len(word)
+            start = i
+        else:
+            i += 1
+    if start < n:
+        pieces.append(run[start:])
+    return pieces
+
+
+def _kana_words(clause: str, rules: LanguageRules, boundaries: frozenset[str], hits: list[str]) -> list[str]:
+    """Word candidates of a Japanese clause written in kana only. Spaces separate phrases (a children's book puts
+    one after each particle); katakana runs of 2+ characters are candidates as in mixed text; a hiragana run is
+    cut at boundary words and particles (`_particle_cut`), a piece that is a boundary word or ends like a
+    predicate (the `[verb_endings]` of ja.txt: ました, です, ない ...) is left out, and a piece of 2 to 5
+    characters is a candidate, a longer one giving its overlapping character bigrams (no word list tells its
+    words apart)."""
+    longest = max((len(w) for w in boundaries), default=1)
+    out: list[str] = []
+    for phrase in clause.split():
+        kana = [run for run, script in _script_runs(phrase) if script == "kana"]
+        for run in (r for k in kana for r in _hiragana_runs(k)):
+            if not _hiragana(run[0]):
+                if len(run) >= 2:
+                    out.append(run)
+                continue
+            for piece in _particle_cut(run, rules, boundaries, longest, hits):
+                if piece in boundaries or len(piece) < 2:
+                    continue
+                if rules.verb_endings and piece.endswith(rules.verb_endings):
+                    hits.append(piece)
+                    continue
+                out.extend([piece] if len(piece) <= 5 else [piece[j : j + 2] for j in range(len(piece) - 1)])
+    return out

@@ -64,6 +64,7 @@ from culturekb.text.languages import (
     words_sha,
 )
 from culturekb.text.names import Token, artist_tokens, name_positions
+from culturekb.text.ngrams import NGRAM_SCRIPTS, ngram_candidates
 from culturekb.text.normalise import english_stopwords, normalise_concept
 from culturekb.text.thai import segment_thai
 
@@ -200,7 +201,9 @@ class TextConceptExtractor:
     "explanations"). `language`: "auto" (default) reads each text in the language of its script; Latin-script
     text is read as the sample culture's language when that language uses the Latin script and the text has
     more of its stopwords than of English ones, else as English. A text in a language without word lists gives
-    no concepts (with a one-time warning). A language code instead reads every text with that language's rules.
+    no concepts (with a one-time warning), except text in Khmer, Lao or Burmese script, which gives character
+    n-grams (`culturekb.text.ngrams`; warned too); Japanese in kana only is cut at particles (`culturekb.text.cjk`).
+    A language code instead reads every text with that language's rules.
     """
 
     _FIELDS = ("title", "text", "question", "explanations")
@@ -383,6 +386,16 @@ class TextConceptExtractor:
                 if ok:
                     acc.add(normalise_concept(word, rules.code), weight)
 
+    def _ngrams(self, text: str, weight: float, acc: Scores) -> None:
+        """Text in a script without word lists nor segmenter (Khmer, Lao, Burmese): character n-gram candidates
+        (`culturekb.text.ngrams`); text in any other script without word lists gives nothing."""
+        script = dominant_script(unicodedata.normalize("NFKC", text))
+        if script not in NGRAM_SCRIPTS:
+            return
+        for gram in ngram_candidates(text):
+            acc.pos += 1
+            acc.add(normalise_concept(gram, SCRIPT_LANGUAGE[script]), weight)
+
     def _other(self, text: str, weight: float, is_title: bool, acc: Scores, rules: LanguageRules,
                ctx: Context) -> None:
         if rules.segmentation == "thai":  # before NFKC, which splits the vowel ำ into two marks
@@ -447,6 +460,8 @@ class TextConceptExtractor:
                 self._english(text, weight, is_title, acc, ctx)
             elif lang is not None:
                 self._other(text, weight, is_title, acc, language_rules(lang), ctx)
+            elif self.language == "auto":
+                self._ngrams(text, weight, acc)
         return acc.extraction(self.min_phrase_count, self.max_concepts)
 
     def extract_one(self, sample: Sample) -> list[str]:

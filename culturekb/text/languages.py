@@ -34,7 +34,7 @@ from typing import Any
 from culturekb._io import sha256_text
 from culturekb.errors import ConfigError, CultureKBError, DataError
 from culturekb.text.normalise import english_stopwords
-from culturekb.text.scripts import SCRIPT_LANGUAGE, dominant_script, script_of
+from culturekb.text.scripts import NGRAM_SCRIPTS, SCRIPT_LANGUAGE, dominant_script, script_of
 
 __all__ = [
     "LanguageRules",
@@ -432,7 +432,8 @@ _WARNED: set[str] = set()
 
 
 def warn_unsupported(language: str | None, script: str | None, culture_language: str | None = None) -> None:
-    """Log once per (language, script) that texts in it give no concepts: `language` is the language assumed for
+    """Log once per (language, script) that texts in it give no concepts (or, in a script of `NGRAM_SCRIPTS`, only
+    character n-grams): `language` is the language assumed for
     the script (None: no language is known for it), `culture_language` the sample culture's, named apart when it
     differs (a Korean text in a zh sample is no Chinese text without word lists)."""
     key = f"{language}:{script}"
@@ -442,10 +443,13 @@ def warn_unsupported(language: str | None, script: str | None, culture_language:
     where = (f" (found in samples of a culture whose language is {culture_language!r})"
              if culture_language and culture_language != language else "")
     what = f"language {language!r}" if language else "any language"
+    result = ("those texts give no text concepts" if script not in NGRAM_SCRIPTS else
+              "those texts are read as character n-grams (pairs of letter clusters: pieces of words, not words; no "
+              "stopword or emotion word is known for them)")
     logger.warning(
-        "no word lists for %s written in the %s script%s: those texts give no text concepts. Languages with word "
-        "lists: %s. Add culturekb/data/languages/%s.txt, or use precomputed, 'vlm' or 'clip' concepts",
-        what, script or "unknown", where, ", ".join(supported_languages()), language or "<code>",
+        "no word lists for %s written in the %s script%s: %s. Languages with word lists: %s. Add "
+        "culturekb/data/languages/%s.txt, or use precomputed, 'vlm' or 'clip' concepts",
+        what, script or "unknown", where, result, ", ".join(supported_languages()), language or "<code>",
     )
 
 

@@ -69,3 +69,26 @@ def test_a_culture_whose_concepts_stay_below_min_support_says_so() -> None:
 def test_a_build_where_no_culture_yields_any_tuple_stops() -> None:
     with pytest.raises(DataError, match="no knowledge tuple for any culture.*ka: .*no word lists"):
         build_kb(_samples(GEORGIAN, "ka"), BuildConfig(min_support=2), components=_components(), progress=False)
+
+
+# Written for these tests (by their author): Japanese in kana only, Khmer (a script without spaces, word lists or
+# segmenter), and Spanish made only of stopwords and emotion words.
+KANA = [("きのうはうみでねこがさかなをたべました。", "contentment"), ("ねこはとてもかわいいです。", "contentment"),
+        ("うみでねことあそびました。", "sadness")]
+KHMER = [("ឆ្មាកំពុងដេកនៅលើតុ។", "contentment"), ("ឆ្មារបស់ខ្ញុំចូលចិត្តត្រី។", "contentment")]
+
+
+@pytest.mark.parametrize("rows, culture, concept", [(KANA, "ja", "ねこ"), (KHMER, "KH", "ឆ្មា")])
+def test_kana_only_japanese_and_khmer_build_tuples(rows: list[tuple[str, str]], culture: str, concept: str) -> None:
+    result = build_kb(_samples(rows, culture), BuildConfig(min_support=2), components=_components(), progress=False)
+    assert concept in {t.concept for t in result.kb.tuples if t.culture == culture}
+    assert not result.report["cultures_without_tuples"]
+
+
+def test_texts_without_a_kept_word_are_said_to_give_none_and_why() -> None:
+    rows = [("¡Qué triste y qué miedo!", "sadness"), ("Es muy triste, muy triste.", "sadness")]
+    with pytest.raises(DataError) as err:
+        build_kb(_samples(rows, "es"), BuildConfig(min_support=2), components=_components(), progress=False)
+    message = str(err.value)
+    assert "es: its texts (latin (2 texts); culture language es) gave no concept: the extractor kept no word" in message
+    assert "every word was a stopword" not in message

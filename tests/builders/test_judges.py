@@ -112,6 +112,48 @@ def test_lexicon_judge_language_choice() -> None:
         LexiconJudge("artemis9").judge([JudgeInput("x", "klingon", ("sad",), "sadness")])
 
 
+# Written for these tests (by their author): rationales with no label word of the scheme, only EmoLex words in
+# inflected forms, in the three languages whose EmoLex translation is packaged.
+@pytest.mark.parametrize("culture, text, label, matched", [
+    ("de", "Die Kinder feierten den Geburtstag mit Freunden im Garten.", "joy", "geburtstag"),
+    ("es", "Lloramos en el funeral de mi abuelo, la muerte nos dejó solos.", "sadness", "funeral"),
+    ("ru", "Ночью мы слышали выстрелы, взрывы и сирены.", "fear", "сирены"),
+])
+def test_lexicon_judge_reads_the_emolex_translations(culture: str, text: str, label: str, matched: str) -> None:
+    from culturekb.demo import demo_dataset
+    from culturekb.kb.schemes import load_scheme
+
+    brighter = load_scheme(demo_dataset().scheme)  # Ekman's six and neutral, mapped from Plutchik-8 (plutchik8.json)
+    judge = LexiconJudge(brighter, language_of=lambda c: c)
+    total, direct, hits = judge.scores(JudgeInput("x", culture, (text,), label))
+    assert not direct and matched in hits
+    (v,) = judge.judge([JudgeInput("x", culture, (text,), label)])
+    assert v.label == label, (v.scores, hits)
+    assert "+de+es+ru" in judge.id  # verdicts cached before the translations were read are not reused
+
+
+def test_emolex_stems_and_multiword_entries() -> None:
+    from culturekb.builders._emolex import crude_stem, lexicon_hits
+
+    assert crude_stem("tristes", "es") == crude_stem("triste", "es") == "trist"
+    assert crude_stem("страха", "ru") == "страх" and crude_stem("страх", "ru") == "страх"
+    hits = dict(lexicon_hits("мы праздновали день рождения".split(), "ru", set()))
+    assert "день рождения" in hits  # a multi-word entry, stored under a code in the emoatlas file
+    assert lexicon_hits("не боюсь".split(), "ru", {1}) == []  # a negated position counts nothing
+
+
+def test_plutchik8_maps_onto_brighter7() -> None:
+    from culturekb.demo import demo_dataset
+    from culturekb.kb.schemes import get_scheme, load_scheme, map_distribution
+
+    p8, brighter = get_scheme("plutchik8"), load_scheme(demo_dataset().scheme)
+    table = p8.mapping_to("brighter7")
+    assert set(table) == set(p8.labels)
+    assert all(set(w) <= set(brighter.labels) and sum(w.values()) == pytest.approx(1.0) for w in table.values())
+    assert map_distribution({"trust": 1.0, "fear": 1.0}, p8, brighter) == {
+        "anger": 0.0, "disgust": 0.0, "fear": 1.0, "joy": 0.0, "sadness": 0.0, "surprise": 0.0, "neutral": 1.0}
+
+
 # -------------------------------------------------------------------------------------------------- prototype
 def test_prototype_judge(default_embedder: Any) -> None:
     judge = PrototypeJudge(default_embedder, "artemis9")

@@ -95,3 +95,25 @@ def test_the_report_counts_rationales_naming_their_concept_and_no_evidence_share
     assert (got["rationales"], got["naming_concept"], got["not_naming_concept"]) == (2, 1, 1)
     assert got["tuples_off_topic"] == 1
     assert got["no_evidence_share"] == {"lexicon": 0.5}
+
+
+def test_the_report_names_the_lexicon_judges_languages_and_its_no_evidence_over_them() -> None:
+    from culturekb.builders.report import _topic_lines
+    from culturekb.kb.schema import JudgeVerdict
+
+    def t(concept: str, culture: str, found: bool) -> KnowledgeTuple:
+        verdict = JudgeVerdict(judge="lexicon:emolex+de+es+ru:x", label="joy" if found else None, agrees=found)
+        return KnowledgeTuple(concept=concept, culture=culture, label="joy", distribution={"joy": 1.0}, support=2,
+                              rationales=["r"], verdicts=[verdict])
+
+    tuples = [t("see", "de", True), t("meer", "de", False), t("mar", "es", True), t("समुद्र", "hi", False),
+              t("सागर", "hi", False)]
+    got = rationale_topic_report(tuples, {"no_evidence_by_judge": {"lexicon": 3}})["lexicon_judge"]
+    assert got["languages"] == ["de", "en", "es", "ru", "zh"] and got["uncovered"] == ["hi"]
+    assert got["no_evidence_by_language"]["hi"] == {"no_evidence": 2, "tuples": 2}
+    assert got["no_evidence_share_covered"] == round(1 / 3, 4)  # de and es only: hi has no lexicon
+    page = "\n".join(_topic_lines({"rationale_topic": {"rationales": 5, "naming_concept": 5, "not_naming_concept": 0,
+                                                         "not_naming_rate": 0.0, "tuples_off_topic": 0,
+                                                         "no_evidence_share": {}, "lexicon_judge": got}}))
+    assert "lexicon judge: lexicons for de, en, es, ru, zh; tuples in hi are read with the English lexicon" in page
+    assert "over the covered languages: 33.3%" in page

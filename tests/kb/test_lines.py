@@ -1,6 +1,7 @@
 """A tuple's label line leads with its own label and says a tie (issue 27 item 2): `culturekb.kb.lines`, and every
 renderer that shows the line (lookup job and CLI, the knowledge block in English and Chinese, cues, the HTTP routes,
-compare) on a KB whose dominant labels were chosen by the build's tie-break."""
+compare, inspect's Markdown and CLI, the demo's lookup table, the notebook's tables) on a KB whose dominant labels
+were chosen by the build's tie-break."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ def _occurrences() -> dict[str, list[tuple[str, str, str]]]:
     zh = [("人生", "z1", "contentment"), ("人生", "z2", "fear"), ("人生", "z3", "sadness"),
           ("月亮", "z4", "sadness"), ("月亮", "z5", "sadness")]
     zh += [(f"填充{i}", f"g{i}", "fear") for i in range(6)]
+    zh += [("barbara", "z6", "fear"), ("barbara", "z7", "fear")]  # aligned with en's tied barbara: a divergence
     return {"en": en, "zh": zh}
 
 
@@ -117,6 +119,56 @@ def test_every_renderer_leads_with_the_dominant_label(tie_kb: Path, default_embe
             assert side["describe"].startswith(f"{side['label']} (")
     assert "| sadness (2/4), awe (2/4) (tied" in render_comparison_markdown(
         compare_cultures(open_retriever(tie_kb, default_embedder), min_support=1, tau=0.0, min_margin=None), top=50)
+
+
+TIED_BARBARA = "sadness (2/4), awe (2/4) (tied: sadness, awe; sadness chosen as the most frequent in the culture)"
+
+
+def test_inspect_leads_with_the_dominant_label(tie_kb: Path) -> None:
+    from typer.testing import CliRunner
+
+    from culturekb.cli import app
+    from culturekb.workflows.kb import inspect_kb
+
+    markdown = inspect_kb(tie_kb)["markdown"]
+    assert "## Where the cultures diverge" in markdown and TIED_BARBARA in markdown
+    assert "| awe (2/4)" not in markdown
+    done = CliRunner().invoke(app, ["inspect", str(tie_kb)])
+    assert done.exit_code == 0, done.output
+    assert TIED_BARBARA in done.output
+
+
+def test_demo_lookup_table_leads_with_the_dominant_label(tie_kb: Path, default_embedder: Any,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from culturekb import demo
+    from culturekb.retrieval.retriever import open_retriever
+
+    monkeypatch.setattr(demo, "DEMO_LOOKUPS", [("en", ("barbara",)), ("zh", ("人生",))])
+    table = demo._lookups_text(SimpleNamespace(retriever=open_retriever(tie_kb, default_embedder)))  # type: ignore[arg-type]
+    assert f"| en | barbara | barbara | exact | 1.000 | {TIED_BARBARA} |" in table
+    assert "| zh | 人生 | 人生 | exact | 1.000 | fear (1/3), contentment (1/3), sadness (1/3) (tied: fear," in table
+
+
+def test_notebook_tables_lead_with_the_dominant_label(tie_kb: Path) -> None:
+    """The helper the notebook's table of best-supported concepts calls, and its flagged table's cell; the notebook
+    itself runs in tests/test_notebook.py (slow), whose divergence table already uses `tuple_summary`."""
+    import json
+
+    from culturekb.kb.lines import distribution_table
+
+    kb = KnowledgeBase.load(tie_kb)
+    labels = list(kb.scheme.labels)
+    table = distribution_table(sorted(kb, key=lambda t: (-t.support, t.concept)), labels, tie_break=kb_tie_break(kb))
+    row = next(line for line in table.splitlines() if line.startswith("| barbara | en |"))
+    assert row.startswith(f"| barbara | en | 4 | {TIED_BARBARA} | ")
+    zh = next(line for line in table.splitlines() if line.startswith("| 人生 | zh |"))
+    assert "| fear (1/3), contentment (1/3), sadness (1/3) (tied: fear, contentment, sadness; fear chosen" in zh
+    cells = json.loads((Path(__file__).parents[2] / "notebooks" / "inspect_kb.ipynb").read_text(encoding="utf-8"))
+    code = "\n".join("".join(c["source"]) for c in cells["cells"] if c["cell_type"] == "code")
+    assert "distribution_table(top, labels, tie_break=kb_tie_break(kb))" in code
+    assert "{t.label}" not in code  # no table cell shows a bare label instead of the line
 
 
 def test_http_routes_lead_with_the_dominant_label(tie_kb: Path, default_embedder: Any) -> None:

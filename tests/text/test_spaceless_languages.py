@@ -1,6 +1,8 @@
 """Issue 27 item 5: Korean and Thai text yields concepts (Korean: particles stripped from spaced words; Thai: the
 pythainlp dictionary segmenter, no download), and the warning for a script without word lists names that script's
-language, not the sample culture's."""
+language, not the sample culture's. Japanese written in kana only is cut at particles; Khmer, Lao and Burmese
+(no word lists, no segmenter) give character n-grams. The sentences in these tests were written for them (by the
+author of the tests, not taken from a data set)."""
 
 from __future__ import annotations
 
@@ -60,6 +62,52 @@ def test_the_unsupported_script_warning_names_the_script_language_not_the_cultur
     with caplog.at_level(logging.WARNING, logger="culturekb.text.languages"):
         assert guess_language("ქართული ენა ლამაზია", hint="zh") is None  # Georgian text in a zh sample
     text = caplog.text
-    assert "no word lists for any language written in the other script" in text
+    assert "no word lists for language 'ka' written in the georgian script" in text
+    assert "give no text concepts" in text
     assert "no word lists for language 'zh'" not in text
     assert "culture whose language is 'zh'" in text
+
+
+@pytest.mark.parametrize("texts, wanted", [
+    (["きのうはうみでねこがさかなをたべました。", "ねこはとてもかわいいです。", "うみでねことあそびました。"],
+     [{"きのう", "うみ", "ねこ", "さかな"}, {"ねこ"}, {"うみ", "ねこ"}]),
+    (["あしたは　ともだちと　やまへ　いきます。", "ねこのタマが　いぬと　はしっている。"],
+     [{"あした", "ともだち", "やま"}, {"ねこ", "タマ", "いぬ"}]),
+])
+def test_japanese_written_in_kana_only_yields_its_nouns(texts: list[str], wanted: list[set[str]]) -> None:
+    got = [set(_concepts("ja", t)) for t in texts]
+    assert got == wanted  # particles, adverbs (とても) and predicates (たべました, かわいいです) left out
+
+
+def test_kanji_text_is_read_as_before_beside_kana_only_text() -> None:
+    assert set(_concepts("ja", "猫が魚を食べた。")) == {"猫", "魚"}  # hiragana beside kanji stays grammar
+
+
+@pytest.mark.parametrize("culture, texts, word", [
+    ("km", ["ឆ្មាកំពុងដេកនៅលើតុ។", "ឆ្មារបស់ខ្ញុំចូលចិត្តត្រី។"], "ឆ្មា"),  # cat
+    ("lo", ["ແມວນອນຢູ່ເທິງໂຕະ", "ແມວມັກກິນປາ"], "ແມວ"),
+    ("mm", ["ကြောင်က စားပွဲပေါ်မှာ အိပ်နေတယ်။", "ကြောင်က ငါးကို ကြိုက်တယ်။"], "ကြောင်"),
+])
+def test_khmer_lao_and_burmese_give_character_ngrams_shared_across_texts(
+        culture: str, texts: list[str], word: str, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(languages, "_WARNED", set())
+    with caplog.at_level(logging.WARNING, logger="culturekb.text.languages"):
+        got = [_concepts(culture, t) for t in texts]
+    assert all(word in g for g in got)
+    script = {"km": "khmer", "lo": "lao", "mm": "myanmar"}[culture]
+    assert f"written in the {script} script" in caplog.text and "character n-grams" in caplog.text
+    assert "other script" not in caplog.text
+
+
+def test_scripts_are_named_not_other() -> None:
+    from culturekb.text.scripts import dominant_script
+
+    assert [dominant_script(t) for t in ("ភ្នំពេញ", "ພາສາລາວ", "မြန်မာ", "ქართული", "Հայերեն")] == [
+        "khmer", "lao", "myanmar", "georgian", "armenian"]
+
+
+def test_script_ranges_are_sorted_and_disjoint() -> None:
+    from culturekb.text.scripts import _SCRIPT_RANGES
+
+    assert all(lo <= hi < nxt for (lo, hi, _), (nxt, _, _) in zip(_SCRIPT_RANGES, _SCRIPT_RANGES[1:], strict=False))
