@@ -103,7 +103,8 @@ def tuple_summary(
     order: Sequence[str] | None = None,
 ) -> str:
     """``fear (7/10), awe (2/10)``: the tuple's label first, then the next `k` - 1 labels by count (ties in the
-    scheme's order), each with its count out of the support, and a tie remark when the label's count is shared.
+    scheme's order), each with its count out of the support, and a tie remark when the label's count is shared
+    (a label a reviewer set gets the review remark instead: no tie-break chose it; the counts still show the tie).
 
     `scheme` gives the label order and, for a `language` other than English, the label words; `order` overrides
     the order (default: the scheme's labels, else the distribution's); `tie_break` is the KB's (`kb_tie_break`)."""
@@ -117,8 +118,9 @@ def tuple_summary(
                   key=lambda lab: (-counts[lab], rank.get(lab, len(rank))))
     shown = [t.label, *rest][: max(k, 1)]
     text = ", ".join(f"{words.get(lab, lab) if words else lab} ({counts.get(lab, 0)}/{t.support})" for lab in shown)
-    note = tie_note(t, order, tie_break)
-    return text + (note.text(language, words) if note is not None else "") + review_note(t, language, words)
+    reviewed = review_note(t, language, words)
+    note = None if reviewed else tie_note(t, order, tie_break)  # a reviewer's label was chosen by no tie-break
+    return text + (note.text(language, words) if note is not None else "") + reviewed
 
 
 def review_note(t: KnowledgeTuple, language: str = "en", words: Mapping[str, str] | None = None) -> str:

@@ -74,6 +74,15 @@ def test_summary_leads_with_the_label_and_says_the_tie() -> None:
     assert tuple_summary(relabelled, scheme=SCHEME) == "awe (1/3), fear (2/3)"
 
 
+def test_a_tied_label_a_reviewer_set_names_the_reviewer_not_a_tie_break() -> None:
+    tied = _by("barbara")  # sadness (2/4), awe (2/4): the build chose sadness by its tie-break
+    reviewed = tied.model_copy(update={"label": "awe", "provenance": {**tied.provenance, "review": {
+        "decision": "relabel", "label_before": "sadness", "reviewer": "ana"}}})
+    line = tuple_summary(reviewed, scheme=SCHEME, tie_break="prior")
+    assert line.startswith("awe (2/4), sadness (2/4)") and "label set by a reviewer" in line
+    assert "tied:" not in line and "chosen" not in line
+
+
 def test_kb_tie_break_reads_the_build_config() -> None:
     assert kb_tie_break(KnowledgeBase(_tuples(), SCHEME, build_config={"tie_break": "scheme-order"})) == "scheme-order"
     assert kb_tie_break(KnowledgeBase(_tuples(), SCHEME)) == "prior" and kb_tie_break(None) == "prior"
