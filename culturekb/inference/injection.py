@@ -359,7 +359,7 @@ class KnowledgeService:
     def inject(
         self,
         concepts: Sequence[str],
-        culture: str,
+        culture: str | Culture,
         *,
         mode: str = "know",
         budget: Budget | None = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -30,8 +31,8 @@ def _fresh_registry() -> Iterator[None]:
     reset_default_registry()
 
 
-def _six_cultures(path: Path, extra: list[dict[str, str]]) -> Path:
-    rows = [{"id": f"{c}-{sc}", "culture": c, "label": label, "text": text, "split": "train",
+def _six_cultures(path: Path, extra: list[dict[str, Any]]) -> Path:
+    rows: list[dict[str, Any]] = [{"id": f"{c}-{sc}", "culture": c, "label": label, "text": text, "split": "train",
              "metadata": {"image_id": sc}} for c in CULTURES for sc, (text, label) in TEXTS.items()]
     rows += extra  # metadata.image_id: the scenario, which groups a scenario's rows in one culture
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
@@ -78,7 +79,7 @@ def test_six_culture_build_names_the_aggregated_and_tie_dropped_rows(tmp_path: P
 
 
 def _with_bad_rows(tmp_path: Path) -> Path:
-    bad = [{"id": f"x{i}", "culture": "en", "label": "boredom", "text": "a quiet afternoon",
+    bad: list[dict[str, Any]] = [{"id": f"x{i}", "culture": "en", "label": "boredom", "text": "a quiet afternoon",
             "split": "train", "metadata": {"image_id": f"x{i}"}} for i in range(4)]
     bad.append({"id": "k1", "culture": "klingon!", "label": "joy", "text": "a feast",
                 "split": "train", "metadata": {"image_id": "k1"}})

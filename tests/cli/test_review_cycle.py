@@ -9,7 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from culturekb.cli import app
 
@@ -21,9 +21,8 @@ _TEXTS = {"harbor": "the quiet harbor with boats at dusk", "storm": "a dark stor
 _EMOTIONS = ["contentment", "fear", "awe", "sadness", "amusement"]
 
 
-def _run(*args: object) -> object:
-    res = runner.invoke(app, [str(a) for a in args])
-    return res
+def _run(*args: object) -> Result:
+    return runner.invoke(app, [str(a) for a in args])
 
 
 def _data(path: Path) -> Path:
@@ -40,23 +39,23 @@ def _data(path: Path) -> Path:
 def _build(data: Path, kb: Path, cache: Path) -> None:
     res = _run("build", data, "--out", kb, "--split", "all", "--judges", "lexicon,lexicon", "--policy", "pending",
                "--cache-dir", cache)
-    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 0, res.output
 
 
 def test_export_decide_import_rebuild_keeps_decisions_and_files(tmp_path: Path) -> None:
     data, kb, cache = _data(tmp_path / "d.csv"), tmp_path / "kb", tmp_path / "cache"
     _build(data, kb, cache)
     res = _run("index", "--kb", kb, "--backend", "numpy")
-    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 0, res.output
     (kb / "run.log").write_text("the build's log\n", encoding="utf-8")
     before = {p.relative_to(kb).as_posix() for p in kb.rglob("*") if p.is_file()}
 
     queue = tmp_path / "queue.csv"
-    assert _run("review", "export", kb, "--out", queue).exit_code == 0  # type: ignore[attr-defined]
+    assert _run("review", "export", kb, "--out", queue).exit_code == 0
     # a queue without any decision writes nothing at all
     stamp = (kb / "manifest.json").stat().st_mtime_ns
     res = _run("review", "import", kb, queue)
-    assert res.exit_code == 0 and "nothing written" in res.output, res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 0 and "nothing written" in res.output, res.output
     assert (kb / "manifest.json").stat().st_mtime_ns == stamp and not (tmp_path / "kb.review.jsonl").exists()
 
     rows = list(csv.DictReader(queue.open(encoding="utf-8")))
@@ -69,20 +68,20 @@ def test_export_decide_import_rebuild_keeps_decisions_and_files(tmp_path: Path) 
         w.writeheader()
         w.writerows(rows)
     res = _run("review", "import", kb, queue, "--reviewer", "ana")
-    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
-    assert "numpy" in res.output.split("index re-sealed:")[1]  # type: ignore[attr-defined]
+    assert res.exit_code == 0, res.output
+    assert "numpy" in res.output.split("index re-sealed:")[1]
     after = {p.relative_to(kb).as_posix() for p in kb.rglob("*") if p.is_file()}
     assert before <= after, before - after  # index/, build_report.json/.md, run.log, the card: all still there
     assert (kb / "run.log").read_text(encoding="utf-8") == "the build's log\n"
 
     def info() -> dict:
         res = _run("kb", "info", kb, "--json")
-        assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
-        return json.loads(res.output[res.output.index("{"):])  # type: ignore[attr-defined]
+        assert res.exit_code == 0, res.output
+        return json.loads(res.output[res.output.index("{"):])
 
     def line(concept: str) -> str:
         res = _run("lookup", concept, "--culture", "zh", "--kb", kb)
-        assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+        assert res.exit_code == 0, res.output
         return res.output  # type: ignore[attr-defined,no-any-return]
 
     r = info()["review"]
@@ -109,7 +108,7 @@ def test_export_decide_import_rebuild_keeps_decisions_and_files(tmp_path: Path) 
         w.writeheader()
         w.writerows(rows)
     res = _run("review", "import", kb, queue, "--reviewer", "ana")
-    assert res.exit_code == 2 and "changed since" in res.output and "row 5" in res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 2 and "changed since" in res.output and "row 5" in res.output
     assert (tmp_path / "kb.review.jsonl").read_text(encoding="utf-8") == ledger
 
 
@@ -129,9 +128,9 @@ def test_two_reviewers_on_the_same_20_tuples_give_a_kappa_in_kb_info(tmp_path: P
                              else None, reviewer="bo")]
     append_decisions(ledger_path(tmp_path / "kb"), ds)
     res = _run("kb", "info", tmp_path / "kb")
-    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
-    assert "40 decisions by ana, bo; reviewers' Cohen's kappa 0.8182 over 20 tuples" in res.output  # type: ignore[attr-defined]
-    assert "reviewers' kappa 0.8182)" in res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 0, res.output
+    assert "40 decisions by ana, bo; reviewers' Cohen's kappa 0.8182 over 20 tuples" in res.output
+    assert "reviewers' kappa 0.8182)" in res.output
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -169,7 +168,7 @@ def test_label_studio_round_trip_keeps_every_decision_of_two_reviewers(tmp_path:
     _build(data, kb, cache)
     tasks_file = tmp_path / "tasks.json"
     res = _run("review", "export", kb, "--out", tasks_file)
-    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 0, res.output
     assert "<Choices name=\"decision\"" in (tmp_path / "tasks.xml").read_text(encoding="utf-8")  # the config
     tasks = json.loads(tasks_file.read_text(encoding="utf-8"))
     assert len(tasks) >= 6 and all(t["annotations"] == [] for t in tasks)
@@ -193,11 +192,11 @@ def test_label_studio_round_trip_keeps_every_decision_of_two_reviewers(tmp_path:
     tasks_file.write_text(json.dumps(tasks, ensure_ascii=False), encoding="utf-8")
 
     res = _run("review", "import", kb, tasks_file)  # the annotators are the reviewers: no --reviewer
-    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 0, res.output
     n = len(tasks)
     decided = Counter(d for _, _, d, _, _ in expected)
     assert (f"review applied: approved {decided['approve']}, rejected {decided['reject']}, relabelled "
-            f"{decided['relabel']}, undecided 0, already in ledger 0") in res.output  # type: ignore[attr-defined]
+            f"{decided['relabel']}, undecided 0, already in ledger 0") in res.output
     ledger = tmp_path / "kb.review.jsonl"
     records = [json.loads(x) for x in ledger.read_text(encoding="utf-8").splitlines()]
     assert len(records) == 2 * n
@@ -208,21 +207,20 @@ def test_label_studio_round_trip_keeps_every_decision_of_two_reviewers(tmp_path:
     # export again (every flagged tuple: the decided ones are no longer pending) and import it unchanged
     again = tmp_path / "again.json"
     res = _run("review", "export", kb, "--out", again, "--all-flagged")
-    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 0, res.output
     exported = json.loads(again.read_text(encoding="utf-8"))
     assert sum(len(t["annotations"]) for t in exported) == 2 * n  # each reviewer's decision, as an annotation
     before = _tree(tmp_path)
     res = _run("review", "import", kb, again)
-    out = " ".join(res.output.split())  # type: ignore[attr-defined]
-    assert res.exit_code == 0 and f"already in ledger {2 * n}" in out and "nothing written" in out, out  # type: ignore[attr-defined]
+    out = " ".join(res.output.split())
+    assert res.exit_code == 0 and f"already in ledger {2 * n}" in out and "nothing written" in out, out
     assert _tree(tmp_path) == before  # not one byte of the KB or the ledger changed
 
     kappa = round(_kappa(pairs), 4)
     assert 0 < kappa < 1  # two disagreements out of n: neither chance nor perfect
     res = _run("kb", "info", kb)
-    assert res.exit_code == 0, res.output  # type: ignore[attr-defined]
-    assert f"{2 * n} decisions by ana, bo; reviewers' Cohen's kappa {kappa} over {n} tuples" in res.output, \
-        res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 0, res.output
+    assert f"{2 * n} decisions by ana, bo; reviewers' Cohen's kappa {kappa} over {n} tuples" in res.output, res.output
 
 
 @pytest.fixture(scope="module")
@@ -232,12 +230,12 @@ def reviewed_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("reviewed")
     _build(_data(root / "d.csv"), root / "kb", root / "cache")
     queue = root / "queue.csv"
-    assert _run("review", "export", root / "kb", "--out", queue).exit_code == 0  # type: ignore[attr-defined]
+    assert _run("review", "export", root / "kb", "--out", queue).exit_code == 0
     rows = list(csv.DictReader(queue.open(encoding="utf-8")))
     first = root / "first.csv"
     _write(first, [{**rows[2], "decision": "approve"}])
     res = _run("review", "import", root / "kb", first, "--reviewer", "bo")
-    assert res.exit_code == 0 and (root / "kb.review.jsonl").is_file(), res.output  # type: ignore[attr-defined]
+    assert res.exit_code == 0 and (root / "kb.review.jsonl").is_file(), res.output
     return root
 
 
@@ -273,8 +271,8 @@ def test_a_bad_row_is_refused_with_file_row_and_fix_and_nothing_is_written(
     before = _tree(root)
     assert "kb.review.jsonl" in before and "kb/manifest.json" in before
     res = _run("review", "import", root / "kb", queue, "--reviewer", "ana")
-    out = res.output  # type: ignore[attr-defined]
-    assert res.exit_code == 2, out  # type: ignore[attr-defined]
+    out = res.output
+    assert res.exit_code == 2, out
     assert f"{queue}: 1 row(s) refused, nothing was written" in out, out
     row = out.split("row 3: ", 1)[-1]  # the second row under the header
     assert "row 3: " in out and says in row and fix in row, out

@@ -5,6 +5,7 @@ the English one, recorded as ``language_status="fallback:en"``."""
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -117,11 +118,19 @@ def test_cedar_know_resolves_each_items_culture_once(kb_and_data, openai_server,
     predictor = CedarPredictor("cedar14", retriever, client, cultures=cultures)
     lookups: list[str] = []
     resolve = CultureRegistry.resolve
-    monkeypatch.setattr(cultures, "resolve", lambda name: lookups.append(name) or resolve(cultures, name))
     callers: list[str] = []  # who asks the retriever to resolve a culture
     resolve_culture = Retriever.resolve_culture
-    monkeypatch.setattr(Retriever, "resolve_culture", lambda self, c: callers.append(sys._getframe(1).f_code.co_name)
-                        or resolve_culture(self, c))
+
+    def counted_resolve(name: str) -> Any:
+        lookups.append(name)
+        return resolve(cultures, name)
+
+    def counted_resolve_culture(self: Retriever, c: Any) -> Any:
+        callers.append(sys._getframe(1).f_code.co_name)
+        return resolve_culture(self, c)
+
+    monkeypatch.setattr(cultures, "resolve", counted_resolve)
+    monkeypatch.setattr(Retriever, "resolve_culture", counted_resolve_culture)
     preds = predictor.predict(samples, mode="know")
     assert sorted(lookups) == ["xq", "zh"]  # once per item, in the run's (the KB's) registry
     assert set(callers) == {"_exact_pass"}  # only the lookup's own id check (a set test), never the service

@@ -184,6 +184,7 @@ def test_cedar_accuracy_charts_draw_chance_and_majority_lines() -> None:
         assert plot.baselines == {f"chance, 1/{results['n_labels']} labels": pytest.approx(1 / 14),
                                   f"majority label: {block['label']}": pytest.approx(block["accuracy"])}
     quadrants = next(p for p in cedar_plots(results) if p.name == "quadrant-bias")
+    assert isinstance(quadrants, BarPlot)
     assert "orig / all (n=26)" in quadrants.series  # each series names the items it is over
 
 

@@ -5,7 +5,9 @@ skipped and listed; formats are detected whatever the extension."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -98,7 +100,9 @@ def test_every_bad_row_is_reported_at_once_or_skipped(tmp_path: Path) -> None:
 def test_a_load_whose_every_row_is_skipped_says_so_and_why(loader: str, tmp_path: Path) -> None:
     """--on-bad-row skip leaving nothing: the rows were skipped and for what (issue 24: Cedar said "no item is left
     after keeping languages [] and modalities []", CulturalToM pointed at a report no run writes)."""
-    load = {"culturaltom": load_culturaltom, "story_turns": load_story_turns, "ricevl_vqa": load_ricevl_vqa}[loader]
+    loaders: dict[str, Callable[..., Any]] = {"culturaltom": load_culturaltom, "story_turns": load_story_turns,
+                                              "ricevl_vqa": load_ricevl_vqa}
+    load = loaders[loader]
     path = tmp_path / "bad.jsonl"
     path.write_text('{"id": "x1"}\n{"id": "x2"}\n', encoding="utf-8")
     with pytest.raises(DataError) as err:

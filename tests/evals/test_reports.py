@@ -159,7 +159,7 @@ def test_calibration_accuracies_in_reports_have_interval_and_n() -> None:
     assert row["valid acc"] == row["valid prior acc"] == "0.250 [0.112, 0.469] n=20"
     know = knowledge_tables(json.loads((FIXTURES / "knowledge.json").read_text(encoding="utf-8")))
     for r in know["calibration"].rows:
-        assert re.fullmatch(INTERVAL + str(r[2]), r[3]), r
-    shown = dict(know["kb_prior_calibration"].rows)
+        assert re.fullmatch(INTERVAL + str(r[2]), str(r[3])), r
+    shown = {str(k): str(v) for k, v in know["kb_prior_calibration"].rows}
     assert re.fullmatch(INTERVAL + r"\d+", shown["valid accuracy"]) and re.fullmatch(INTERVAL + r"\d+",
                                                                                         shown["valid accuracy, prior"])

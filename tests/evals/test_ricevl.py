@@ -141,7 +141,8 @@ def test_vqa_kb_prior_reference_judge(vqa, retriever, tmp_path):
     fmt = vqa_tables(m)["format"]  # every score per question format has its bootstrap interval and n
     assert [r[0] for r in fmt.rows] == ["fill", "qa", "tf"]
     for row in fmt.rows:
-        assert all(re.fullmatch(rf"\d\.\d{{3}} \[\d\.\d{{3}}, \d\.\d{{3}}\] n={row[-1]}", c) for c in row[1:-1]), row
+        cells = map(str, row[1:-1])
+        assert all(re.fullmatch(rf"\d\.\d{{3}} \[\d\.\d{{3}}, \d\.\d{{3}}\] n={row[-1]}", c) for c in cells), row
     assert (tmp_path / "ricevl-vqa-country.png").read_bytes()[:4] == b"\x89PNG"
     assert get_runner("ricevl-vqa") is RiceVLVQARunner
 

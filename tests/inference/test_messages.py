@@ -116,7 +116,7 @@ def test_missing_image_names_the_path_and_the_fix(tmp_path: Path) -> None:
     missing = tmp_path / "nope.jpg"
     with pytest.raises(DataError, match=r"sample 'x1'.*nope\.jpg does not exist.*fix the sample's 'image' path"):
         build_messages("q", str(missing), where="sample 'x1'")
-    with pytest.raises(DataError, match="it is a directory"):
+    with pytest.raises(DataError, match="is a folder, not an image file"):
         build_messages("q", str(tmp_path))
 
 
