@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 DEMO_DIR ?= demo-output
 
-.PHONY: setup demo test test-browser check bench clean wheel-check
+.PHONY: setup demo test test-notebook test-browser check bench clean wheel-check
 
 setup: $(VENV)/.installed
 
@@ -23,6 +23,10 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# the notebook as a new user runs it, building the demo KB inside it (2-3 minutes; deselected from `make test`)
+test-notebook: setup
+	$(PY) -m pytest -q -m notebook_build tests/test_notebook.py
 
 # the review page in a real headless browser (not part of `make test`): Debian's Chromium and chromedriver, Selenium
 # from PyPI (it is given the driver's path, so it downloads nothing); screenshots in benchmarks/results/review_page/

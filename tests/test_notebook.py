@@ -46,6 +46,7 @@ def _outputs(nb: NotebookNode) -> tuple[str, int]:
     return "\n".join(text), images
 
 
+@pytest.mark.notebook_build  # the demo build inside the notebook takes minutes: make test-notebook and CI run it
 def test_notebook_runs_on_the_demo_kb(tmp_path, monkeypatch):
     nb = _execute(tmp_path, monkeypatch)
     text, images = _outputs(nb)
