@@ -17,6 +17,7 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="culturekb-tests-xdg-")
 atexit.register(shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
 
 from collections.abc import Callable, Iterator  # noqa: E402
+from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import pytest  # noqa: E402
@@ -73,3 +74,31 @@ def openai_server() -> Iterator[Callable[..., ScriptedOpenAIServer]]:
     yield make
     for server in servers:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def brighter_use_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The KB of the shipped BRIGHTER sample (six languages), built and indexed from the CLI with the multilingual
+    `use` embedder, as a user would: built once per session and only read by the tests that share it."""
+    from importlib import resources
+
+    from typer.testing import CliRunner
+
+    from culturekb.cli import app
+    from culturekb.kb.cultures import reset_default_registry
+
+    sample = Path(str(resources.files("culturekb.data").joinpath("demo", "brighter")))
+    root = tmp_path_factory.mktemp("brighter-use")
+    config = root / "culturekb.toml"
+    config.write_text('[culturekb]\nembedder = "use"\n', encoding="utf-8")
+    kb = root / "kb"
+    reset_default_registry()
+    runner = CliRunner()
+    res = runner.invoke(app, [str(a) for a in (
+        "build", sample / "brighter_sample.jsonl", "--scheme", sample / "brighter_scheme.json", "--cultures-file",
+        sample / "brighter_cultures.json", "--out", kb, "--cache-dir", root / "cache", "--config", config)])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["index", "--kb", str(kb), "--embedder", "use"])
+    assert res.exit_code == 0, res.output
+    reset_default_registry()
+    return kb

@@ -127,15 +127,9 @@ def test_artemis_subset_report(artemis_kb: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_brighter_six_language_report(tmp_path: Path) -> None:
-    config = tmp_path / "culturekb.toml"
-    config.write_text('[culturekb]\nembedder = "use"\n', encoding="utf-8")
-    kb = tmp_path / "kb"
+def test_brighter_six_language_report(tmp_path: Path, brighter_use_kb: Path) -> None:
+    kb = brighter_use_kb  # built and indexed with `use` from the CLI, once per session (tests/conftest.py)
     sample = BRIGHTER / "brighter_sample.jsonl"
-    res = _run("build", sample, "--scheme", BRIGHTER / "brighter_scheme.json", "--cultures-file",
-               BRIGHTER / "brighter_cultures.json", "--out", kb, "--cache-dir", tmp_path / "cache", "--config", config)
-    assert res.exit_code == 0, res.output
-    assert _run("index", "--kb", kb, "--embedder", "use").exit_code == 0
     reset_default_registry()
     out = tmp_path / "run"
     res = _run("eval", "knowledge", sample, "--kb", kb, "--out", out, "--resamples", 1000)

@@ -78,21 +78,11 @@ def test_sample_is_small_multilingual_labelled_text_with_its_licence() -> None:
     assert "513a7e8bef7ef6370ac416ced97efba338c47c97" in notice
 
 
-@pytest.fixture(scope="module")
-def brighter_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The KB of the sample's training split, built and indexed from the CLI with the multilingual embedder."""
-    reset_default_registry()
-    root = tmp_path_factory.mktemp("brighter")
-    config = root / "culturekb.toml"
-    config.write_text('[culturekb]\nembedder = "use"\n', encoding="utf-8")
-    kb = root / "kb"
-    res = _run("build", SAMPLE, "--scheme", SCHEME, "--cultures-file", CULTURES, "--out", kb,
-               "--cache-dir", root / "cache", "--config", config)
-    assert res.exit_code == 0, res.output
-    res = _run("index", "--kb", kb, "--embedder", "use")
-    assert res.exit_code == 0, res.output
-    reset_default_registry()
-    return kb
+@pytest.fixture
+def brighter_kb(brighter_use_kb: Path) -> Path:
+    """The KB of the sample's training split, built and indexed from the CLI with the multilingual embedder (once
+    per session: tests/conftest.py)."""
+    return brighter_use_kb
 
 
 def test_kb_keeps_the_label_set_and_the_six_cultures(brighter_kb: Path) -> None:
