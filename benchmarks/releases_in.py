@@ -60,21 +60,20 @@ root of its images relative to each data file's folder (BanglaVerse: "..", the c
 annotations/ and images/)."""
 
 
-def _load(kind: str, path: Path, field_map: str | None, data_root: Path | None = None) -> tuple[int, LoadReport]:
+def _load(kind: str, path: Path, field_map: str | None, data_root: Path | None = None) -> tuple[list[Any], LoadReport]:
     from culturekb._records import parse_field_map
 
     report = LoadReport()
     fm = parse_field_map(field_map)
     if kind == "culturaltom":
-        return len(load_culturaltom(path, field_map=fm, report=report)), report
+        return list(load_culturaltom(path, field_map=fm, report=report)), report
     if kind == "commet":
-        return len(load_story_turns(path, field_map=fm, report=report)), report
+        return list(load_story_turns(path, field_map=fm, report=report)), report
     if kind == "ricevl-vqa":
-        return len(load_ricevl_vqa(path, field_map=fm, report=report, check_images=False, data_root=data_root)), \
-            report
+        return load_ricevl_vqa(path, field_map=fm, report=report, check_images=False, data_root=data_root), report
     samples, info = load_data([path], scheme="plutchik8", field_map=fm)
     report.items = sum(s["rows_read"] for s in info["sources"])
-    return len(samples), report
+    return list(samples), report
 
 
 def _run(kind: str, path: Path, field_map: str | None, data_root: Path | None = None) -> dict[str, Any]:
@@ -112,7 +111,7 @@ def _measure(name: str, rel: str, kind: str, field_map: str | None, paths: list[
              ) -> dict[str, Any]:
     """Records, items loaded, load seconds and the run of one release, summed over its files (each file loaded
     and run on its own, with its images' data root when the release has one)."""
-    total: dict[str, Any] = {"records": 0, "loaded": 0, "seconds": 0.0, "notes": 0, "map": None}
+    total: dict[str, Any] = {"records": 0, "loaded": 0, "seconds": 0.0, "notes": 0, "map": None, "no_image": 0}
     runs: list[dict[str, Any]] = []
     for path in paths:
         data_root = (path.parent / above).resolve() if above else None
@@ -120,7 +119,8 @@ def _measure(name: str, rel: str, kind: str, field_map: str | None, paths: list[
         t0 = time.perf_counter()
         loaded, report = _load(kind, path, field_map, data_root)
         total["seconds"] += time.perf_counter() - t0
-        total["loaded"] += loaded
+        total["loaded"] += len(loaded)
+        total["no_image"] += sum(1 for s in loaded if getattr(s, "image", None) and not Path(s.image).is_file())
         total["notes"] += len(report.notes)
         total["map"] = report.field_map or field_map
         runs.append(_run(kind, path, field_map, data_root) if "zh keys" not in name
@@ -130,7 +130,11 @@ def _measure(name: str, rel: str, kind: str, field_map: str | None, paths: list[
         ran["run_exit"] = next((r["run_exit"] for r in runs if r["run_exit"] != 0), 0)
         ran["run_seconds"] = round(sum(r["run_seconds"] for r in runs), 2)
         ran["model_calls"] = sum(r["model_calls"] for r in runs)
-        ran["run"] += f" (once per file, {len(runs)} files)"
+        refused = sum(1 for r in runs if r["run_exit"] != 0)
+        ran["run"] += f" (once per file, {len(runs)} files" + (f"; exit {ran['run_exit']} on {refused}" if refused
+                                                               else "") + ")"
+    if above:
+        ran["run"] += f"; {total['no_image']} item(s) whose image is not in this copy"
     return {"release": name, "source": "", "path": rel, "records": total["records"], "loaded": total["loaded"],
             "seconds": round(total["seconds"], 3), "field_map": total["map"], **ran,
             "left_out": total["records"] - total["loaded"], "notes": total["notes"]}
@@ -171,11 +175,12 @@ def write_markdown(rows: list[dict[str, Any]], out: Path) -> None:
              "the scripted OpenAI-compatible server, every answer \"A\"), its exit code, seconds and model calls. "
              "Items left out are those the release gives no answer for (BLEnD), noted in the run report. Model "
              "calls are the chat requests the server received: an item whose prompt repeats another's in the same "
-             "country (BLEnD has 1 such English question, 2 local ones) is answered from the run's cache. BanglaVerse is "
-             "run once per question file with --data-root its category folder (data/<category>, which holds "
-             "images/), each question sent with its image; its sample ships no images (the release does not say "
-             "who owns its photographs), so there the run is refused before any model call (exit 2), as an image "
-             "run without its images is.", "",
+             "country (BLEnD has 1 such English question, 2 local ones) is answered from the run's cache. "
+             "BanglaVerse is run once per question file with --data-root its category folder (data/<category>, "
+             "which holds images/), each question sent with its image; its sample ships no images (the release "
+             "does not say who owns its photographs), so there the run is refused before any model call (exit 2), "
+             "as an image run without its images is; so is the run of a file one of whose images is missing from "
+             "the copy measured (the run column counts those items).", "",
              "| release | repository@commit | items in file | items loaded | load s | map | run | exit | run s | "
              "model calls |", "|---|---|---:|---:|---:|---|---|---:|---:|---:|"]
     for r in rows:

@@ -378,7 +378,7 @@ def resolve_image_ref(ref: str, where: str, *, data_root: str | Path | None = No
         check_contained(path, base, where, ref)
     if check and not path.is_file():
         raise DataError(
-            f"{where}: image {ref!r} not found at {path}; pass --data-root (data_root=) pointing at the image "
+            f"{where}: image {ref!r} not found at {str(path)!r}; pass --data-root (data_root=) pointing at the image "
             "folder, fix the path, or load with check_images=False"
         )
     return str(path)
