@@ -7,6 +7,7 @@ Every reader raises `DataError` (or the error class the caller names) with the f
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import os
@@ -46,6 +47,8 @@ __all__ = [
     "is_remote_url",
     "safe_relpath",
     "resolve_image_ref",
+    "with_image_suffix",
+    "IMAGE_SUFFIXES",
     "check_contained",
     "exclusive_lock",
     "sqlite_wal",
@@ -335,10 +338,30 @@ def check_contained(path: str | Path, root: str | Path, where: str, ref: str | N
         )
 
 
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".webp", ".gif", ".bmp", ".tif", ".tiff")
+"""Image file extensions, looked for (in any case) when a data file names an image by its id alone."""
+
+
+def with_image_suffix(path: Path, where: str, ref: str) -> Path:
+    """`path`, or, when no file is there and its name has no image extension (a release that names its images by
+    id: BanglaVerse's ``culture_001`` is ``culture_001.jpg``, ``culture_005.png``), the one file beside it named so
+    with an image extension (`IMAGE_SUFFIXES`, any case). Two such files raise DataError (which one is meant?);
+    none leaves `path` as it is."""
+    if path.suffix.lower() in IMAGE_SUFFIXES or path.is_file() or not path.parent.is_dir():
+        return path
+    found = sorted(p for p in path.parent.glob(glob.escape(path.name) + ".*")
+                   if p.stem == path.name and p.suffix.lower() in IMAGE_SUFFIXES and p.is_file())
+    if len(found) > 1:
+        raise DataError(f"{where}: image {ref!r} names no extension and {len(found)} files fit it "
+                        f"({', '.join(p.name for p in found)}); name the file with its extension")
+    return found[0] if found else path
+
+
 def resolve_image_ref(ref: str, where: str, *, data_root: str | Path | None = None, base_dir: str | Path | None = None,
                       check: bool = False) -> str:
     """Where the image `ref` of a data file is: a URI unchanged; a relative path under `data_root` (else under
-    `base_dir`, the data file's folder); an absolute path only when no `data_root` is given.
+    `base_dir`, the data file's folder); an absolute path only when no `data_root` is given. A name without an
+    image extension is the image file of that name with one (`with_image_suffix`).
 
     A path that would leave the data root raises DataError (`safe_relpath`); with `check`, so does a local file
     that does not exist.
@@ -347,15 +370,15 @@ def resolve_image_ref(ref: str, where: str, *, data_root: str | Path | None = No
     if is_uri(ref):
         return ref
     if data_root is None and _is_absolute(ref):
-        path = Path(ref)
+        path = with_image_suffix(Path(ref), where, ref)
     else:
         rel = PurePosixPath(safe_relpath(ref, where, data_root))
         base = Path(data_root) if data_root is not None else Path(base_dir) if base_dir is not None else Path()
-        path = base / Path(*rel.parts)
+        path = with_image_suffix(base / Path(*rel.parts), where, ref)
         check_contained(path, base, where, ref)
     if check and not path.is_file():
         raise DataError(
-            f"{where}: image {ref!r} not found at {path}; pass --data-root (data_root=) pointing at the image "
+            f"{where}: image {ref!r} not found at {str(path)!r}; pass --data-root (data_root=) pointing at the image "
             "folder, fix the path, or load with check_images=False"
         )
     return str(path)

@@ -14,8 +14,9 @@ command line (``--map id=qid,question=QUESTION``), in a TOML/JSON file (``--map 
 optionally ``[defaults]`` and ``[patterns]``), or by name (``--map tombench``: the built-in maps in
 ``culturekb/data/maps/``). A built-in map whose ``[detect] keys`` are all present in a file's first record applies
 without being named. Special sources: ``@file`` (the file's name without extension), ``@line`` (its line or item
-number), ``@key`` (the key of a JSON object keyed by id), or a template of them (``"{file}/{key}"``). ``[defaults]``
-fill fields a record lacks; the load report counts them.
+number), ``@key`` (the key of a JSON object keyed by id), or a template of them and of the record's own keys
+(``"{file}/{key}"``, ``"images/{image_id}"``; a record that lacks a key its template names leaves the field unset).
+``[defaults]`` fill fields a record lacks; the load report counts them.
 
 `Problems` collects every bad row of a load (kind, where, message) so that a loader reports all of them at once,
 or skips them (``--on-bad-row skip``) and lists them in the run report.
@@ -28,6 +29,7 @@ import functools
 import json
 import math
 import re
+import string
 import tomllib
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -127,8 +129,10 @@ class FieldMap:
             if src in _SPECIAL:
                 values[target] = {"@file": source.stem, "@line": line, "@key": key}[src]
                 continue
-            if "{" in src:  # a template over the specials: "{file}/{key}"
-                values[target] = src.format(file=source.stem, line=line, key=key)
+            if "{" in src:  # a template: "{file}/{key}", "images/{image_id}"
+                filled = _fill_template(src, {"file": source.stem, "line": line, "key": key}, raw, lowered)
+                if filled is not None:
+                    values[target] = filled
                 continue
             actual = lowered.get(src.strip().lower())
             if actual is not None:
@@ -153,6 +157,48 @@ class FieldMap:
         return out, used
 
 
+def _template_names(template: str) -> list[tuple[str, str | None]]:
+    """(literal text, field name or None) of a source template; ValueError when the braces do not pair."""
+    return [(literal, name) for literal, name, _, _ in string.Formatter().parse(template)]
+
+
+def _fill_template(template: str, specials: Mapping[str, Any], raw: Mapping[str, Any], lowered: Mapping[str, str]
+                   ) -> str | None:
+    """`template` with each ``{name}`` replaced by the special of that name (``file``, ``line``, ``key``), else the
+    record's value under that key (any case); None when the record lacks the key or its value is absent (the
+    field is then left unset, and the loader says so when it needs it)."""
+    out: list[str] = []
+    for literal, name in _template_names(template):
+        out.append(literal)
+        if name is None:
+            continue
+        if name in specials:
+            out.append(str(specials[name]))
+            continue
+        actual = lowered.get(name.strip().lower())
+        if actual is None or is_absent(raw[actual]):
+            return None
+        out.append(str(raw[actual]).strip())
+    return "".join(out)
+
+
+def _check_templates(fields: Mapping[str, str], name: str) -> None:
+    """A source template must pair its braces and name plain keys (``{image_id}``), not attributes or items."""
+    for target, src in fields.items():
+        if "{" not in src:
+            continue
+        try:
+            parts = [(n, spec, conv) for _, n, spec, conv in string.Formatter().parse(src) if n is not None]
+        except ValueError as exc:
+            raise ConfigError(f"field map {name}: template {src!r} of {target!r} is not a template ({exc}); write "
+                              "keys in braces, e.g. \"images/{image_id}\"") from exc
+        bad = [n for n, spec, conv in parts if spec or conv or not n.strip() or not re.fullmatch(r"[^.\[\]]+", n)]
+        if bad:
+            raise ConfigError(f"field map {name}: template {src!r} of {target!r} names {bad}; name each key plainly "
+                              "in braces (a key of the release, or file, line, key; no '.', '[...]', ':spec' or "
+                              "'!r'), e.g. \"{file}/{key}\"")
+
+
 def _map_from_mapping(obj: Mapping[str, Any], name: str) -> FieldMap:
     if not isinstance(obj, Mapping):
         raise ConfigError(f"field map {name}: expected a table of fields")
@@ -161,6 +207,7 @@ def _map_from_mapping(obj: Mapping[str, Any], name: str) -> FieldMap:
                                                   for k, v in fields.items()):
         raise ConfigError(f"field map {name}: [fields] must map each loader field to a key of the release "
                           "(text = text), e.g. question = \"QUESTION\"")
+    _check_templates(fields, name)
     defaults = obj.get("defaults", {})
     detect = obj.get("detect", {}).get("keys", []) if isinstance(obj.get("detect"), Mapping) else []
     files = obj.get("detect", {}).get("files", "") if isinstance(obj.get("detect"), Mapping) else ""
@@ -238,6 +285,7 @@ def parse_field_map(value: str | None) -> FieldMap | None:
         if not sep or not target.strip() or not src.strip():
             raise ConfigError(f"--map {value!r}: {part!r} is not field=KEY")
         fields[target.strip()] = src.strip().replace("\\n", "\n")
+    _check_templates(fields, "--map")
     return FieldMap("--map", fields)
 
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from culturekb._images import check_image_file
 from culturekb._io import is_uri, resolve_image_ref
-from culturekb._records import FieldMap, LoadReport, Problems, is_absent, line_id, read_records
+from culturekb._records import FieldMap, LoadReport, Problems, is_absent, line_id, map_hint, read_records
 from culturekb.errors import ConfigError, DataError
 from culturekb.inference.choices import option_letters
 from culturekb.kb.cultures import Culture, CultureRegistry, packaged_registry
@@ -146,11 +146,18 @@ def load_rows(path: str | Path, what: str, sample: Callable[[Row], Sample | None
     Repeated ids are refused (`check_unique`), with skip too."""
     out: list[Sample] = []
     problems = Problems(f"{what} {path}", on_bad_row)
+    report = report if report is not None else LoadReport()
+    first: Row | None = None
     for row in read_rows(path, field_map, report):
+        first = first or row
         with problems.row(row.where):
             item = sample(row)
             if item is not None:
                 out.append(item)
+    if problems and first is not None and not report.field_map:  # read as it is: a built-in map may fit it
+        hint = map_hint(list(first.data), first.source)
+        if hint:
+            problems.hint(hint)
     problems.finish(report, left=len(out))  # every row skipped as bad: said so, not "no item matched"
     check_unique(out, path)
     return out

@@ -203,3 +203,95 @@ def test_blend_local_asks_the_english_question_where_the_local_one_is_blank(tmp_
     local = load_ricevl_vqa(RELEASES / "blend" / "data" / "annotations", field_map=parse_field_map("blend-local"),
                             check_images=False)
     assert len(local) == 12 and local[0].question == "在中国，学龄前儿童常见的零食是什么？"
+
+
+BANGLAVERSE = RELEASES / "banglaverse" / "data"
+
+
+def test_banglaverse_question_files_load_for_ricevl_vqa_with_its_map_name() -> None:
+    """BanglaVerse names neither country nor category inside its records and its images by id alone: --map
+    banglaverse takes the category from the file's name, Bangladesh as the country, each question as an open one
+    (its options kept in metadata), and images/<image_id> under the category folder."""
+    fm = parse_field_map("banglaverse")
+    report = LoadReport()
+    culture = load_ricevl_vqa(BANGLAVERSE / "culture" / "annotations", field_map=fm, report=report,
+                              check_images=False)
+    assert len(culture) == 14 and report.field_map == "banglaverse"  # 6 commonsense + 8 visual questions
+    assert report.defaults["country"] == 14 and report.defaults["format"] == 14
+    by_id = {s.id: s for s in culture}
+    first = by_id["culture_qa_pairs:1"]
+    assert first.culture == "Bangladesh" and first.metadata["category"] == "culture"
+    assert first.metadata["format"] == "qa" and first.label == "সাঁওতাল"
+    assert first.metadata["options"] == ["সাঁওতাল", "গারো", "চাকমা", "মারমা"]
+    assert first.metadata["image_id"] == "culture_001"
+    assert first.image is not None and Path(first.image).parts[-2:] == ("images", "culture_001")
+    assert by_id["culture_commonsense_reasoning:1"].label == "বাহা পরব"
+    media = load_ricevl_vqa(BANGLAVERSE / "media_and_movies" / "annotations" / "media_and_movies_qa_pairs.json",
+                            field_map=fm, check_images=False)
+    assert len(media) == 6 and {s.metadata["category"] for s in media} == {"media and movies"}
+    history = load_ricevl_vqa(BANGLAVERSE / "history" / "annotations" / "history_qa_pairs.json", field_map=fm,
+                              check_images=False)
+    assert [s.id for s in history] == [f"history_qa_pairs:{i}" for i in range(1, 5)]  # two questions on one image
+    assert [s.metadata["image_id"] for s in history].count("history_096") == 2
+
+
+def test_banglaverse_read_unasked_fails_on_every_row_and_names_its_map() -> None:
+    """The records have no key to recognise the release by; a load without the map reports all its rows at once
+    and, from the file's name, says which map to try."""
+    with pytest.raises(DataError) as err:
+        load_ricevl_vqa(BANGLAVERSE / "culture" / "annotations" / "culture_qa_pairs.json", check_images=False)
+    text = str(err.value)
+    assert "8 bad row(s)" in text and "--map banglaverse" in text
+
+
+def _banglaverse_images(root: Path, names: list[str]) -> None:
+    from PIL import Image
+
+    (root / "images").mkdir(parents=True)
+    for name in names:  # made here, not copied: the release does not say who owns its photographs
+        fmt = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG", ".JPG": "JPEG"}[Path(name).suffix]
+        Image.new("RGB", (24, 16), (200, 40, 40)).save(root / "images" / name, format=fmt)
+
+
+def test_banglaverse_images_named_by_id_are_found_and_sent(tmp_path: Path) -> None:
+    """An image named by its id (``culture_005``) is the file of that name with an image extension, whichever
+    (.jpg, .png, .jpeg): with --data-root at the category folder every question is sent with its image; without
+    it the run is refused before any request, naming --data-root."""
+    from typer.testing import CliRunner
+
+    from culturekb.cli import app
+    from culturekb.testing import ScriptedOpenAIServer
+
+    names = [f"culture_00{i}.jpg" for i in (1, 2, 3, 4, 6, 7)] + ["culture_005.png", "culture_008.jpeg"]
+    _banglaverse_images(tmp_path / "culture", names)
+    data = str(BANGLAVERSE / "culture" / "annotations" / "culture_qa_pairs.json")
+    items = load_ricevl_vqa(data, field_map=parse_field_map("banglaverse"), data_root=tmp_path / "culture")
+    assert sorted(Path(s.image or "").name for s in items) == sorted(names)
+    common = ["eval", "ricevl-vqa", data, "--map", "banglaverse", "--model", "openai:m", "--settings", "global"]
+    with ScriptedOpenAIServer(lambda body: "সাঁওতাল") as server:
+        res = CliRunner().invoke(app, [*common, "--base-url", server.base_url, "--out", str(tmp_path / "bare")])
+        assert res.exit_code == 2 and "--data-root" in res.output and server.chat_calls == 0
+        res = CliRunner().invoke(app, [*common, "--base-url", server.base_url, "--data-root",
+                                       str(tmp_path / "culture"), "--out", str(tmp_path / "run")])
+        assert res.exit_code == 0, res.output
+        assert server.chat_calls == 8
+        for request in server.requests:
+            parts = [p for m in request["messages"] if isinstance(m["content"], list) for p in m["content"]]
+            assert any(p.get("type") == "image_url" for p in parts)
+
+
+def test_an_image_id_that_fits_two_files_or_a_bad_template_is_refused(tmp_path: Path) -> None:
+    from culturekb._io import resolve_image_ref
+
+    _banglaverse_images(tmp_path, ["x_001.jpg", "x_001.png", "x_002.JPG"])
+    assert resolve_image_ref("images/x_002", "row 1", data_root=tmp_path).endswith("x_002.JPG")
+    assert resolve_image_ref("images/x_003", "row 1", data_root=tmp_path).endswith("x_003")  # nothing fits: as is
+    with pytest.raises(DataError, match="x_001.jpg, x_001.png"):
+        resolve_image_ref("images/x_001", "row 1", data_root=tmp_path)
+    for bad in ("image=images/{image_id.real}", "image=images/{image_id", "image=x/{image_id!r}"):
+        with pytest.raises(ConfigError, match="template"):
+            parse_field_map(bad)
+    data = tmp_path / "q.json"
+    data.write_text(json.dumps([{"q": "a", "image_id": "x_002"}, {"q": "b"}]), encoding="utf-8")
+    recs = list(read_records(data, parse_field_map("question=q,image=images/{image_id}")))
+    assert recs[0].data["image"] == "images/x_002" and "image" not in recs[1].data  # no key: the field is unset
