@@ -30,7 +30,7 @@ from culturekb.evals.ricevl.data import load_ricevl_vqa  # noqa: E402
 from culturekb.workflows import load_data  # noqa: E402
 
 SAMPLES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "releases"
-RELEASES = [
+RELEASES: list[tuple[Any, ...]] = [
     # name, repository@commit, path under the releases folder (full) / under the samples, loader, map
     ("ToMBench (culturaltom)", "zhchen18/ToMBench@4f491f0784ed31ef93a8837615fbc48f885cf78d", "tombench/data",
      "culturaltom", None),
