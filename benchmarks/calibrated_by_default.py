@@ -88,13 +88,26 @@ def findingemo_jsonl(src: Path, dst: Path, n: int = 3000) -> Path:
     return dst
 
 
-def run_set(name: str, data: Path, work: Path, build_args: list[str], env: dict[str, str]) -> dict[str, Any]:
+def xed_head(src: Path, dst: Path, n: int = 3000) -> Path:
+    """The first `n` lines of an XED annotated TSV (AnnotatedData/<lang>-annotated.tsv), under its own name (the
+    `xed` map reads the culture from it); read as released, with --map xed."""
+    dst.mkdir(parents=True, exist_ok=True)
+    lines = src.read_text(encoding="utf-8").splitlines()[:n]
+    (dst / src.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return dst / src.name
+
+
+def run_set(name: str, data: Path, work: Path, build_args: list[str], env: dict[str, str],
+            read_args: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Build a KB of `data` (defaults: calibrated), then `eval artemculture` on its test split; `read_args` (a field
+    map) go to both commands."""
     kb, run = work / name / "kb", work / name / "run"
     t0 = time.perf_counter()
-    _cli("build", data, "--out", kb, "--cache-dir", work / "cache", *build_args, env=env)
+    _cli("build", data, "--out", kb, "--cache-dir", work / "cache", *build_args, *read_args, env=env)
     t_build = time.perf_counter() - t0
     t0 = time.perf_counter()
-    _cli("eval", "artemculture", data, "--kb", kb, "--out", run, "--modes", "orig,know,random-know", env=env)
+    _cli("eval", "artemculture", data, "--kb", kb, "--out", run, "--modes", "orig,know,random-know", *read_args,
+         env=env)
     t_eval = time.perf_counter() - t0
     report = json.loads((run / "artemculture.json").read_text(encoding="utf-8"))
     res = report.get("metrics", report)
@@ -118,10 +131,13 @@ def main() -> None:
     ap.add_argument("--shared", type=Path, default=None, help="the shared data folder (real sets)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/culturekb-calibrated-by-default"))
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results")
+    ap.add_argument("--xed", type=Path, default=None,
+                    help="XED's AnnotatedData folder (Helsinki-NLP/XED, fetched): its English file's first 3,000 lines")
     args = ap.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     brighter = DEMO / "brighter"
-    sets: list[tuple[str, Path, list[str], dict[str, str]]] = [
+    sets: list[tuple[str, Path, list[str], dict[str, str]] | tuple[str, Path, list[str], dict[str, str],
+                                                                    tuple[str, ...]]] = [
         ("ArtEmis sample (shipped)", DEMO / "artemis_demo.csv", [], {}),
         ("BRIGHTER sample (shipped, 6 cultures)", brighter / "brighter_sample.jsonl",
          ["--scheme", str(brighter / "brighter_scheme.json"),
@@ -138,10 +154,14 @@ def main() -> None:
                 args.shared / "findingemo" / "annotations_single.ann", args.work / "findingemo.jsonl"),
              ["--scheme", PLUTCHIK], {}),
         ]
+    if args.xed is not None:
+        sets.append(("XED en, first 3,000 subtitles (8:1:1 by line)",
+                     xed_head(args.xed / "en-annotated.tsv", args.work / "xed"), ["--scheme", "plutchik8"], {},
+                     ("--map", "xed")))
     results = {}
-    for name, data, extra, env in sets:
+    for name, data, extra, env, *read in sets:
         slug = "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_")
-        results[name] = run_set(slug, data, args.work, extra, env)
+        results[name] = run_set(slug, data, args.work, extra, env, *read)
         print(name, json.dumps({k: results[name][k] for k in ("know", "majority", "orig", "build_seconds")}),
               flush=True)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
