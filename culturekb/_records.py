@@ -534,8 +534,8 @@ class Problems:
 _FIELD_PREFIX = re.compile(r"^(?:(?:field|column|key)\s+(?:'[^']*'|\"[^\"]*\")\s*[,:]\s*)+")
 """The ``field 'label': `` (``column 'emotion': ``) that starts a row's message when its place names a field."""
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-_PATH_TAIL = re.compile(r"\s+(?:at|in|under)\s+\S*[/\\]\S*")
-"""`` at /data/a.jpg``: where a row's file was looked for, which differs from row to row."""
+_PLACE = re.compile(r"\s+at\s+(?:'[^']*'|\"[^\"]*\"|[^\s;:,'\"]*[/\\][^\s;:,'\"]*)")
+"""`` at '/data/a.jpg'`` (quoted or not): where a row's file was looked for, which differs from row to row."""
 
 
 def _kind(detail: str) -> str:
@@ -543,7 +543,7 @@ def _kind(detail: str) -> str:
     colon, semicolon, bracket or parenthesis after a space (``"field 'label': unknown label 'x'; ..."`` -> ``"unknown
     label"``; ``"field 'question' is missing or empty (...)"`` -> ``"field is missing or empty"``; a path is no part
     of it: ``"image 'a.jpg' not found at /data/a.jpg; ..."`` -> ``"image not found"``)."""
-    text = _PATH_TAIL.sub("", _QUOTED.sub("", _FIELD_PREFIX.sub("", detail)))
+    text = _QUOTED.sub("", _PLACE.sub("", _FIELD_PREFIX.sub("", detail)))
     for stop in (":", ";", " (", "["):
         text = text.split(stop, 1)[0]
     return " ".join(text.split()) or "bad row"

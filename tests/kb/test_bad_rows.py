@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from culturekb._records import Problems, map_hint
+from culturekb._records import Problems, _kind, map_hint
 from culturekb.errors import DataError
 from culturekb.kb.cultures import default_registry
 from culturekb.kb.loaders import canonical_label, known_culture
@@ -77,3 +77,9 @@ def test_an_artemis_csv_reports_every_bad_row_or_skips_them(tmp_path: Path) -> N
     assert sorted(s.metadata["image_id"] for s in res.samples) == ["a_five", "a_one"]
     assert [r["where"] for r in res.skipped] == [f"{path}, line {n}" for n in (3, 4, 5)]
     assert res.summary()["skipped_rows"] == list(res.skipped)
+
+
+@pytest.mark.parametrize("detail", ["image 'a.jpg' not found at '/data/a.jpg'; pass --data-root",
+                                    "image 'b.jpg' not found at /other/b.jpg; pass --data-root"])
+def test_where_a_file_was_looked_for_is_no_part_of_the_kind(detail: str) -> None:
+    assert _kind(detail) == "image not found"
