@@ -11,6 +11,7 @@ and function words instead, and what remains of its hiragana, predicates left ou
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -42,26 +43,38 @@ def _cjk_boundaries(language: str) -> tuple[frozenset[str], int]:
     return frozenset(words), max((len(w) for w in words), default=1)
 
 
-def _cut(run: str, boundaries: frozenset[str], longest: int, hits: list[str] | None = None) -> list[str]:
-    """`run` cut at every boundary word (greedy longest match, left to right); the pieces between them. The
-    boundary words found are appended to `hits` when given."""
+def _split(run: str, word_at: Callable[[int, int], str], hits: list[str] | None = None) -> list[str]:
+    """`run` cut, left to right, at each word `word_at(i, start)` finds starting at `i` (`start`: where the piece
+    since the last cut begins; "" for none); the pieces between them. The words are appended to `hits` when given."""
     pieces: list[str] = []
     start = i = 0
     n = len(run)
     while i < n:
-        hit = next((k for k in range(min(longest, n - i), 0, -1) if run[i : i + k] in boundaries), 0)
-        if hit:
+        word = word_at(i, start)
+        if word:
             if i > start:
                 pieces.append(run[start:i])
             if hits is not None:
-                hits.append(run[i : i + hit])
-            i += hit
+                hits.append(word)
+            i += len(word)
             start = i
         else:
             i += 1
     if start < n:
         pieces.append(run[start:])
     return pieces
+
+
+def _longest_at(run: str, i: int, boundaries: frozenset[str], longest: int, shortest: int = 1) -> str:
+    """The longest boundary word (of at least `shortest` characters) that starts at `run[i]`; "" when none does."""
+    return next((run[i : i + k] for k in range(min(longest, len(run) - i), shortest - 1, -1)
+                 if run[i : i + k] in boundaries), "")
+
+
+def _cut(run: str, boundaries: frozenset[str], longest: int, hits: list[str] | None = None) -> list[str]:
+    """`run` cut at every boundary word (greedy longest match, left to right); the pieces between them. The
+    boundary words found are appended to `hits` when given."""
+    return _split(run, lambda i, _: _longest_at(run, i, boundaries, longest), hits)
 
 
 def _script_runs(text: str) -> list[tuple[str, str | None]]:
@@ -144,7 +157,7 @@ def segment_cjk_detailed(clause: str, language: str) -> CJKSegmentation:
                 fragments.extend(c for c in plain if c not in words and c not in lexicon)
         return CJKSegmentation(out, hits, fragments)
     if _kana_only(clause):
-        return CJKSegmentation(_kana_words(clause, rules, boundaries, hits), hits, fragments)
+        return CJKSegmentation(_kana_words(clause, rules, boundaries, longest, hits), hits, fragments)
     for part in _cut(clause.replace(" ", ""), boundaries, longest, hits):
         runs = _script_runs(part)
         for i, (run, script) in enumerate(runs):
@@ -196,37 +209,26 @@ def _particle_cut(run: str, rules: LanguageRules, boundaries: frozenset[str], lo
     characters of the piece or right after another cut (so the の of きのう and the と of とり stay), a boundary word
     also at its start."""
     particles = sorted(rules.particles, key=len, reverse=True)
-    pieces: list[str] = []
-    start = i = 0
-    n = len(run)
-    while i < n:
+
+    def word_at(i: int, start: int) -> str:
         word = ""
         if i == start or i - start >= 2:  # never leave a one-character piece: ねこの is ねこ + の, not ね + この
-            word = next((run[i : i + k] for k in range(min(longest, n - i), 1, -1) if run[i : i + k] in boundaries),
-                        "")
+            word = _longest_at(run, i, boundaries, longest, shortest=2)
         if not word and (i - start >= 2 or 0 < i == start):  # これはねこ: は after a cut is a particle
             word = next((p for p in particles if run.startswith(p, i)), "")
-        if word:
-            if i > start:
-                pieces.append(run[start:i])
-            hits.append(word)
-            i += len(word)
-            start = i
-        else:
-            i += 1
-    if start < n:
-        pieces.append(run[start:])
-    return pieces
+        return word
+
+    return _split(run, word_at, hits)
 
 
-def _kana_words(clause: str, rules: LanguageRules, boundaries: frozenset[str], hits: list[str]) -> list[str]:
+def _kana_words(clause: str, rules: LanguageRules, boundaries: frozenset[str], longest: int, hits: list[str]
+                ) -> list[str]:
     """Word candidates of a Japanese clause written in kana only. Spaces separate phrases (a children's book puts
     one after each particle); katakana runs of 2+ characters are candidates as in mixed text; a hiragana run is
     cut at boundary words and particles (`_particle_cut`), a piece that is a boundary word or ends like a
     predicate (the `[verb_endings]` of ja.txt: ました, です, ない ...) is left out, and a piece of 2 to 5
     characters is a candidate, a longer one giving its overlapping character bigrams (no word list tells its
     words apart)."""
-    longest = max((len(w) for w in boundaries), default=1)
     out: list[str] = []
     for phrase in clause.split():
         kana = [run for run, script in _script_runs(phrase) if script == "kana"]
