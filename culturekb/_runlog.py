@@ -67,8 +67,7 @@ def run_log(folder: str | Path, what: str, *, atomic: bool = False) -> Iterator[
         outcome = "finished"
     except BaseException as exc:
         # to the log only: the command line prints the error itself, once (`culturekb._cli_errors.fail`)
-        handler.handle(log.makeRecord(log.name, logging.ERROR, __file__, 0, "%s failed: %s: %s",
-                                      (what, type(exc).__name__, exc), None))
+        handler.handle(_failure_record(what, exc))
         raise
     finally:
         log.info("%s %s after %.1f s", what, outcome, time.perf_counter() - started)
@@ -89,11 +88,15 @@ def run_log(folder: str | Path, what: str, *, atomic: bool = False) -> Iterator[
 def log_failure(folder: str | Path, what: str, exc: BaseException) -> None:
     """Append an ERROR line for a run found failed after its block ended (an eval whose calls mostly failed, exit 3)
     to ``folder/run.log``, as `run_log` records a run that raised; a log that cannot be written is left as it is."""
-    record = logging.LogRecord("culturekb.run", logging.ERROR, __file__, 0, "%s failed: %s: %s",
-                               (what, type(exc).__name__, exc), None)
     with contextlib.suppress(OSError):
         with (Path(folder) / RUN_LOG).open("a", encoding="utf-8") as fh:
-            fh.write(logging.Formatter(_FORMAT).format(record) + "\n")
+            fh.write(logging.Formatter(_FORMAT).format(_failure_record(what, exc)) + "\n")
+
+
+def _failure_record(what: str, exc: BaseException) -> logging.LogRecord:
+    """The ERROR line of a failed run, as `run_log` and `log_failure` write it."""
+    return logging.LogRecord("culturekb.run", logging.ERROR, __file__, 0, "%s failed: %s: %s",
+                             (what, type(exc).__name__, exc), None)
 
 
 class _RunLogHandler(logging.FileHandler):
